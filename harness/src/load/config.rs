@@ -1,0 +1,132 @@
+//! What one load run is asked to do: target, threads, connections, mode, stop rule, workload.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+/// How requests are paced on each connection.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Mode {
+    /// Closed loop: the next request leaves as soon as a response completes.
+    Throughput,
+    /// Closed loop with a pause of `think_time` between a response and the next request.
+    Latency { think_time: Duration },
+    /// Open loop at a fixed total rate (wrk2's model); latency is measured from the intended send time.
+    Rate { requests_per_s: f64 },
+}
+
+/// When a run ends.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Stop {
+    /// Each connection sends exactly this many requests; the wall clock runs from the first send to the last response.
+    RequestsPerConnection(u64),
+    /// Run `warmup` (not recorded), then measure for `measure`.
+    Duration { warmup: Duration, measure: Duration },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EchoKind {
+    /// Write `size` bytes, read `size` bytes back, repeat; one latency sample per exchange.
+    PingPong,
+    /// Keep a send side and a receive side busy; throughput only.
+    Stream,
+}
+
+/// A request that is rendered to bytes once, before the run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HttpRequest {
+    pub method: String,
+    pub path: String,
+    pub host: String,
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+    /// The body is `{"sequence": N}` with N counting up per connection (the `json` scenario).
+    pub json_sequence: bool,
+}
+
+/// What travels over each connection.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Workload {
+    Http {
+        request: HttpRequest,
+        /// Requests in flight per connection (1 = no pipelining).
+        pipeline: u32,
+        /// When set, every response must be exactly these bytes (a `mismatch` error otherwise).
+        expect: Option<Vec<u8>>,
+    },
+    Echo { kind: EchoKind, size_bytes: usize },
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct LoadConfig {
+    pub target: SocketAddr,
+    /// Worker threads; each owns `connections / threads` connections (the remainder spread over the first ones).
+    pub threads: usize,
+    pub connections: usize,
+    /// CPUs the worker threads are pinned to, one each, round robin. None: not pinned.
+    pub cpus: Option<Vec<usize>>,
+    pub mode: Mode,
+    pub stop: Stop,
+    pub workload: Workload,
+    /// A request still unanswered after this long is a `timeout` error and its connection is reopened.
+    pub timeout: Duration,
+}
+
+/// The response of DESIGN.md's `hello` scenario, byte for byte.
+pub const HELLO_RESPONSE: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Length: 12\r\n\r\nHello world!";
+
+impl HttpRequest {
+    pub fn get(path: &str) -> Self {
+        HttpRequest {
+            method: "GET".into(),
+            path: path.into(),
+            host: "bench".into(),
+            headers: Vec::new(),
+            body: Vec::new(),
+            json_sequence: false,
+        }
+    }
+
+    /// The request a scenario sends: `hello`/`hello-timeout` (GET /), `plaintext` (GET /plaintext), `json` (POST /ping).
+    pub fn for_scenario(scenario: &str) -> Option<Self> {
+        match scenario {
+            "hello" | "hello-timeout" => Some(Self::get("/")),
+            "plaintext" => Some(Self::get("/plaintext")),
+            "json" => Some(HttpRequest {
+                method: "POST".into(),
+                headers: vec![("Content-Type".into(), "application/json".into())],
+                json_sequence: true,
+                ..Self::get("/ping")
+            }),
+            _ => None,
+        }
+    }
+}
+
+impl Workload {
+    /// The workload a scenario implies. `exact` turns on the byte-for-byte check of `hello` responses
+    /// (micro contestants); platform servers may add headers.
+    pub fn for_scenario(scenario: &str, pipeline: u32, exact: bool) -> Option<Self> {
+        if scenario == "echo" {
+            return Some(Workload::Echo { kind: EchoKind::PingPong, size_bytes: 512 });
+        }
+        let request = HttpRequest::for_scenario(scenario)?;
+        let expect = (exact && scenario.starts_with("hello")).then(|| HELLO_RESPONSE.to_vec());
+        Some(Workload::Http { request, pipeline, expect })
+    }
+}
+
+impl LoadConfig {
+    /// A closed-loop throughput run of `hello` with defaults that suit a quick test.
+    pub fn new(target: SocketAddr) -> Self {
+        LoadConfig {
+            target,
+            threads: 1,
+            connections: 64,
+            cpus: None,
+            mode: Mode::Throughput,
+            stop: Stop::Duration { warmup: Duration::ZERO, measure: Duration::from_secs(10) },
+            workload: Workload::for_scenario("hello", 1, true).unwrap(),
+            timeout: Duration::from_secs(5),
+        }
+    }
+}

@@ -1,0 +1,118 @@
+//! What one load run measured: counts, errors by class, latency histograms, timeline, client CPU.
+
+use hdrhistogram::Histogram;
+use serde::{Deserialize, Serialize};
+
+use crate::stats::histogram::{self, LatencySummary};
+
+/// Errors by class. On the hot path they are counted, never thrown; the connection is reopened.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ErrorCounts {
+    /// connect() refused, reset or failed
+    pub connect: u64,
+    /// read failed or the peer closed with a request outstanding
+    pub read: u64,
+    /// write failed
+    pub write: u64,
+    /// a request unanswered for longer than the timeout
+    pub timeout: u64,
+    /// a complete response whose status is not 2xx
+    pub status: u64,
+    /// bytes that are not a valid HTTP response
+    pub framing: u64,
+    /// a well-framed response that differs from the expected bytes
+    pub mismatch: u64,
+}
+
+impl ErrorCounts {
+    pub fn total(&self) -> u64 {
+        self.connect + self.read + self.write + self.timeout + self.status + self.framing + self.mismatch
+    }
+    pub fn add(&mut self, o: &ErrorCounts) {
+        self.connect += o.connect;
+        self.read += o.read;
+        self.write += o.write;
+        self.timeout += o.timeout;
+        self.status += o.status;
+        self.framing += o.framing;
+        self.mismatch += o.mismatch;
+    }
+}
+
+/// Responses by status class.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StatusCounts {
+    pub s1xx: u64,
+    pub s2xx: u64,
+    pub s3xx: u64,
+    pub s4xx: u64,
+    pub s5xx: u64,
+    pub other: u64,
+}
+
+impl StatusCounts {
+    pub fn count(&mut self, code: u16) {
+        match code / 100 {
+            1 => self.s1xx += 1,
+            2 => self.s2xx += 1,
+            3 => self.s3xx += 1,
+            4 => self.s4xx += 1,
+            5 => self.s5xx += 1,
+            _ => self.other += 1,
+        }
+    }
+    pub fn add(&mut self, o: &StatusCounts) {
+        self.s1xx += o.s1xx;
+        self.s2xx += o.s2xx;
+        self.s3xx += o.s3xx;
+        self.s4xx += o.s4xx;
+        self.s5xx += o.s5xx;
+        self.other += o.other;
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct LoadReport {
+    /// Completed responses (HTTP), exchanges (echo ping-pong) or `size`-byte messages received (echo stream)
+    /// inside the measured window.
+    pub requests: u64,
+    pub errors: ErrorCounts,
+    pub status: StatusCounts,
+    /// Seconds of the measured window: first send to last response with `-n`, the measured part with `-d`.
+    pub duration_s: f64,
+    pub bytes_read: u64,
+    pub bytes_written: u64,
+    /// Size of one response in bytes (head and body) as first seen; 0 if none was seen.
+    pub response_bytes: u64,
+    /// Latency in ns. In rate mode it is measured from each request's intended send time (corrected).
+    #[serde(with = "histogram::serde_b64")]
+    pub latency: Histogram<u64>,
+    /// Rate mode only: latency from the actual send (uncorrected), for comparison.
+    #[serde(with = "histogram::serde_b64_opt", default)]
+    pub latency_uncorrected: Option<Histogram<u64>>,
+    /// Completed requests in each second of the measured window.
+    pub timeline: Vec<u64>,
+    /// CPU seconds (user + system) the client's worker threads spent in the measured window.
+    pub client_cpu_s: f64,
+    /// Worker threads and connections that ran.
+    pub threads: usize,
+    pub connections: usize,
+    /// True when the run was stopped early (Ctrl-C); the figures cover what was measured until then.
+    pub interrupted: bool,
+}
+
+impl LoadReport {
+    pub fn requests_per_s(&self) -> f64 {
+        if self.duration_s > 0.0 { self.requests as f64 / self.duration_s } else { 0.0 }
+    }
+    pub fn bytes_read_per_s(&self) -> f64 {
+        if self.duration_s > 0.0 { self.bytes_read as f64 / self.duration_s } else { 0.0 }
+    }
+    pub fn latency_summary(&self) -> LatencySummary {
+        LatencySummary::of(&self.latency)
+    }
+    /// Client CPU microseconds spent per completed request.
+    pub fn client_cpu_us_per_request(&self) -> f64 {
+        if self.requests > 0 { self.client_cpu_s * 1e6 / self.requests as f64 } else { 0.0 }
+    }
+}

@@ -1,0 +1,3 @@
+//! Histograms and round statistics.
+
+pub mod histogram;
