@@ -1,1 +1,9 @@
-fn main() {}
+use clap::Parser;
+
+fn main() {
+    let cli = serverbench::cli::Cli::parse();
+    if let Err(e) = serverbench::run(cli) {
+        eprintln!("serverbench: {e:#}");
+        std::process::exit(1);
+    }
+}

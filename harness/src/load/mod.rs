@@ -1,5 +1,6 @@
 //! The load generator engine: connections, schedules, framing, per-thread workers; knows nothing of contestants.
 
+pub mod cli;
 pub mod config;
 pub mod report;
 
