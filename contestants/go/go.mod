@@ -1,0 +1,3 @@
+module serverbench/contestants/go
+
+go 1.26.8
