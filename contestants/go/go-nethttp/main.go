@@ -1,0 +1,48 @@
+// go-nethttp: the standard library's net/http server. One goroutine per
+// connection reads requests in order (so pipelined requests are answered in
+// order); handlers are registered on a ServeMux.
+package main
+
+import (
+	"encoding/json"
+	"log"
+	"net/http"
+	"runtime"
+
+	"serverbench/contestants/go/internal/cli"
+)
+
+type ping struct {
+	Sequence int64 `json:"sequence"`
+}
+
+func main() {
+	args := cli.Parse("hello", "plaintext", "json")
+	runtime.GOMAXPROCS(args.Workers)
+
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte("Hello world!"))
+	})
+	mux.HandleFunc("GET /plaintext", func(w http.ResponseWriter, r *http.Request) {
+		// net/http adds Date and, for a body this small, Content-Length.
+		w.Header().Set("Content-Type", "text/plain")
+		w.Write([]byte("Hello, World!"))
+	})
+	mux.HandleFunc("POST /ping", func(w http.ResponseWriter, r *http.Request) {
+		var p ping
+		if err := json.NewDecoder(r.Body).Decode(&p); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		body, err := json.Marshal(p)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(body)
+	})
+
+	log.Fatal(http.ListenAndServe(args.Addr, mux))
+}
