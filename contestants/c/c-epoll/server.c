@@ -1,0 +1,297 @@
+/* c-epoll: per-core event loops. Each of `workers` threads (processes with --prefork) owns a
+ * SO_REUSEPORT listener and an epoll set; the kernel spreads connections over the listeners and a
+ * connection stays on its loop for life. Level-triggered by default, --edge for EPOLLET. */
+#define _GNU_SOURCE
+#include "sb.h"
+#include <pthread.h>
+#include <sched.h>
+#include <sys/epoll.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#define MAX_EVENTS 256
+#define MAX_RESPONSE_BYTES 192
+
+struct link { struct link *prev, *next; };
+
+struct conn {
+    struct link link;        /* hello-timeout: place in the loop's list, least recently active first */
+    long long deadline_ms;
+    int fd, closing;         /* closing: close once the output is written (plaintext) */
+    size_t in_len;           /* plaintext: request bytes not yet answered */
+    char *out;               /* bytes out[out_off..out_len] still to be written */
+    size_t out_off, out_len;
+    char buf[];              /* echo: in; plaintext: in + responses; hello: none */
+};
+
+enum { RESP_OK, RESP_NOT_FOUND, RESP_BAD, RESP_COUNT };
+
+struct loop {
+    int epfd, lfd;
+    long long now_ms;
+    struct link timers;      /* all deadlines are now + timeout, so activity order is deadline order */
+    time_t date_s;           /* plaintext responses carry a Date rebuilt once per second */
+    struct { char bytes[MAX_RESPONSE_BYTES]; size_t len; } resp[RESP_COUNT];
+    char scratch[SB_BUF_BYTES]; /* hello reads land here: nothing of them is kept */
+};
+
+static struct sb_args args;
+static int edge;
+
+static void loop_clock(struct loop *l)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    l->now_ms = ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+    if (args.scenario != SB_PLAINTEXT) return;
+    clock_gettime(CLOCK_REALTIME_COARSE, &ts);
+    if (ts.tv_sec == l->date_s) return;
+    l->date_s = ts.tv_sec;
+    char date[40];
+    struct tm tm;
+    strftime(date, sizeof date, "%a, %d %b %Y %H:%M:%S GMT", gmtime_r(&ts.tv_sec, &tm));
+    static const char *const status[] = { "200 OK", "404 Not Found", "400 Bad Request" };
+    static const char *const body[] = { "Hello, World!", "", "" };
+    for (int i = 0; i < RESP_COUNT; i++)
+        l->resp[i].len = snprintf(l->resp[i].bytes, MAX_RESPONSE_BYTES,
+            "HTTP/1.1 %s\r\nServer: c-epoll\r\nDate: %s\r\n%sContent-Type: text/plain\r\nContent-Length: %zu\r\n\r\n%s",
+            status[i], date, i == RESP_BAD ? "Connection: close\r\n" : "", strlen(body[i]), body[i]);
+}
+
+static void timer_unlink(struct conn *c)
+{
+    c->link.prev->next = c->link.next;
+    c->link.next->prev = c->link.prev;
+}
+
+/* Activity: the connection moves to the tail with a fresh deadline, O(1). */
+static void timer_touch(struct loop *l, struct conn *c)
+{
+    if (args.scenario != SB_HELLO_TIMEOUT) return;
+    if (c->link.next) timer_unlink(c);
+    c->deadline_ms = l->now_ms + args.timeout_ms;
+    c->link.prev = l->timers.prev, c->link.next = &l->timers;
+    l->timers.prev->next = &c->link, l->timers.prev = &c->link;
+}
+
+static int timer_wait_ms(struct loop *l)
+{
+    if (l->timers.next == &l->timers) return -1;
+    long long left = ((struct conn *)l->timers.next)->deadline_ms - l->now_ms;
+    return left > 0 ? (int)left : 0;
+}
+
+static void conn_close(struct conn *c)
+{
+    if (c->link.next) timer_unlink(c);
+    close(c->fd);
+    free(c);
+}
+
+static void conn_watch(struct loop *l, struct conn *c, uint32_t events)
+{
+    struct epoll_event ev = { .events = events | (edge ? EPOLLET : 0), .data.ptr = c };
+    epoll_ctl(l->epfd, EPOLL_CTL_MOD, c->fd, &ev);
+}
+
+/* Writes what is pending: 1 when all is written, 0 when the socket is full, -1 on error. */
+static int conn_flush(struct conn *c)
+{
+    while (c->out_off < c->out_len) {
+        ssize_t n = write(c->fd, c->out + c->out_off, c->out_len - c->out_off);
+        if (n < 0) return errno == EAGAIN ? 0 : -1;
+        c->out_off += n;
+    }
+    c->out_off = c->out_len = 0;
+    return 1;
+}
+
+/* Parses one HTTP/1.1 request at p: its length, 0 while incomplete, -1 if malformed or too large.
+ * *ok is set for `GET /plaintext`, *keep_alive unless the client asked to close. */
+static long http_parse(const char *p, size_t len, int *ok, int *keep_alive)
+{
+    const char *end = memmem(p, len, "\r\n\r\n", 4);
+    if (!end) return len >= SB_BUF_BYTES ? -1 : 0;
+    end += 2; /* the empty line */
+    const char *q = p, *method = q;
+    while (q < end && *q >= 'A' && *q <= 'Z') q++;
+    size_t method_len = q - method;
+    if (method_len == 0 || *q++ != ' ') return -1;
+    const char *path = q;
+    while (q < end && *q > ' ' && *q < 127) q++;
+    const char *query = memchr(path, '?', q - path);
+    size_t path_len = (query ? query : q) - path;
+    if (q == path || *q++ != ' ' || end - q < 10 || memcmp(q, "HTTP/1.", 7) || (q[7] != '0' && q[7] != '1')
+        || q[8] != '\r' || q[9] != '\n') return -1;
+    *keep_alive = q[7] == '1';
+    q += 10;
+    size_t body = 0;
+    while (q < end) { /* header lines: name ':' value CRLF */
+        const char *name = q;
+        while (q < end && *q > ' ' && *q < 127 && *q != ':') q++;
+        size_t name_len = q - name;
+        if (name_len == 0 || *q++ != ':') return -1;
+        while (*q == ' ' || *q == '\t') q++;
+        const char *value = q;
+        while (q < end && (*q >= ' ' || *q == '\t') && *q != 127) q++;
+        size_t value_len = q - value;
+        if (*q++ != '\r' || *q++ != '\n') return -1;
+        while (value_len && (value[value_len - 1] == ' ' || value[value_len - 1] == '\t')) value_len--;
+        if (name_len == 14 && !strncasecmp(name, "content-length", 14)) {
+            char *stop;
+            body = strtoul(value, &stop, 10);
+            if (stop != value + value_len || value_len == 0 || body > SB_BUF_BYTES) return -1;
+        } else if (name_len == 10 && !strncasecmp(name, "connection", 10)) {
+            if (value_len == 5 && !strncasecmp(value, "close", 5)) *keep_alive = 0;
+            if (value_len == 10 && !strncasecmp(value, "keep-alive", 10)) *keep_alive = 1;
+        } else if (name_len == 17 && !strncasecmp(name, "transfer-encoding", 17)) {
+            return -1; /* no request here has a chunked body */
+        }
+    }
+    size_t total = (size_t)(end + 2 - p) + body;
+    if (total > SB_BUF_BYTES) return -1;
+    *ok = method_len == 3 && !memcmp(method, "GET", 3) && path_len == 10 && !memcmp(path, "/plaintext", 10);
+    return total > len ? 0 : (long)total;
+}
+
+/* Answers every complete request in the input, in order, with one write per full output buffer.
+ * Returns -1 to close; otherwise c->out_len > 0 means output waits for EPOLLOUT. */
+static int plain_serve(struct loop *l, struct conn *c)
+{
+    char *in = c->buf;
+    size_t used = 0;
+    for (;;) {
+        while (!c->closing && c->out_len + MAX_RESPONSE_BYTES <= SB_BUF_BYTES) {
+            int ok = 0, keep_alive = 1;
+            long n = http_parse(in + used, c->in_len - used, &ok, &keep_alive);
+            if (n == 0) break;
+            int r = n < 0 ? RESP_BAD : ok ? RESP_OK : RESP_NOT_FOUND;
+            memcpy(c->out + c->out_len, l->resp[r].bytes, l->resp[r].len);
+            c->out_len += l->resp[r].len;
+            c->closing = n < 0 || !keep_alive;
+            used += n < 0 ? 0 : n;
+        }
+        if (c->out_len == 0) break;
+        int r = conn_flush(c);
+        if (r <= 0) { if (r < 0) return -1; break; }
+        if (c->closing) return -1;
+    }
+    memmove(in, in + used, c->in_len - used);
+    c->in_len -= used;
+    return 0;
+}
+
+static void conn_on_event(struct loop *l, struct conn *c)
+{
+    if (c->out_len) { /* the socket has room again for what was left */
+        int r = conn_flush(c);
+        if (r < 0 || (r > 0 && c->closing)) goto close;
+        if (r > 0 && args.scenario == SB_PLAINTEXT && plain_serve(l, c) < 0) goto close;
+        if (c->out_len == 0) conn_watch(l, c, EPOLLIN);
+        return;
+    }
+    for (;;) {
+        char *dst = args.scenario <= SB_HELLO_TIMEOUT ? l->scratch : c->buf + c->in_len;
+        ssize_t n = read(c->fd, dst, SB_BUF_BYTES - c->in_len);
+        if (n == 0 || (n < 0 && errno != EAGAIN)) goto close;
+        if (n < 0) return; /* drained (edge-triggered) */
+        timer_touch(l, c);
+        int r = 1; /* 1: all answered, 0: output waits for room, -1: close */
+        if (args.scenario == SB_ECHO) {
+            c->out_len = n;
+            r = conn_flush(c);
+        } else if (args.scenario == SB_PLAINTEXT) {
+            c->in_len += n;
+            r = plain_serve(l, c) < 0 ? -1 : c->out_len == 0;
+        } else if (write(c->fd, SB_HELLO_RESPONSE, SB_HELLO_LEN) != SB_HELLO_LEN) {
+            r = -1; /* hello writes its response in one call or gives up */
+        }
+        if (r < 0) goto close;
+        if (r == 0) { conn_watch(l, c, EPOLLOUT); return; }
+        if (!edge) return; /* level-triggered: epoll reports what is left */
+    }
+close:
+    conn_close(c);
+}
+
+static void loop_accept(struct loop *l)
+{
+    static const size_t buf_bytes[] = { [SB_ECHO] = SB_BUF_BYTES, [SB_PLAINTEXT] = 2 * SB_BUF_BYTES };
+    for (;;) {
+        int fd = accept4(l->lfd, NULL, NULL, SOCK_NONBLOCK);
+        if (fd < 0) return; /* EAGAIN, or out of descriptors: the backlog waits */
+        struct conn *c = calloc(1, sizeof *c + buf_bytes[args.scenario]);
+        c->fd = fd;
+        c->out = args.scenario == SB_PLAINTEXT ? c->buf + SB_BUF_BYTES : c->buf;
+        sb_nodelay(fd);
+        struct epoll_event ev = { .events = EPOLLIN | (edge ? EPOLLET : 0), .data.ptr = c };
+        epoll_ctl(l->epfd, EPOLL_CTL_ADD, fd, &ev);
+        timer_touch(l, c);
+    }
+}
+
+static void *loop_run(void *unused)
+{
+    (void)unused;
+    struct loop *l = calloc(1, sizeof *l);
+    l->timers.prev = l->timers.next = &l->timers;
+    l->lfd = sb_listen(&args, 1, 1);
+    l->epfd = epoll_create1(0);
+    struct epoll_event ev = { .events = EPOLLIN | (edge ? EPOLLET : 0), .data.ptr = NULL };
+    epoll_ctl(l->epfd, EPOLL_CTL_ADD, l->lfd, &ev);
+    struct epoll_event events[MAX_EVENTS];
+    for (;;) {
+        int n = epoll_wait(l->epfd, events, MAX_EVENTS, timer_wait_ms(l));
+        loop_clock(l);
+        for (int i = 0; i < n; i++) {
+            if (events[i].data.ptr) conn_on_event(l, events[i].data.ptr);
+            else loop_accept(l);
+        }
+        while (l->timers.next != &l->timers && ((struct conn *)l->timers.next)->deadline_ms <= l->now_ms)
+            conn_close((struct conn *)l->timers.next);
+    }
+    return NULL;
+}
+
+/* --prefork: one single-threaded process per worker, pinned round robin over the allowed CPUs. */
+static int prefork(void)
+{
+    cpu_set_t allowed;
+    sched_getaffinity(0, sizeof allowed, &allowed);
+    pid_t parent = getpid();
+    for (int i = 0, cpu = -1; i < args.workers; i++) {
+        do cpu = (cpu + 1) % CPU_SETSIZE; while (!CPU_ISSET(cpu, &allowed));
+        pid_t pid = fork();
+        if (pid < 0) { perror("fork"); return 1; }
+        if (pid == 0) {
+            prctl(PR_SET_PDEATHSIG, SIGTERM); /* the children end with the parent */
+            if (getppid() != parent) _exit(1);
+            cpu_set_t one;
+            CPU_ZERO(&one);
+            CPU_SET(cpu, &one);
+            sched_setaffinity(0, sizeof one, &one);
+            loop_run(NULL);
+        }
+    }
+    int status;
+    pid_t pid = wait(&status); /* a worker died: end, and the others with us */
+    fprintf(stderr, "c-epoll: worker %d ended (status %d)\n", (int)pid, status);
+    return 1;
+}
+
+int main(int argc, char **argv)
+{
+    int forking = 0;
+    for (; argc > 1 && !strncmp(argv[1], "--", 2); argv[1] = argv[0], argv++, argc--) {
+        if (!strcmp(argv[1], "--edge")) edge = 1;
+        else if (!strcmp(argv[1], "--prefork")) forking = 1;
+        else { fprintf(stderr, "%s: unknown option %s\n", argv[0], argv[1]); return 2; }
+    }
+    args = sb_parse(argc, argv, "hello hello-timeout plaintext echo");
+    if (forking) return prefork();
+    pthread_t threads[args.workers];
+    for (int i = 0; i < args.workers; i++) pthread_create(&threads[i], NULL, loop_run, NULL);
+    pthread_join(threads[0], NULL);
+    return 1;
+}
