@@ -1,1 +1,95 @@
-fn main() {}
+//! async-std: its global work-stealing executor, one task per connection.
+use std::time::Duration;
+use std::{env, process};
+
+use async_std::io::{self, ReadExt, WriteExt};
+use async_std::net::{TcpListener, TcpStream};
+use async_std::stream::StreamExt;
+use async_std::task;
+
+const HELLO: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Length: 12\r\n\r\nHello world!";
+
+#[derive(Clone, Copy)]
+enum Scenario {
+    Hello,
+    HelloTimeout(Duration),
+    Echo,
+}
+
+fn main() {
+    let args: Vec<String> = env::args().collect();
+    if args.len() != 5 {
+        eprintln!("usage: {} <hello|hello-timeout|echo> <host> <port> <workers>", args[0]);
+        process::exit(2);
+    }
+    let scenario = match args[1].as_str() {
+        "hello" => Scenario::Hello,
+        "hello-timeout" => Scenario::HelloTimeout(timeout_from_env()),
+        "echo" => Scenario::Echo,
+        other => {
+            eprintln!("unsupported scenario: {other}");
+            process::exit(2);
+        }
+    };
+    let workers: usize = args[4].parse().expect("workers must be a number");
+    // The global executor sizes its thread pool from this variable when it first starts;
+    // no other thread exists yet.
+    env::set_var("ASYNC_STD_THREAD_COUNT", workers.to_string());
+    let addr = format!("{}:{}", args[2], args[3]);
+    if let Err(e) = task::block_on(serve(&addr, scenario)) {
+        eprintln!("cannot listen on {addr}: {e}");
+        process::exit(1);
+    }
+}
+
+fn timeout_from_env() -> Duration {
+    let ms = env::var("SB_TIMEOUT_MS").ok().and_then(|v| v.parse().ok()).unwrap_or(5000);
+    Duration::from_millis(ms)
+}
+
+async fn serve(addr: &str, scenario: Scenario) -> io::Result<()> {
+    // std's bind, underneath, sets SO_REUSEADDR on Unix.
+    let listener = TcpListener::bind(addr).await?;
+    let mut incoming = listener.incoming();
+    while let Some(stream) = incoming.next().await {
+        // An accept error (EMFILE, ECONNABORTED) concerns one connection, not the server.
+        let Ok(stream) = stream else { continue };
+        let _ = stream.set_nodelay(true);
+        task::spawn(async move {
+            let _ = match scenario {
+                Scenario::Hello => hello(stream).await,
+                Scenario::HelloTimeout(limit) => hello_timeout(stream, limit).await,
+                Scenario::Echo => echo(stream).await,
+            };
+        });
+    }
+    Ok(())
+}
+
+async fn hello(mut stream: TcpStream) -> io::Result<()> {
+    let mut buf = [0u8; 4096];
+    while stream.read(&mut buf).await? > 0 {
+        stream.write_all(HELLO).await?;
+    }
+    Ok(())
+}
+
+async fn hello_timeout(mut stream: TcpStream, limit: Duration) -> io::Result<()> {
+    let mut buf = [0u8; 4096];
+    // io::timeout turns expiry into an io::Error, which ends the task and closes the connection.
+    while io::timeout(limit, stream.read(&mut buf)).await? > 0 {
+        io::timeout(limit, stream.write_all(HELLO)).await?;
+    }
+    Ok(())
+}
+
+async fn echo(mut stream: TcpStream) -> io::Result<()> {
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        let n = stream.read(&mut buf).await?;
+        if n == 0 {
+            return Ok(());
+        }
+        stream.write_all(&buf[..n]).await?;
+    }
+}
