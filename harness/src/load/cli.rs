@@ -1,14 +1,457 @@
 //! `serverbench load`: options, validation into a LoadConfig, and the human and JSON output.
 
-use clap::Args;
+use std::io::Write;
+use std::net::{SocketAddr, ToSocketAddrs};
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{bail, Context};
+use clap::{Args, ValueEnum};
+use serde_json::json;
+
+use super::config::{EchoKind, HttpRequest, LoadConfig, Mode, Stop, Workload};
+use super::report::LoadReport;
+use crate::stats::histogram::{self, LatencySummary};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ModeArg {
+    Throughput,
+    Latency,
+    Rate,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ScenarioArg {
+    Hello,
+    #[value(name = "hello-timeout")]
+    HelloTimeout,
+    Plaintext,
+    Json,
+    Echo,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum EchoArg {
+    Pingpong,
+    Stream,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum UnitArg {
+    Ns,
+    Us,
+    Ms,
+}
 
 #[derive(Debug, Args)]
 pub struct LoadArgs {
-    /// Target, as http://HOST:PORT/PATH or HOST:PORT
+    /// Target: http://HOST:PORT/PATH or HOST:PORT (loopback unless --allow-remote)
     pub target: String,
+    /// Worker threads, one per client CPU [default: the number of --cpus, or 1]
+    #[arg(short = 't', long)]
+    pub threads: Option<usize>,
+    /// Connections in total, spread over the threads
+    #[arg(short = 'c', long, default_value_t = 64)]
+    pub connections: usize,
+    /// Each connection sends exactly this many requests; the clock runs from the first send to the last response
+    #[arg(short = 'n', long = "requests-per-connection", conflicts_with = "duration")]
+    pub requests_per_connection: Option<u64>,
+    /// How long to measure (10s, 500ms, 2m; a bare number is seconds)
+    #[arg(short = 'd', long, value_parser = parse_duration)]
+    pub duration: Option<Duration>,
+    /// Load applied before measuring, excluded from every figure (with --duration)
+    #[arg(long = "warmup-time", value_parser = parse_duration, default_value = "0s")]
+    pub warmup_time: Duration,
+    /// throughput: closed loop; latency: closed loop with --think-time; rate: open loop at --rate
+    #[arg(long, value_enum)]
+    pub mode: Option<ModeArg>,
+    /// Pause between a response and the next request on a connection [default: 1ms in latency mode]
+    #[arg(long = "think-time", value_parser = parse_duration)]
+    pub think_time: Option<Duration>,
+    /// Requests per second in total (open loop; latency measured from each request's intended send time)
+    #[arg(short = 'R', long)]
+    pub rate: Option<f64>,
+    /// Requests in flight per HTTP connection
+    #[arg(long, default_value_t = 1)]
+    pub pipeline: u32,
+    /// The request preset: hello (GET /), plaintext (GET /plaintext), json (POST /ping), echo (raw TCP)
+    #[arg(long, value_enum)]
+    pub scenario: Option<ScenarioArg>,
+    /// Raw TCP echo instead of HTTP: pingpong (write, read back, repeat) or stream (both sides busy)
+    #[arg(long, value_enum)]
+    pub echo: Option<EchoArg>,
+    /// Echo message size in bytes
+    #[arg(long = "size", default_value_t = 512)]
+    pub size_bytes: usize,
+    /// HTTP method of a custom request
+    #[arg(long)]
+    pub method: Option<String>,
+    /// Extra request header "Name: value" (repeatable)
+    #[arg(short = 'H', long = "header")]
+    pub headers: Vec<String>,
+    /// Request body
+    #[arg(long)]
+    pub body: Option<String>,
+    /// Every response must be exactly these bytes (\r \n \t \\ escapes allowed); others count as mismatch errors
+    #[arg(long = "expect-bytes")]
+    pub expect_bytes: Option<String>,
+    /// Do not check hello responses byte for byte (servers that add headers)
+    #[arg(long = "no-expect", conflicts_with = "expect_bytes")]
+    pub no_expect: bool,
+    /// Pin the worker threads to these CPUs: 0, 0-3 or 0,2
+    #[arg(long, value_parser = parse_cpus)]
+    pub cpus: Option<CpuList>,
+    /// A request unanswered this long is a timeout error and its connection is reopened
+    #[arg(long, value_parser = parse_duration, default_value = "5s")]
+    pub timeout: Duration,
+    /// Unit of the latency figures printed
+    #[arg(long = "latency-unit", value_enum, default_value = "us")]
+    pub latency_unit: UnitArg,
+    /// Print every figure as JSON (with the histogram, HdrHistogram V2 base64) instead of the summary
+    #[arg(long)]
+    pub json: bool,
+    /// Allow a target outside the loopback range
+    #[arg(long = "allow-remote")]
+    pub allow_remote: bool,
+}
+
+/// Durations as wrk and hyperfine users write them; a bare number is seconds.
+pub fn parse_duration(s: &str) -> Result<Duration, String> {
+    let t = s.trim();
+    if !t.is_empty() && t.chars().all(|c| c.is_ascii_digit() || c == '.') {
+        return t.parse::<f64>().map(Duration::from_secs_f64).map_err(|e| format!("'{s}': {e}"));
+    }
+    humantime::parse_duration(t).map_err(|e| format!("'{s}' is not a duration such as 10s, 500ms, 100us or 2m ({e})"))
+}
+
+/// A list of CPU numbers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CpuList(pub Vec<usize>);
+
+/// CPU lists as taskset writes them: 0, 0-3, 0,2,4-5.
+pub fn parse_cpus(s: &str) -> Result<CpuList, String> {
+    let mut out = Vec::new();
+    for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let bad = || format!("'{s}' is not a CPU list such as 0, 0-3 or 0,2");
+        match part.split_once('-') {
+            Some((a, b)) => {
+                let (a, b): (usize, usize) = (a.parse().map_err(|_| bad())?, b.parse().map_err(|_| bad())?);
+                if a > b {
+                    return Err(bad());
+                }
+                out.extend(a..=b);
+            }
+            None => out.push(part.parse().map_err(|_| bad())?),
+        }
+    }
+    if out.is_empty() {
+        return Err(format!("'{s}' names no CPU"));
+    }
+    Ok(CpuList(out))
+}
+
+fn unescape(s: &str) -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut chars = s.chars();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            let mut b = [0; 4];
+            out.extend_from_slice(c.encode_utf8(&mut b).as_bytes());
+            continue;
+        }
+        match chars.next() {
+            Some('r') => out.push(b'\r'),
+            Some('n') => out.push(b'\n'),
+            Some('t') => out.push(b'\t'),
+            Some('\\') => out.push(b'\\'),
+            Some(o) => out.extend_from_slice(format!("\\{o}").as_bytes()),
+            None => out.push(b'\\'),
+        }
+    }
+    out
+}
+
+/// Splits `http://host:port/path` or `host:port` into an address and a path.
+pub fn parse_target(target: &str, allow_remote: bool) -> anyhow::Result<(SocketAddr, Option<String>)> {
+    let rest = target.strip_prefix("http://").unwrap_or(target);
+    if rest.contains("://") {
+        bail!("target '{target}': only http:// (or HOST:PORT) is supported");
+    }
+    let (hostport, path) = match rest.find('/') {
+        Some(i) => (&rest[..i], Some(rest[i..].to_string())),
+        None => (rest, None),
+    };
+    let hostport = if hostport.contains(':') && !hostport.ends_with(']') { hostport.to_string() } else { format!("{hostport}:80") };
+    let addr = hostport
+        .to_socket_addrs()
+        .with_context(|| format!("target '{target}': cannot resolve '{hostport}' (expected HOST:PORT such as 127.0.0.1:8080)"))?
+        .next()
+        .with_context(|| format!("target '{target}': '{hostport}' resolves to no address"))?;
+    if !addr.ip().is_loopback() && !allow_remote {
+        bail!("target '{target}' ({}) is not on loopback; pass --allow-remote to load another host", addr.ip());
+    }
+    Ok((addr, path))
+}
+
+impl LoadArgs {
+    /// Turns the options into a validated configuration.
+    pub fn to_config(&self) -> anyhow::Result<LoadConfig> {
+        let (target, path) = parse_target(&self.target, self.allow_remote)?;
+        let mode_arg = self.mode.unwrap_or(if self.rate.is_some() {
+            ModeArg::Rate
+        } else if self.think_time.is_some() {
+            ModeArg::Latency
+        } else {
+            ModeArg::Throughput
+        });
+        let mode = match mode_arg {
+            ModeArg::Throughput => {
+                if self.rate.is_some() || self.think_time.is_some() {
+                    bail!("--mode throughput takes neither --rate nor --think-time");
+                }
+                Mode::Throughput
+            }
+            ModeArg::Latency => {
+                if self.rate.is_some() {
+                    bail!("--mode latency takes --think-time, not --rate");
+                }
+                Mode::Latency { think_time: self.think_time.unwrap_or(Duration::from_millis(1)) }
+            }
+            ModeArg::Rate => Mode::Rate {
+                requests_per_s: self.rate.context("--mode rate needs --rate N (requests per second in total)")?,
+            },
+        };
+        let stop = match (self.requests_per_connection, self.duration) {
+            (Some(r), _) => {
+                if !self.warmup_time.is_zero() {
+                    bail!("--warmup-time goes with --duration, not with --requests-per-connection");
+                }
+                Stop::RequestsPerConnection(r)
+            }
+            (None, d) => Stop::Duration { warmup: self.warmup_time, measure: d.unwrap_or(Duration::from_secs(10)) },
+        };
+        let echo = match (self.echo, self.scenario) {
+            (Some(EchoArg::Stream), _) => Some(EchoKind::Stream),
+            (Some(EchoArg::Pingpong), _) | (None, Some(ScenarioArg::Echo)) => Some(EchoKind::PingPong),
+            _ => None,
+        };
+        let workload = if let Some(kind) = echo {
+            Workload::Echo { kind, size_bytes: self.size_bytes }
+        } else {
+            let custom = self.method.is_some() || self.body.is_some() || !self.headers.is_empty();
+            let path_given = path.as_deref().is_some_and(|p| p != "/");
+            let scenario = match self.scenario {
+                Some(ScenarioArg::HelloTimeout) => "hello-timeout",
+                Some(ScenarioArg::Plaintext) => "plaintext",
+                Some(ScenarioArg::Json) => "json",
+                Some(ScenarioArg::Hello) => "hello",
+                Some(ScenarioArg::Echo) => unreachable!("handled above"),
+                None if custom || path_given => "",
+                None => "hello",
+            };
+            let mut request = HttpRequest::for_scenario(scenario).unwrap_or_else(|| HttpRequest::get(path.as_deref().unwrap_or("/")));
+            if let Some(m) = &self.method {
+                request.method = m.clone();
+            }
+            if let Some(b) = &self.body {
+                request.body = b.as_bytes().to_vec();
+                request.json_sequence = false;
+            }
+            for h in &self.headers {
+                let (k, v) = h.split_once(':').with_context(|| format!("--header '{h}' is not of the form 'Name: value'"))?;
+                request.headers.push((k.trim().to_string(), v.trim().to_string()));
+            }
+            let expect = match &self.expect_bytes {
+                Some(e) => Some(unescape(e)),
+                None if scenario.starts_with("hello") && !self.no_expect && !custom => Some(super::HELLO_RESPONSE.to_vec()),
+                None => None,
+            };
+            Workload::Http { request, pipeline: self.pipeline, expect }
+        };
+        let cpus = self.cpus.clone().map(|c| c.0);
+        let threads = self.threads.unwrap_or_else(|| cpus.as_ref().map_or(1, Vec::len));
+        let config = LoadConfig { target, threads, connections: self.connections, cpus, mode, stop, workload, timeout: self.timeout };
+        super::validate(&config)?;
+        Ok(config)
+    }
 }
 
 pub fn run(args: LoadArgs) -> anyhow::Result<()> {
-    let _ = args;
-    anyhow::bail!("the load generator is being written")
+    let config = args.to_config()?;
+    let stop = Arc::new(AtomicBool::new(false));
+    // First Ctrl-C: stop and print what was measured; a second one exits at once.
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        signal_hook::flag::register_conditional_shutdown(sig, 130, Arc::clone(&stop))?;
+        signal_hook::flag::register(sig, Arc::clone(&stop))?;
+    }
+    let mut out = std::io::stdout().lock();
+    if !args.json {
+        writeln!(out, "{}", describe(&args.target, &config))?;
+        out.flush()?;
+    }
+    let report = super::run(&config, stop)?;
+    let text = if args.json {
+        serde_json::to_string_pretty(&to_json(&config, &report))? + "\n"
+    } else {
+        human_summary(&config, &report, args.latency_unit)
+    };
+    match out.write_all(text.as_bytes()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        other => Ok(other?),
+    }
+}
+
+fn mode_name(mode: &Mode) -> String {
+    match mode {
+        Mode::Throughput => "throughput".into(),
+        Mode::Latency { think_time } => format!("latency, think time {think_time:?}"),
+        Mode::Rate { requests_per_s } => format!("rate {requests_per_s} req/s"),
+    }
+}
+
+fn describe(target: &str, c: &LoadConfig) -> String {
+    let what = match &c.workload {
+        Workload::Http { request, pipeline, .. } => format!("{} {}, pipeline {pipeline}", request.method, request.path),
+        Workload::Echo { kind, size_bytes } => format!("echo {kind:?} of {size_bytes} B").to_lowercase(),
+    };
+    let length = match c.stop {
+        Stop::RequestsPerConnection(r) => format!("{r} requests per connection"),
+        Stop::Duration { warmup, measure } if warmup.is_zero() => format!("{measure:?}"),
+        Stop::Duration { warmup, measure } => format!("{measure:?} after {warmup:?} of warm-up"),
+    };
+    let pin = c.cpus.as_ref().map(|v| format!(", pinned to CPUs {v:?}")).unwrap_or_default();
+    format!(
+        "Running {length} @ {target} ({what}; {})\n  {} threads and {} connections{pin}",
+        mode_name(&c.mode),
+        c.threads,
+        c.connections
+    )
+}
+
+fn unit_value(ns: f64, unit: UnitArg) -> String {
+    match unit {
+        UnitArg::Ns => format!("{ns:.0}ns"),
+        UnitArg::Us => format!("{:.2}us", ns / 1e3),
+        UnitArg::Ms => format!("{:.3}ms", ns / 1e6),
+    }
+}
+
+fn latency_block(title: &str, s: &LatencySummary, unit: UnitArg) -> String {
+    let u = |v: f64| unit_value(v, unit);
+    let mut out = format!("  {title}\n    {:>10} {:>10} {:>10} {:>10}\n", "Avg", "Stdev", "Min", "Max");
+    out += &format!("    {:>10} {:>10} {:>10} {:>10}\n", u(s.mean_ns), u(s.stdev_ns), u(s.min_ns as f64), u(s.max_ns as f64));
+    let rows = [("25%", s.p25_ns), ("50%", s.p50_ns), ("75%", s.p75_ns), ("90%", s.p90_ns), ("99%", s.p99_ns), ("99.9%", s.p999_ns), ("99.99%", s.p9999_ns)];
+    for (name, v) in rows {
+        out += &format!("    {name:>7} {:>10}\n", u(v as f64));
+    }
+    out
+}
+
+fn si_bytes(b: f64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut v = b;
+    let mut i = 0;
+    while v >= 1024.0 && i < UNITS.len() - 1 {
+        v /= 1024.0;
+        i += 1;
+    }
+    format!("{v:.2}{}", UNITS[i])
+}
+
+/// The human summary, in the spirit of wrk's.
+pub fn human_summary(c: &LoadConfig, r: &LoadReport, unit: UnitArg) -> String {
+    let mut out = String::new();
+    let summary = r.latency_summary();
+    if summary.count > 0 {
+        let title = if r.latency_uncorrected.is_some() { "Latency, corrected (from each request's intended send time)" } else { "Latency" };
+        out += &latency_block(title, &summary, unit);
+        if let Some(u) = &r.latency_uncorrected {
+            out += &latency_block("Latency, uncorrected (from the actual send; hides queueing)", &LatencySummary::of(u), unit);
+        }
+    }
+    let what = match c.workload {
+        Workload::Echo { kind: EchoKind::Stream, .. } => "messages",
+        Workload::Echo { .. } => "exchanges",
+        Workload::Http { .. } => "requests",
+    };
+    out += &format!("  {} {what} in {:.2}s, {} read, {} written\n", r.requests, r.duration_s, si_bytes(r.bytes_read as f64), si_bytes(r.bytes_written as f64));
+    let e = &r.errors;
+    if e.total() > 0 {
+        out += &format!(
+            "  Errors: connect {}, read {}, write {}, timeout {}, status {}, framing {}, mismatch {}\n",
+            e.connect, e.read, e.write, e.timeout, e.status, e.framing, e.mismatch
+        );
+    }
+    if r.status.s2xx != r.requests && matches!(c.workload, Workload::Http { .. }) {
+        let s = &r.status;
+        out += &format!("  Status: 1xx {}, 2xx {}, 3xx {}, 4xx {}, 5xx {}, other {}\n", s.s1xx, s.s2xx, s.s3xx, s.s4xx, s.s5xx, s.other);
+    }
+    out += &format!("{}/sec: {:.2}\n", if what == "requests" { "Requests" } else { "Messages" }, r.requests_per_s());
+    out += &format!("Transfer/sec: {}\n", si_bytes(r.bytes_read_per_s()));
+    out += &format!("Client CPU: {:.2}s ({:.2}us per {})\n", r.client_cpu_s, r.client_cpu_us_per_request(), what.trim_end_matches('s'));
+    if r.interrupted {
+        out += "Interrupted: the figures cover what was measured until the stop.\n";
+    }
+    out
+}
+
+/// Every figure of a run, for `--json`.
+pub fn to_json(c: &LoadConfig, r: &LoadReport) -> serde_json::Value {
+    let s = r.latency_summary();
+    json!({
+        "target": c.target.to_string(),
+        "mode": mode_name(&c.mode),
+        "threads": r.threads,
+        "connections": r.connections,
+        "requests": r.requests,
+        "duration_s": r.duration_s,
+        "requests_per_s": r.requests_per_s(),
+        "bytes_read": r.bytes_read,
+        "bytes_written": r.bytes_written,
+        "bytes_read_per_s": r.bytes_read_per_s(),
+        "response_bytes": r.response_bytes,
+        "errors": r.errors,
+        "errors_total": r.errors.total(),
+        "status": r.status,
+        "latency_ns": s,
+        "latency_uncorrected_ns": r.latency_uncorrected.as_ref().map(LatencySummary::of),
+        "latency_histogram": histogram::to_base64(&r.latency),
+        "latency_uncorrected_histogram": r.latency_uncorrected.as_ref().map(histogram::to_base64),
+        "timeline_per_s": r.timeline,
+        "client_cpu_s": r.client_cpu_s,
+        "client_cpu_us_per_request": r.client_cpu_us_per_request(),
+        "interrupted": r.interrupted,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_and_cpu_lists() {
+        assert_eq!(parse_duration("10").unwrap(), Duration::from_secs(10));
+        assert_eq!(parse_duration("500ms").unwrap(), Duration::from_millis(500));
+        assert_eq!(parse_duration("100us").unwrap(), Duration::from_micros(100));
+        assert!(parse_duration("ten").unwrap_err().contains("not a duration"));
+        assert_eq!(parse_cpus("0-2,5").unwrap().0, vec![0, 1, 2, 5]);
+        assert!(parse_cpus("3-1").is_err());
+        assert!(parse_cpus("x").unwrap_err().contains("CPU list"));
+    }
+
+    #[test]
+    fn targets_stay_on_loopback_unless_allowed() {
+        let (a, p) = parse_target("http://127.0.0.1:8080/plaintext", false).unwrap();
+        assert_eq!(a.port(), 8080);
+        assert_eq!(p.as_deref(), Some("/plaintext"));
+        assert!(parse_target("[::1]:9000", false).is_ok());
+        let e = parse_target("10.1.2.3:80", false).unwrap_err().to_string();
+        assert!(e.contains("--allow-remote"), "{e}");
+    }
+
+    #[test]
+    fn escapes_in_expected_bytes() {
+        assert_eq!(unescape("a\\r\\nb\\\\"), b"a\r\nb\\");
+    }
 }

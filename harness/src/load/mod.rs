@@ -2,17 +2,101 @@
 
 pub mod cli;
 pub mod config;
+mod engine;
+pub mod http;
 pub mod report;
+pub mod sys;
 
 pub use config::{EchoKind, HttpRequest, LoadConfig, Mode, Stop, Workload, HELLO_RESPONSE};
 pub use report::{ErrorCounts, LoadReport, StatusCounts};
 
 use std::sync::atomic::AtomicBool;
-use std::sync::Arc;
+use std::sync::{Arc, Barrier, Mutex};
+
+use anyhow::{bail, Context};
+
+/// Checks a configuration before any connection is made; the error names the option and what it accepts.
+pub fn validate(config: &LoadConfig) -> anyhow::Result<()> {
+    if config.threads == 0 {
+        bail!("--threads must be at least 1");
+    }
+    if config.connections < config.threads {
+        bail!("--connections ({}) must be at least --threads ({}): each thread needs a connection", config.connections, config.threads);
+    }
+    if let Some(cpus) = &config.cpus {
+        let allowed = sys::allowed_cpus();
+        if cpus.is_empty() {
+            bail!("--cpus is empty; give a list such as 0 or 0-3 or 0,2");
+        }
+        if let Some(bad) = cpus.iter().find(|c| !allowed.contains(c)) {
+            bail!("--cpus names CPU {bad}, which this process may not use; allowed: {allowed:?}");
+        }
+    }
+    match config.stop {
+        Stop::RequestsPerConnection(0) => bail!("--requests-per-connection must be at least 1"),
+        Stop::Duration { measure, .. } if measure.is_zero() => bail!("--duration must be longer than 0"),
+        _ => {}
+    }
+    match config.mode {
+        Mode::Rate { requests_per_s } if !(requests_per_s > 0.0 && requests_per_s.is_finite()) => {
+            bail!("--rate must be a positive number of requests per second")
+        }
+        _ => {}
+    }
+    match &config.workload {
+        Workload::Http { pipeline: 0, .. } => bail!("--pipeline must be at least 1"),
+        Workload::Echo { size_bytes: 0, .. } => bail!("--size must be at least 1 byte"),
+        Workload::Echo { kind: EchoKind::Stream, .. } if matches!(config.mode, Mode::Rate { .. } | Mode::Latency { .. }) => {
+            bail!("--echo stream runs in throughput mode only (it has no requests to pace)")
+        }
+        _ => {}
+    }
+    if config.timeout.is_zero() {
+        bail!("--timeout must be longer than 0");
+    }
+    Ok(())
+}
 
 /// Runs the load described by `config` and returns the merged report. Setting `stop` ends the run early;
 /// what was measured until then is returned with `interrupted = true`.
 pub fn run(config: &LoadConfig, stop: Arc<AtomicBool>) -> anyhow::Result<LoadReport> {
-    let _ = (config, stop);
-    anyhow::bail!("the load engine is being written")
+    validate(config)?;
+    sys::ensure_open_files(config.connections as u64 + 256)?;
+    let (template, expect) = match &config.workload {
+        Workload::Http { request, expect, .. } => (Some(http::RequestTemplate::new(request)), expect.clone()),
+        Workload::Echo { .. } => (None, None),
+    };
+    let shared = engine::Shared {
+        config: config.clone(),
+        template,
+        expect,
+        stop,
+        barrier: Barrier::new(config.threads),
+        setup_error: Mutex::new(None),
+    };
+    let per_thread = config.connections / config.threads;
+    let extra = config.connections % config.threads;
+    let results = std::thread::scope(|scope| {
+        let mut handles = Vec::new();
+        let mut first = 0;
+        for t in 0..config.threads {
+            let count = per_thread + usize::from(t < extra);
+            let shared = &shared;
+            let start = first;
+            let handle = std::thread::Builder::new()
+                .name(format!("sb-load-{t}"))
+                .spawn_scoped(scope, move || engine::run_worker(shared, t, count, start))
+                .context("cannot start a load thread")?;
+            handles.push(handle);
+            first += count;
+        }
+        handles
+            .into_iter()
+            .map(|h| h.join().map_err(|_| anyhow::anyhow!("a load thread panicked")))
+            .collect::<anyhow::Result<Vec<_>>>()
+    })?;
+    if let Some(e) = shared.setup_error.lock().unwrap().take() {
+        bail!(e);
+    }
+    Ok(engine::merge(config, results))
 }

@@ -1,0 +1,429 @@
+//! HTTP/1.1 on the client side: requests rendered from a template without allocation, and a response
+//! framer (httparse for the head; bodies by Content-Length or chunked encoding, skipped by counting).
+
+use super::config::HttpRequest;
+
+/// A request rendered once. For the `json` scenario the body's sequence number is written per request
+/// into a buffer the caller owns, so no request allocates.
+#[derive(Debug, Clone)]
+pub struct RequestTemplate {
+    /// The whole request, or for `json` the head up to and including `Content-Length: `.
+    fixed: Vec<u8>,
+    json_sequence: bool,
+}
+
+impl RequestTemplate {
+    pub fn new(req: &HttpRequest) -> Self {
+        let mut head = format!("{} {} HTTP/1.1\r\nHost: {}\r\n", req.method, req.path, req.host);
+        for (k, v) in &req.headers {
+            head.push_str(&format!("{k}: {v}\r\n"));
+        }
+        let mut fixed = head.into_bytes();
+        if req.json_sequence {
+            fixed.extend_from_slice(b"Content-Length: ");
+        } else {
+            if !req.body.is_empty() || req.method == "POST" || req.method == "PUT" {
+                fixed.extend_from_slice(format!("Content-Length: {}\r\n", req.body.len()).as_bytes());
+            }
+            fixed.extend_from_slice(b"\r\n");
+            fixed.extend_from_slice(&req.body);
+        }
+        RequestTemplate { fixed, json_sequence: req.json_sequence }
+    }
+
+    /// The longest request this template renders.
+    pub fn max_len(&self) -> usize {
+        self.fixed.len() + if self.json_sequence { 64 } else { 0 }
+    }
+
+    /// Appends one request to `out` (which has room: see `max_len`).
+    #[inline]
+    pub fn render(&self, out: &mut Vec<u8>, sequence: u64) {
+        out.extend_from_slice(&self.fixed);
+        if self.json_sequence {
+            let mut digits = [0u8; 20];
+            let n = write_decimal(&mut digits, sequence);
+            let body_len = b"{\"sequence\": }".len() + n;
+            let mut len_digits = [0u8; 20];
+            let m = write_decimal(&mut len_digits, body_len as u64);
+            out.extend_from_slice(&len_digits[..m]);
+            out.extend_from_slice(b"\r\n\r\n{\"sequence\": ");
+            out.extend_from_slice(&digits[..n]);
+            out.push(b'}');
+        }
+    }
+}
+
+fn write_decimal(buf: &mut [u8; 20], mut v: u64) -> usize {
+    let mut tmp = [0u8; 20];
+    let mut i = 0;
+    loop {
+        tmp[i] = b'0' + (v % 10) as u8;
+        v /= 10;
+        i += 1;
+        if v == 0 {
+            break;
+        }
+    }
+    for j in 0..i {
+        buf[j] = tmp[i - 1 - j];
+    }
+    i
+}
+
+/// Why a byte stream is not a valid HTTP response.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FramingError {
+    BadHead,
+    HeadTooLarge,
+    BadContentLength,
+    BadChunk,
+    /// Neither Content-Length nor chunked: the body could only end with the connection.
+    NoLength,
+}
+
+/// One complete response.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Complete {
+    pub status: u16,
+    pub bytes: u64,
+    /// The response differs from the expected bytes.
+    pub mismatch: bool,
+    /// The server said `Connection: close`.
+    pub close: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    Head,
+    Body { remaining: u64 },
+    ChunkSize { value: u64, digits: u32, in_ext: bool, cr: bool },
+    ChunkData { remaining: u64 },
+    ChunkDataEnd { seen: u8 },
+    Trailer { line_len: u32, cr: bool },
+}
+
+pub const MAX_HEAD_BYTES: usize = 64 * 1024;
+const MAX_HEADERS: usize = 64;
+
+/// Frames responses out of a byte stream fed in arbitrary pieces.
+pub struct ResponseParser {
+    phase: Phase,
+    /// Head bytes carried over from an earlier read when a head is split across reads (capacity
+    /// reserved once per connection).
+    carry: Vec<u8>,
+    status: u16,
+    close: bool,
+    bytes: u64,
+    mismatch: bool,
+}
+
+impl Default for ResponseParser {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl ResponseParser {
+    pub fn new() -> Self {
+        ResponseParser { phase: Phase::Head, carry: Vec::with_capacity(1024), status: 0, close: false, bytes: 0, mismatch: false }
+    }
+
+    pub fn reset(&mut self) {
+        self.phase = Phase::Head;
+        self.carry.clear();
+        self.bytes = 0;
+        self.mismatch = false;
+    }
+
+    /// True when no response has been partly received.
+    pub fn idle(&self) -> bool {
+        self.phase == Phase::Head && self.carry.is_empty()
+    }
+
+    /// Compares `piece` with `expect` at the current offset of the response.
+    #[inline]
+    fn check(&mut self, expect: Option<&[u8]>, piece: &[u8]) {
+        if let Some(e) = expect {
+            let at = self.bytes as usize;
+            if !self.mismatch && (at + piece.len() > e.len() || &e[at..at + piece.len()] != piece) {
+                self.mismatch = true;
+            }
+        }
+        self.bytes += piece.len() as u64;
+    }
+
+    fn finish(&mut self, expect: Option<&[u8]>) -> Complete {
+        let mismatch = self.mismatch || expect.is_some_and(|e| e.len() as u64 != self.bytes);
+        let done = Complete { status: self.status, bytes: self.bytes, mismatch, close: self.close };
+        self.phase = Phase::Head;
+        self.bytes = 0;
+        self.mismatch = false;
+        done
+    }
+
+    /// Feeds bytes; calls `on_complete` for each response that completes. Returns the first framing
+    /// error, after which the stream cannot be trusted and the connection must be reopened.
+    pub fn feed(&mut self, mut data: &[u8], expect: Option<&[u8]>, mut on_complete: impl FnMut(Complete)) -> Result<(), FramingError> {
+        while !data.is_empty() {
+            match self.phase {
+                Phase::Head => {
+                    let used = if self.carry.is_empty() {
+                        match self.parse_head(data, expect)? {
+                            Some(n) => n,
+                            None => {
+                                if data.len() > MAX_HEAD_BYTES {
+                                    return Err(FramingError::HeadTooLarge);
+                                }
+                                self.carry.extend_from_slice(data);
+                                return Ok(());
+                            }
+                        }
+                    } else {
+                        let before = self.carry.len();
+                        let take = data.len().min(MAX_HEAD_BYTES + 1 - before.min(MAX_HEAD_BYTES));
+                        self.carry.extend_from_slice(&data[..take]);
+                        let carry = std::mem::take(&mut self.carry);
+                        let parsed = self.parse_head(&carry, expect);
+                        self.carry = carry;
+                        match parsed? {
+                            Some(n) => {
+                                self.carry.clear();
+                                n - before
+                            }
+                            None => {
+                                if self.carry.len() > MAX_HEAD_BYTES {
+                                    return Err(FramingError::HeadTooLarge);
+                                }
+                                return Ok(());
+                            }
+                        }
+                    };
+                    data = &data[used..];
+                    if matches!(self.phase, Phase::Body { remaining: 0 }) {
+                        on_complete(self.finish(expect));
+                    }
+                }
+                Phase::Body { remaining } => {
+                    let n = (remaining as usize).min(data.len());
+                    self.check(expect, &data[..n]);
+                    data = &data[n..];
+                    if remaining as usize == n {
+                        on_complete(self.finish(expect));
+                    } else {
+                        self.phase = Phase::Body { remaining: remaining - n as u64 };
+                    }
+                }
+                Phase::ChunkData { remaining } => {
+                    let n = (remaining as usize).min(data.len());
+                    self.check(expect, &data[..n]);
+                    data = &data[n..];
+                    self.phase = if remaining as usize == n { Phase::ChunkDataEnd { seen: 0 } } else { Phase::ChunkData { remaining: remaining - n as u64 } };
+                }
+                _ => {
+                    // Chunk framing lines are short: byte by byte keeps the state machine simple.
+                    let b = data[0];
+                    self.check(expect, &data[..1]);
+                    data = &data[1..];
+                    if self.chunk_byte(b)? {
+                        on_complete(self.finish(expect));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Parses a head at the start of `buf`. Some(n): complete, n bytes long, phase set for the body.
+    fn parse_head(&mut self, buf: &[u8], expect: Option<&[u8]>) -> Result<Option<usize>, FramingError> {
+        let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
+        let mut resp = httparse::Response::new(&mut headers);
+        let n = match resp.parse(buf) {
+            Ok(httparse::Status::Complete(n)) => n,
+            Ok(httparse::Status::Partial) => return Ok(None),
+            Err(_) => return Err(FramingError::BadHead),
+        };
+        let status = resp.code.unwrap_or(0);
+        let mut length = None;
+        let mut chunked = false;
+        let mut close = false;
+        for h in resp.headers.iter() {
+            if h.name.eq_ignore_ascii_case("content-length") {
+                let v = std::str::from_utf8(h.value).ok().and_then(|s| s.trim().parse::<u64>().ok());
+                length = Some(v.ok_or(FramingError::BadContentLength)?);
+            } else if h.name.eq_ignore_ascii_case("transfer-encoding") {
+                chunked = h.value.windows(7).any(|w| w.eq_ignore_ascii_case(b"chunked"));
+            } else if h.name.eq_ignore_ascii_case("connection") {
+                close = h.value.eq_ignore_ascii_case(b"close");
+            }
+        }
+        self.status = status;
+        self.close = close || resp.version == Some(0);
+        self.bytes = 0;
+        self.mismatch = false;
+        self.check(expect, &buf[..n]);
+        self.phase = if chunked {
+            Phase::ChunkSize { value: 0, digits: 0, in_ext: false, cr: false }
+        } else if let Some(len) = length {
+            Phase::Body { remaining: len }
+        } else if status / 100 == 1 || status == 204 || status == 304 {
+            Phase::Body { remaining: 0 }
+        } else {
+            return Err(FramingError::NoLength);
+        };
+        Ok(Some(n))
+    }
+
+    /// One byte of chunk-size line, chunk-data CRLF or trailer. Returns true when the response completed.
+    fn chunk_byte(&mut self, b: u8) -> Result<bool, FramingError> {
+        match &mut self.phase {
+            Phase::ChunkSize { value, digits, in_ext, cr } => {
+                if *cr {
+                    if b != b'\n' || *digits == 0 {
+                        return Err(FramingError::BadChunk);
+                    }
+                    self.phase = if *value == 0 { Phase::Trailer { line_len: 0, cr: false } } else { Phase::ChunkData { remaining: *value } };
+                } else if b == b'\r' {
+                    *cr = true;
+                } else if *in_ext || b == b';' {
+                    *in_ext = true;
+                } else {
+                    let d = (b as char).to_digit(16).ok_or(FramingError::BadChunk)?;
+                    if *digits >= 15 {
+                        return Err(FramingError::BadChunk);
+                    }
+                    *value = *value * 16 + d as u64;
+                    *digits += 1;
+                }
+            }
+            Phase::ChunkDataEnd { seen } => {
+                let want = if *seen == 0 { b'\r' } else { b'\n' };
+                if b != want {
+                    return Err(FramingError::BadChunk);
+                }
+                if *seen == 1 {
+                    self.phase = Phase::ChunkSize { value: 0, digits: 0, in_ext: false, cr: false };
+                } else {
+                    *seen = 1;
+                }
+            }
+            Phase::Trailer { line_len, cr } => {
+                if *cr {
+                    if b != b'\n' {
+                        return Err(FramingError::BadChunk);
+                    }
+                    if *line_len == 0 {
+                        return Ok(true);
+                    }
+                    *line_len = 0;
+                    *cr = false;
+                } else if b == b'\r' {
+                    *cr = true;
+                } else {
+                    *line_len += 1;
+                    if *line_len as usize > MAX_HEAD_BYTES {
+                        return Err(FramingError::HeadTooLarge);
+                    }
+                }
+            }
+            _ => unreachable!("chunk_byte is called only in chunk framing phases"),
+        }
+        Ok(false)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::load::config::HELLO_RESPONSE;
+
+    fn feed_all(p: &mut ResponseParser, pieces: &[&[u8]], expect: Option<&[u8]>) -> Result<Vec<Complete>, FramingError> {
+        let mut out = Vec::new();
+        for piece in pieces {
+            p.feed(piece, expect, |c| out.push(c))?;
+        }
+        Ok(out)
+    }
+
+    #[test]
+    fn hello_in_one_piece_and_byte_by_byte() {
+        let mut p = ResponseParser::new();
+        let got = feed_all(&mut p, &[HELLO_RESPONSE], Some(HELLO_RESPONSE)).unwrap();
+        assert_eq!(got, vec![Complete { status: 200, bytes: 51, mismatch: false, close: false }]);
+        let bytes: Vec<&[u8]> = HELLO_RESPONSE.chunks(1).collect();
+        let got = feed_all(&mut p, &bytes, Some(HELLO_RESPONSE)).unwrap();
+        assert_eq!(got.len(), 1);
+        assert!(!got[0].mismatch);
+    }
+
+    #[test]
+    fn many_responses_in_one_read() {
+        let many = HELLO_RESPONSE.repeat(100);
+        let mut p = ResponseParser::new();
+        let got = feed_all(&mut p, &[&many], Some(HELLO_RESPONSE)).unwrap();
+        assert_eq!(got.len(), 100);
+        assert!(got.iter().all(|c| !c.mismatch && c.status == 200));
+        assert!(p.idle());
+    }
+
+    #[test]
+    fn detects_wrong_bytes_of_the_right_length_and_of_another_length() {
+        let wrong = b"HTTP/1.1 200 OK\r\nContent-Length: 12\r\n\r\nHello World!";
+        let mut p = ResponseParser::new();
+        assert!(feed_all(&mut p, &[wrong], Some(HELLO_RESPONSE)).unwrap()[0].mismatch);
+        let longer = b"HTTP/1.1 200 OK\r\nServer: x\r\nContent-Length: 12\r\n\r\nHello world!";
+        assert!(feed_all(&mut p, &[longer], Some(HELLO_RESPONSE)).unwrap()[0].mismatch);
+        assert!(!feed_all(&mut p, &[longer], None).unwrap()[0].mismatch);
+    }
+
+    #[test]
+    fn chunked_bodies_split_anywhere() {
+        let resp = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5;ext=1\r\nHello\r\n7\r\n, World\r\n0\r\nX-Trailer: 1\r\n\r\n";
+        for split in 1..resp.len() {
+            let mut p = ResponseParser::new();
+            let got = feed_all(&mut p, &[&resp[..split], &resp[split..]], None).unwrap();
+            assert_eq!(got.len(), 1, "split at {split}");
+            assert_eq!(got[0].bytes, resp.len() as u64);
+        }
+    }
+
+    #[test]
+    fn garbage_is_a_framing_error() {
+        let mut p = ResponseParser::new();
+        assert_eq!(feed_all(&mut p, &[b"SSH-2.0-OpenSSH\r\n\r\n"], None), Err(FramingError::BadHead));
+        let mut p = ResponseParser::new();
+        assert_eq!(feed_all(&mut p, &[b"HTTP/1.1 200 OK\r\n\r\n"], None), Err(FramingError::NoLength));
+        let mut p = ResponseParser::new();
+        assert_eq!(feed_all(&mut p, &[b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n"], None), Err(FramingError::BadChunk));
+        let mut p = ResponseParser::new();
+        let huge = vec![b'a'; MAX_HEAD_BYTES + 10];
+        let head = [b"HTTP/1.1 200 OK\r\nX: ".as_slice(), &huge].concat();
+        assert_eq!(feed_all(&mut p, &[&head[..100], &head[100..]], None), Err(FramingError::HeadTooLarge));
+    }
+
+    #[test]
+    fn status_and_close_are_reported() {
+        let mut p = ResponseParser::new();
+        let got = feed_all(&mut p, &[b"HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n"], None).unwrap();
+        assert_eq!(got[0].status, 404);
+        assert!(got[0].close);
+    }
+
+    #[test]
+    fn json_requests_carry_the_sequence() {
+        let t = RequestTemplate::new(&HttpRequest::for_scenario("json").unwrap());
+        let mut out = Vec::with_capacity(t.max_len());
+        t.render(&mut out, 1234);
+        let text = String::from_utf8(out).unwrap();
+        assert!(text.starts_with("POST /ping HTTP/1.1\r\nHost: bench\r\nContent-Type: application/json\r\nContent-Length: 18\r\n\r\n"), "{text}");
+        assert!(text.ends_with("\r\n\r\n{\"sequence\": 1234}"), "{text}");
+    }
+
+    #[test]
+    fn hello_request_is_the_documented_one() {
+        let t = RequestTemplate::new(&HttpRequest::for_scenario("hello").unwrap());
+        let mut out = Vec::new();
+        t.render(&mut out, 0);
+        assert_eq!(out, b"GET / HTTP/1.1\r\nHost: bench\r\n\r\n");
+    }
+}

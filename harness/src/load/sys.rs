@@ -1,0 +1,196 @@
+//! Thin, safe wrappers over the Linux calls the engine makes: clock, sockets, epoll, pinning, limits, rusage.
+
+use std::io;
+use std::net::SocketAddr;
+use std::os::fd::RawFd;
+
+/// CLOCK_MONOTONIC in nanoseconds (a vDSO call, no syscall).
+#[inline]
+pub fn now_ns() -> u64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+fn cvt(ret: libc::c_int) -> io::Result<libc::c_int> {
+    if ret < 0 { Err(io::Error::last_os_error()) } else { Ok(ret) }
+}
+
+/// Pins the calling thread to one CPU.
+pub fn pin_current_thread(cpu: usize) -> io::Result<()> {
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(cpu, &mut set);
+        cvt(libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set)).map(|_| ())
+    }
+}
+
+/// CPUs this process may run on.
+pub fn allowed_cpus() -> Vec<usize> {
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) != 0 {
+            return vec![0];
+        }
+        (0..libc::CPU_SETSIZE as usize).filter(|&c| libc::CPU_ISSET(c, &set)).collect()
+    }
+}
+
+/// User + system CPU seconds of the calling thread.
+pub fn thread_cpu_s() -> f64 {
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut ru) };
+    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    tv(ru.ru_utime) + tv(ru.ru_stime)
+}
+
+/// Makes sure `needed` file descriptors can be open at once, raising RLIMIT_NOFILE (the hard limit too
+/// when privileged). The error says how to fix it.
+pub fn ensure_open_files(needed: u64) -> anyhow::Result<()> {
+    let mut lim = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    cvt(unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) })?;
+    if lim.rlim_cur >= needed {
+        return Ok(());
+    }
+    let want = libc::rlimit { rlim_cur: needed, rlim_max: lim.rlim_max.max(needed) };
+    if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &want) } == 0 {
+        return Ok(());
+    }
+    anyhow::bail!(
+        "{needed} open files are needed but the limit is {} (hard {}) and cannot be raised by this user; \
+         run `ulimit -n {needed}` as root first (or raise nofile in /etc/security/limits.conf), or use fewer connections",
+        lim.rlim_cur,
+        lim.rlim_max
+    )
+}
+
+/// A non-blocking TCP socket with TCP_NODELAY, connecting to `addr`. Returns the fd and whether the
+/// connection completed at once.
+pub fn connect_nonblocking(addr: &SocketAddr) -> io::Result<(RawFd, bool)> {
+    let (family, storage, len) = sockaddr(addr);
+    let fd = cvt(unsafe { libc::socket(family, libc::SOCK_STREAM | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC, 0) })?;
+    let one: libc::c_int = 1;
+    unsafe {
+        libc::setsockopt(
+            fd,
+            libc::IPPROTO_TCP,
+            libc::TCP_NODELAY,
+            &one as *const _ as *const libc::c_void,
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        );
+    }
+    let ret = unsafe { libc::connect(fd, &storage as *const _ as *const libc::sockaddr, len) };
+    if ret == 0 {
+        return Ok((fd, true));
+    }
+    let err = io::Error::last_os_error();
+    if err.raw_os_error() == Some(libc::EINPROGRESS) {
+        Ok((fd, false))
+    } else {
+        close(fd);
+        Err(err)
+    }
+}
+
+fn sockaddr(addr: &SocketAddr) -> (libc::c_int, libc::sockaddr_storage, libc::socklen_t) {
+    let mut storage: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
+    match addr {
+        SocketAddr::V4(a) => {
+            let sin = libc::sockaddr_in {
+                sin_family: libc::AF_INET as libc::sa_family_t,
+                sin_port: a.port().to_be(),
+                sin_addr: libc::in_addr { s_addr: u32::from_ne_bytes(a.ip().octets()) },
+                sin_zero: [0; 8],
+            };
+            unsafe { std::ptr::write(&mut storage as *mut _ as *mut libc::sockaddr_in, sin) };
+            (libc::AF_INET, storage, std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t)
+        }
+        SocketAddr::V6(a) => {
+            let sin6 = libc::sockaddr_in6 {
+                sin6_family: libc::AF_INET6 as libc::sa_family_t,
+                sin6_port: a.port().to_be(),
+                sin6_flowinfo: a.flowinfo(),
+                sin6_addr: libc::in6_addr { s6_addr: a.ip().octets() },
+                sin6_scope_id: a.scope_id(),
+            };
+            unsafe { std::ptr::write(&mut storage as *mut _ as *mut libc::sockaddr_in6, sin6) };
+            (libc::AF_INET6, storage, std::mem::size_of::<libc::sockaddr_in6>() as libc::socklen_t)
+        }
+    }
+}
+
+/// The pending error of a socket whose non-blocking connect finished (0 when it succeeded).
+pub fn socket_error(fd: RawFd) -> i32 {
+    let mut err: libc::c_int = 0;
+    let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
+    unsafe { libc::getsockopt(fd, libc::SOL_SOCKET, libc::SO_ERROR, &mut err as *mut _ as *mut libc::c_void, &mut len) };
+    err
+}
+
+pub fn close(fd: RawFd) {
+    unsafe { libc::close(fd) };
+}
+
+/// read(2); Ok(0) is end of stream; WouldBlock surfaces as an error of that kind.
+#[inline]
+pub fn read(fd: RawFd, buf: &mut [u8]) -> io::Result<usize> {
+    let n = unsafe { libc::read(fd, buf.as_mut_ptr() as *mut libc::c_void, buf.len()) };
+    if n < 0 { Err(io::Error::last_os_error()) } else { Ok(n as usize) }
+}
+
+#[inline]
+pub fn write(fd: RawFd, buf: &[u8]) -> io::Result<usize> {
+    let n = unsafe { libc::send(fd, buf.as_ptr() as *const libc::c_void, buf.len(), libc::MSG_NOSIGNAL) };
+    if n < 0 { Err(io::Error::last_os_error()) } else { Ok(n as usize) }
+}
+
+/// An epoll set whose wait takes a nanosecond timeout (epoll_pwait2, Linux 5.11+; falls back to
+/// epoll_wait's milliseconds, rounded up, on older kernels).
+pub struct Epoll {
+    fd: RawFd,
+    has_pwait2: bool,
+}
+
+impl Epoll {
+    pub fn new() -> io::Result<Self> {
+        let fd = cvt(unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) })?;
+        Ok(Epoll { fd, has_pwait2: true })
+    }
+
+    pub fn add(&self, fd: RawFd, events: u32, token: u64) -> io::Result<()> {
+        let mut ev = libc::epoll_event { events, u64: token };
+        cvt(unsafe { libc::epoll_ctl(self.fd, libc::EPOLL_CTL_ADD, fd, &mut ev) }).map(|_| ())
+    }
+
+    pub fn modify(&self, fd: RawFd, events: u32, token: u64) -> io::Result<()> {
+        let mut ev = libc::epoll_event { events, u64: token };
+        cvt(unsafe { libc::epoll_ctl(self.fd, libc::EPOLL_CTL_MOD, fd, &mut ev) }).map(|_| ())
+    }
+
+    /// Waits at most `timeout_ns` (None: forever). Returns the number of events written to `events`.
+    pub fn wait(&mut self, events: &mut [libc::epoll_event], timeout_ns: Option<u64>) -> usize {
+        let max = events.len() as libc::c_int;
+        let n = match timeout_ns {
+            Some(ns) if self.has_pwait2 => {
+                let ts = libc::timespec { tv_sec: (ns / 1_000_000_000) as libc::time_t, tv_nsec: (ns % 1_000_000_000) as libc::c_long };
+                let r = unsafe {
+                    libc::syscall(libc::SYS_epoll_pwait2, self.fd, events.as_mut_ptr(), max, &ts as *const libc::timespec, std::ptr::null::<libc::sigset_t>(), 0usize)
+                } as libc::c_int;
+                if r < 0 && io::Error::last_os_error().raw_os_error() == Some(libc::ENOSYS) {
+                    self.has_pwait2 = false;
+                    return self.wait(events, timeout_ns);
+                }
+                r
+            }
+            Some(ns) => unsafe { libc::epoll_wait(self.fd, events.as_mut_ptr(), max, ns.div_ceil(1_000_000).min(i32::MAX as u64) as libc::c_int) },
+            None => unsafe { libc::epoll_wait(self.fd, events.as_mut_ptr(), max, -1) },
+        };
+        n.max(0) as usize // EINTR and friends: no events this time
+    }
+}
+
+impl Drop for Epoll {
+    fn drop(&mut self) {
+        close(self.fd);
+    }
+}
