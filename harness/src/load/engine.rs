@@ -496,6 +496,11 @@ impl<'a> Worker<'a> {
                 }
             }
             State::Open => {
+                // Blocked mid-write and the peer went away: the failure belongs to the write.
+                if self.conns[i].want_out && events & (libc::EPOLLERR as u32 | libc::EPOLLHUP as u32) != 0 {
+                    self.flush(i);
+                    return;
+                }
                 if events & (EV_IN | libc::EPOLLERR as u32 | libc::EPOLLHUP as u32) != 0 {
                     self.on_readable(i, now);
                 }

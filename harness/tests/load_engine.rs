@@ -1,0 +1,353 @@
+//! The load generator against fake servers in this process, on loopback. No test asserts a speed.
+
+mod load_support;
+
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use load_support::*;
+use serverbench::load::{self, EchoKind, HttpRequest, LoadConfig, LoadReport, Mode, Stop, Workload};
+
+fn config(addr: std::net::SocketAddr, threads: usize, connections: usize, per_connection: u64) -> LoadConfig {
+    LoadConfig {
+        threads,
+        connections,
+        stop: Stop::RequestsPerConnection(per_connection),
+        ..LoadConfig::new(addr)
+    }
+}
+
+fn run(c: &LoadConfig) -> LoadReport {
+    load::run(c, Arc::new(AtomicBool::new(false))).expect("load run failed")
+}
+
+fn no_check(c: &mut LoadConfig) {
+    if let Workload::Http { expect, .. } = &mut c.workload {
+        *expect = None;
+    }
+}
+
+#[test]
+fn sends_exactly_threads_times_connections_times_r() {
+    let server = hello_server();
+    let r = run(&config(server.addr, 3, 12, 50));
+    assert_eq!(r.requests, 600);
+    assert_eq!(server.counters.requests.load(Ordering::SeqCst), 600);
+    assert_eq!(r.errors.total(), 0, "{:?}", r.errors);
+    assert_eq!(r.status.s2xx, 600);
+    assert_eq!(r.latency.len(), 600);
+    assert_eq!(r.timeline.iter().sum::<u64>(), 600);
+    assert_eq!(r.response_bytes, 51);
+    assert_eq!(r.bytes_read, 600 * 51);
+    assert_eq!(r.threads, 3);
+    assert!(r.duration_s > 0.0);
+}
+
+#[test]
+fn responses_split_over_many_reads() {
+    let server = serve(Arc::new(|mut s: TcpStream, c: &Counters| {
+        s.set_nodelay(true).unwrap();
+        let mut buf = [0u8; 4096];
+        while let Ok(n) = s.read(&mut buf) {
+            if n == 0 {
+                return;
+            }
+            c.requests.fetch_add(1, Ordering::SeqCst);
+            for piece in HELLO.chunks(7) {
+                if s.write_all(piece).is_err() {
+                    return;
+                }
+                std::thread::sleep(Duration::from_micros(200));
+            }
+        }
+    }));
+    let r = run(&config(server.addr, 1, 2, 20));
+    assert_eq!(r.requests, 40);
+    assert_eq!(r.errors.total(), 0, "{:?}", r.errors);
+}
+
+#[test]
+fn pipelined_requests_and_many_responses_in_one_read() {
+    let biggest_batch = Arc::new(AtomicU64::new(0));
+    let b = biggest_batch.clone();
+    let server = http_server(move |n, _| {
+        b.fetch_max(n, Ordering::SeqCst);
+        HELLO.repeat(n as usize)
+    });
+    let mut c = config(server.addr, 1, 4, 160);
+    c.workload = Workload::for_scenario("hello", 16, true).unwrap();
+    let r = run(&c);
+    assert_eq!(r.requests, 640);
+    assert_eq!(server.counters.requests.load(Ordering::SeqCst), 640);
+    assert_eq!(r.errors.total(), 0, "{:?}", r.errors);
+    assert!(biggest_batch.load(Ordering::SeqCst) > 1, "the server never saw two requests in one read");
+}
+
+#[test]
+fn chunked_bodies_are_framed() {
+    let server = http_server(|n, _| {
+        b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nHello\r\n8\r\n, world!\r\n0\r\n\r\n".repeat(n as usize)
+    });
+    let mut c = config(server.addr, 1, 3, 30);
+    no_check(&mut c);
+    let r = run(&c);
+    assert_eq!(r.requests, 90);
+    assert_eq!(r.errors.total(), 0, "{:?}", r.errors);
+}
+
+#[test]
+fn a_2ms_server_shows_a_2ms_median() {
+    let baseline_server = hello_server();
+    let base = run(&config(baseline_server.addr, 1, 1, 300)).latency.value_at_quantile(0.5);
+    let slow = http_server(|n, _| {
+        std::thread::sleep(Duration::from_millis(2));
+        HELLO.repeat(n as usize)
+    });
+    let median = run(&config(slow.addr, 1, 1, 300)).latency.value_at_quantile(0.5) as f64;
+    let want = 2_000_000.0 + base as f64;
+    assert!((median - want).abs() <= 0.1 * want, "median {median} ns, expected 2 ms + baseline {base} ns");
+}
+
+#[test]
+fn rate_mode_corrects_for_a_stall_and_uncorrected_hides_it() {
+    let gate = Arc::new(Mutex::new(()));
+    let served = Arc::new(AtomicU64::new(0));
+    let (g, s) = (gate.clone(), served.clone());
+    let server = http_server(move |n, _| {
+        let _hold = g.lock().unwrap(); // one server: a stall on one connection stalls all
+        if s.fetch_add(n, Ordering::SeqCst) < 3000 && s.load(Ordering::SeqCst) >= 3000 {
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        HELLO.repeat(n as usize)
+    });
+    let mut c = config(server.addr, 1, 2, 1);
+    c.mode = Mode::Rate { requests_per_s: 4000.0 };
+    c.stop = Stop::Duration { warmup: Duration::ZERO, measure: Duration::from_secs(3) };
+    let r = run(&c);
+    let corrected = r.latency.value_at_quantile(0.999);
+    let uncorrected = r.latency_uncorrected.as_ref().unwrap().value_at_quantile(0.999);
+    assert!(r.requests > 5000, "{} requests", r.requests);
+    assert_eq!(r.errors.total(), 0);
+    assert!(corrected >= 100_000_000, "corrected p99.9 {corrected} ns should show the 200 ms stall");
+    assert!(uncorrected < 100_000_000, "uncorrected p99.9 {uncorrected} ns should hide it");
+    assert!(r.latency_uncorrected.as_ref().unwrap().max() >= 150_000_000, "the stalled request itself is seen");
+}
+
+#[test]
+fn status_errors_are_counted_as_completed_responses() {
+    let server = http_server(|n, _| b"HTTP/1.1 500 Oops\r\nContent-Length: 0\r\n\r\n".repeat(n as usize));
+    let mut c = config(server.addr, 1, 2, 10);
+    no_check(&mut c);
+    let r = run(&c);
+    assert_eq!(r.requests, 20);
+    assert_eq!(r.errors.status, 20);
+    assert_eq!(r.status.s5xx, 20);
+}
+
+#[test]
+fn wrong_bytes_are_mismatch_errors() {
+    let server = http_server(|n, _| b"HTTP/1.1 200 OK\r\nContent-Length: 12\r\n\r\nHello World!".repeat(n as usize));
+    let r = run(&config(server.addr, 1, 2, 10));
+    assert_eq!(r.requests, 20);
+    assert_eq!(r.errors.mismatch, 20);
+}
+
+#[test]
+fn garbage_is_a_framing_error_and_the_run_ends() {
+    let server = http_server(|_, _| b"SSH-2.0-nonsense\r\n\r\n".to_vec());
+    let r = run(&config(server.addr, 1, 2, 5));
+    assert_eq!(r.requests, 0);
+    assert_eq!(r.errors.framing, 10, "{:?}", r.errors);
+}
+
+#[test]
+fn a_server_that_closes_mid_response_gives_read_errors() {
+    let server = serve(Arc::new(|mut s: TcpStream, _c: &Counters| {
+        let mut buf = [0u8; 4096];
+        if s.read(&mut buf).unwrap_or(0) > 0 {
+            let _ = s.write_all(&HELLO[..20]);
+        }
+    }));
+    let r = run(&config(server.addr, 1, 2, 5));
+    assert_eq!(r.requests, 0);
+    assert_eq!(r.errors.read, 10, "{:?}", r.errors);
+}
+
+#[test]
+fn a_server_that_never_answers_gives_timeouts() {
+    let server = serve(Arc::new(|mut s: TcpStream, _c: &Counters| {
+        let mut buf = [0u8; 4096];
+        while s.read(&mut buf).unwrap_or(0) > 0 {}
+    }));
+    let mut c = config(server.addr, 1, 2, 1);
+    c.timeout = Duration::from_millis(200);
+    c.stop = Stop::Duration { warmup: Duration::ZERO, measure: Duration::from_millis(1000) };
+    let started = Instant::now();
+    let r = run(&c);
+    assert!(started.elapsed() < Duration::from_secs(5), "the run must end by itself");
+    assert_eq!(r.requests, 0);
+    assert!(r.errors.timeout >= 2, "{:?}", r.errors);
+}
+
+#[test]
+fn refused_connections_fail_the_setup_with_a_clear_message() {
+    let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap(); // closed at once
+    let err = load::run(&config(port, 1, 4, 1), Arc::new(AtomicBool::new(false))).unwrap_err().to_string();
+    assert!(err.contains("refused"), "{err}");
+}
+
+#[test]
+fn refused_reconnects_are_connect_errors() {
+    // Accepts the first connections, answers one request on each and closes it; the listener is gone
+    // by then, so every reconnect is refused.
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        let mut conns = Vec::new();
+        for _ in 0..2 {
+            conns.push(listener.accept().unwrap().0);
+        }
+        drop(listener);
+        for mut s in conns {
+            let mut buf = [0u8; 4096];
+            let _ = s.read(&mut buf);
+            let _ = s.write_all(HELLO);
+        }
+    });
+    let r = run(&config(addr, 1, 2, 4));
+    // Per connection: request 1 answered, request 2 lost when the server closed (read), requests 3
+    // and 4 spent on refused reconnects (connect).
+    assert_eq!(r.requests, 2);
+    assert_eq!(r.errors.read, 2, "{:?}", r.errors);
+    assert_eq!(r.errors.connect, 4, "{:?}", r.errors);
+}
+
+#[test]
+fn a_reset_while_writing_is_a_write_error() {
+    let server = serve(Arc::new(|mut s: TcpStream, _c: &Counters| {
+        let mut buf = [0u8; 16];
+        let _ = s.read(&mut buf);
+        std::thread::sleep(Duration::from_millis(100));
+        let _ = socket_linger_zero(&s);
+    }));
+    let mut c = config(server.addr, 1, 1, 1);
+    let mut req = HttpRequest::get("/upload");
+    req.method = "POST".into();
+    req.body = vec![b'x'; 16 << 20];
+    c.workload = Workload::Http { request: req, pipeline: 1, expect: None };
+    let r = run(&c);
+    assert_eq!(r.errors.write, 1, "{:?}", r.errors);
+}
+
+fn socket_linger_zero(s: &TcpStream) -> std::io::Result<()> {
+    use std::os::fd::AsRawFd;
+    let l = libc::linger { l_onoff: 1, l_linger: 0 };
+    unsafe { libc::setsockopt(s.as_raw_fd(), libc::SOL_SOCKET, libc::SO_LINGER, &l as *const _ as *const libc::c_void, std::mem::size_of::<libc::linger>() as u32) };
+    Ok(())
+}
+
+#[test]
+fn echo_pingpong_counts_every_byte() {
+    let server = echo_server();
+    let mut c = config(server.addr, 2, 4, 100);
+    c.workload = Workload::Echo { kind: EchoKind::PingPong, size_bytes: 512 };
+    let r = run(&c);
+    assert_eq!(r.requests, 400);
+    assert_eq!(r.errors.total(), 0, "{:?}", r.errors);
+    assert_eq!(r.bytes_written, 400 * 512);
+    assert_eq!(r.bytes_read, 400 * 512);
+    assert_eq!(server.counters.bytes_in.load(Ordering::SeqCst), 400 * 512);
+    assert_eq!(r.latency.len(), 400);
+}
+
+#[test]
+fn echo_stream_counts_messages_from_bytes() {
+    let server = echo_server();
+    let mut c = config(server.addr, 1, 2, 2000);
+    c.workload = Workload::Echo { kind: EchoKind::Stream, size_bytes: 512 };
+    let r = run(&c);
+    assert_eq!(r.errors.total(), 0, "{:?}", r.errors);
+    assert!(r.bytes_read >= 2 * 2000 * 512, "{}", r.bytes_read);
+    assert_eq!(r.requests, r.bytes_read / 512);
+    assert!(r.bytes_written >= r.bytes_read);
+    assert!(server.counters.bytes_in.load(Ordering::SeqCst) >= r.bytes_read);
+}
+
+#[test]
+fn two_thousand_connections() {
+    let server = hello_server();
+    let r = run(&config(server.addr, 2, 2000, 3));
+    assert_eq!(r.requests, 6000);
+    assert_eq!(r.errors.total(), 0, "{:?}", r.errors);
+    assert!(server.counters.connections.load(Ordering::SeqCst) >= 2000);
+}
+
+#[test]
+fn think_time_is_not_rounded_to_milliseconds() {
+    let server = hello_server();
+    let mut c = config(server.addr, 1, 1, 200);
+    c.mode = Mode::Latency { think_time: Duration::from_micros(200) };
+    let r = run(&c);
+    assert_eq!(r.requests, 200);
+    let per_cycle_s = r.duration_s / 200.0;
+    // Never early; and a millisecond timer would make every cycle at least 1 ms.
+    assert!(per_cycle_s >= 200e-6, "{per_cycle_s}");
+    assert!(per_cycle_s < 900e-6, "cycle of {per_cycle_s} s: the think time was rounded up");
+}
+
+#[test]
+fn warmup_is_excluded_and_a_stop_request_ends_the_run() {
+    let server = hello_server();
+    let mut c = config(server.addr, 1, 2, 1);
+    c.stop = Stop::Duration { warmup: Duration::from_millis(300), measure: Duration::from_millis(500) };
+    let r = run(&c);
+    assert!(r.requests > 0);
+    assert!(server.counters.requests.load(Ordering::SeqCst) > r.requests, "warm-up responses must not be counted");
+    assert!((r.duration_s - 0.5).abs() < 1e-9);
+
+    let stop = Arc::new(AtomicBool::new(false));
+    let s2 = stop.clone();
+    std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(300));
+        s2.store(true, Ordering::SeqCst);
+    });
+    c.stop = Stop::Duration { warmup: Duration::ZERO, measure: Duration::from_secs(60) };
+    let started = Instant::now();
+    let r = load::run(&c, stop).unwrap();
+    assert!(started.elapsed() < Duration::from_secs(5));
+    assert!(r.interrupted);
+    assert!(r.requests > 0);
+    assert!(r.duration_s < 5.0);
+}
+
+#[test]
+fn json_requests_count_up_per_connection() {
+    let seen = Arc::new(Mutex::new(Vec::<u64>::new()));
+    let s2 = seen.clone();
+    let server = serve(Arc::new(move |mut s: TcpStream, _c: &Counters| {
+        let mut buf = vec![0u8; 65536];
+        let mut pending = Vec::new();
+        while let Ok(n) = s.read(&mut buf) {
+            if n == 0 {
+                return;
+            }
+            pending.extend_from_slice(&buf[..n]);
+            while let Some(end) = pending.windows(1).position(|w| w == b"}") {
+                let text = String::from_utf8_lossy(&pending[..=end]).to_string();
+                pending.drain(..=end);
+                let v: u64 = text.rsplit("\"sequence\": ").next().unwrap().trim_end_matches('}').parse().unwrap();
+                s2.lock().unwrap().push(v);
+                let body = format!("{{\"sequence\":{v}}}");
+                let _ = s.write_all(format!("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}", body.len()).as_bytes());
+            }
+        }
+    }));
+    let mut c = config(server.addr, 1, 1, 12);
+    c.workload = Workload::for_scenario("json", 1, false).unwrap();
+    let r = run(&c);
+    assert_eq!(r.requests, 12);
+    assert_eq!(*seen.lock().unwrap(), (0..12).collect::<Vec<_>>());
+}
