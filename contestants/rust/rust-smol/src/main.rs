@@ -1,1 +1,108 @@
-fn main() {}
+//! smol: one Executor run by `workers` threads (the main thread is one of them), Async<TcpStream>
+//! tasks that any of those threads may steal.
+use std::net::{SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
+use std::time::Duration;
+use std::{env, io, process, thread};
+
+use smol::future::{self, FutureExt};
+use smol::io::{AsyncReadExt, AsyncWriteExt};
+use smol::{Async, Executor, Timer};
+
+const HELLO: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Length: 12\r\n\r\nHello world!";
+
+static EX: Executor<'static> = Executor::new();
+
+#[derive(Clone, Copy)]
+enum Scenario {
+    Hello,
+    HelloTimeout(Duration),
+    Echo,
+}
+
+fn main() {
+    let args: Vec<String> = env::args().collect();
+    if args.len() != 5 {
+        eprintln!("usage: {} <hello|hello-timeout|echo> <host> <port> <workers>", args[0]);
+        process::exit(2);
+    }
+    let scenario = match args[1].as_str() {
+        "hello" => Scenario::Hello,
+        "hello-timeout" => Scenario::HelloTimeout(timeout_from_env()),
+        "echo" => Scenario::Echo,
+        other => {
+            eprintln!("unsupported scenario: {other}");
+            process::exit(2);
+        }
+    };
+    let addr = (args[2].as_str(), args[3].parse::<u16>().expect("port must be a number"))
+        .to_socket_addrs()
+        .ok()
+        .and_then(|mut addrs| addrs.next())
+        .expect("cannot resolve the listen address");
+    let workers: usize = args[4].parse().expect("workers must be a number");
+
+    // smol::block_on also drives the I/O reactor whenever its thread would otherwise sleep.
+    for _ in 1..workers {
+        thread::spawn(|| smol::block_on(EX.run(future::pending::<()>())));
+    }
+    if let Err(e) = smol::block_on(EX.run(serve(addr, scenario))) {
+        eprintln!("cannot listen on {addr}: {e}");
+        process::exit(1);
+    }
+}
+
+fn timeout_from_env() -> Duration {
+    let ms = env::var("SB_TIMEOUT_MS").ok().and_then(|v| v.parse().ok()).unwrap_or(5000);
+    Duration::from_millis(ms)
+}
+
+async fn serve(addr: SocketAddr, scenario: Scenario) -> io::Result<()> {
+    // std's bind, underneath, sets SO_REUSEADDR on Unix.
+    let listener = Async::<TcpListener>::bind(addr)?;
+    loop {
+        // An accept error (EMFILE, ECONNABORTED) concerns one connection, not the server.
+        let Ok((stream, _)) = listener.accept().await else { continue };
+        let _ = stream.get_ref().set_nodelay(true);
+        EX.spawn(async move {
+            let _ = match scenario {
+                Scenario::Hello => hello(stream).await,
+                Scenario::HelloTimeout(limit) => hello_timeout(stream, limit).await,
+                Scenario::Echo => echo(stream).await,
+            };
+        })
+        .detach();
+    }
+}
+
+async fn hello(mut stream: Async<TcpStream>) -> io::Result<()> {
+    let mut buf = [0u8; 4096];
+    while stream.read(&mut buf).await? > 0 {
+        stream.write_all(HELLO).await?;
+    }
+    Ok(())
+}
+
+async fn hello_timeout(mut stream: Async<TcpStream>, limit: Duration) -> io::Result<()> {
+    let mut buf = [0u8; 4096];
+    // Whichever finishes first wins; expiry is an error, which ends the task and closes the connection.
+    while stream.read(&mut buf).or(expire(limit)).await? > 0 {
+        stream.write_all(HELLO).or(expire(limit)).await?;
+    }
+    Ok(())
+}
+
+async fn expire<T>(limit: Duration) -> io::Result<T> {
+    Timer::after(limit).await;
+    Err(io::ErrorKind::TimedOut.into())
+}
+
+async fn echo(mut stream: Async<TcpStream>) -> io::Result<()> {
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        let n = stream.read(&mut buf).await?;
+        if n == 0 {
+            return Ok(());
+        }
+        stream.write_all(&buf[..n]).await?;
+    }
+}
