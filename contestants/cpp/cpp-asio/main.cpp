@@ -6,12 +6,16 @@
 #include <thread>
 #include <vector>
 
+namespace asio = boost::asio;
+
 int main(int argc, char** argv) {
-  auto opt = sb::parse_args(argc, argv);
-  sb::asio::io_context ctx(opt.workers);
-  auto acceptor = sb::make_acceptor(ctx, opt.endpoint, false);
-  bool strand = opt.scenario == "hello-timeout";
-  sb::asio::co_spawn(ctx, sb::listen(std::move(acceptor), opt.session, strand), sb::asio::detached);
+  auto opt = sb::parse_raw_args(argc, argv);
+  auto session = sb::session_for(opt.scenario);
+  asio::io_context ctx(opt.workers);
+  // hello-timeout runs two coroutines per connection that share a deadline.
+  bool strand_per_connection = session == sb::hello_timeout;
+  asio::co_spawn(ctx, sb::listen(sb::make_acceptor(ctx, opt.endpoint, false), session, strand_per_connection),
+                 asio::detached);
 
   std::vector<std::jthread> threads;
   for (int i = 1; i < opt.workers; ++i) threads.emplace_back([&ctx] { ctx.run(); });
