@@ -1,0 +1,114 @@
+/* c-libuv: per-core libuv loops. Each of `workers` threads runs its own uv_loop_t with its own
+ * SO_REUSEPORT listener. libuv 1.44 cannot ask for SO_REUSEPORT (UV_TCP_REUSEPORT arrived in
+ * 1.49), so the socket is made by hand and handed over with uv_tcp_open. */
+#include "sb.h"
+#include <pthread.h>
+#include <uv.h>
+
+struct conn {
+    uv_tcp_t tcp;
+    uv_timer_t timer;   /* hello-timeout: restarted after every answer */
+    uv_write_t write;   /* echo: the rest of a read the socket could not take at once */
+    int open_handles;   /* freed when the last handle has closed */
+    char buf[];         /* echo */
+};
+
+static struct sb_args args;
+static __thread char scratch[SB_BUF_BYTES]; /* hello reads land here: nothing of them is kept */
+
+static void on_closed(uv_handle_t *h)
+{
+    struct conn *c = h->data;
+    if (--c->open_handles == 0) free(c);
+}
+
+static void conn_close(struct conn *c)
+{
+    if (uv_is_closing((uv_handle_t *)&c->tcp)) return;
+    uv_close((uv_handle_t *)&c->tcp, on_closed);
+    if (args.scenario == SB_HELLO_TIMEOUT) uv_close((uv_handle_t *)&c->timer, on_closed);
+}
+
+static void on_timeout(uv_timer_t *t) { conn_close(t->data); }
+
+static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
+{
+    (void)suggested;
+    struct conn *c = h->data;
+    *buf = uv_buf_init(args.scenario == SB_ECHO ? c->buf : scratch, SB_BUF_BYTES);
+}
+
+static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf);
+
+static void on_written(uv_write_t *req, int status)
+{
+    struct conn *c = req->data;
+    if (status < 0) conn_close(c);
+    else uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read);
+}
+
+static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
+{
+    struct conn *c = s->data;
+    if (nread < 0) { conn_close(c); return; } /* UV_EOF or an error */
+    if (nread == 0) return;
+    if (args.scenario != SB_ECHO) {
+        uv_buf_t resp = uv_buf_init((char *)SB_HELLO_RESPONSE, SB_HELLO_LEN);
+        if (uv_try_write(s, &resp, 1) != SB_HELLO_LEN) conn_close(c); /* one write or give up */
+        else if (args.scenario == SB_HELLO_TIMEOUT) uv_timer_start(&c->timer, on_timeout, args.timeout_ms, 0);
+        return;
+    }
+    /* echo: write straight from the read buffer; what the socket refuses goes out through
+     * uv_write, and reading pauses until it has, so the buffer is never overwritten. */
+    uv_buf_t data = uv_buf_init(buf->base, nread);
+    int n = uv_try_write(s, &data, 1);
+    if (n == nread) return;
+    if (n < 0 && n != UV_EAGAIN) { conn_close(c); return; }
+    if (n < 0) n = 0;
+    data = uv_buf_init(buf->base + n, nread - n);
+    uv_read_stop(s);
+    c->write.data = c;
+    uv_write(&c->write, s, &data, 1, on_written);
+}
+
+static void on_connection(uv_stream_t *server, int status)
+{
+    if (status < 0) return;
+    struct conn *c = calloc(1, sizeof *c + (args.scenario == SB_ECHO ? SB_BUF_BYTES : 0));
+    uv_tcp_init(server->loop, &c->tcp);
+    c->tcp.data = c, c->open_handles = 1;
+    if (uv_accept(server, (uv_stream_t *)&c->tcp) < 0) { uv_close((uv_handle_t *)&c->tcp, on_closed); return; }
+    uv_tcp_nodelay(&c->tcp, 1);
+    if (args.scenario == SB_HELLO_TIMEOUT) {
+        uv_timer_init(server->loop, &c->timer);
+        c->timer.data = c, c->open_handles = 2;
+        uv_timer_start(&c->timer, on_timeout, args.timeout_ms, 0);
+    }
+    uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read);
+}
+
+static void *loop_run(void *unused)
+{
+    (void)unused;
+    uv_loop_t loop;
+    uv_tcp_t server;
+    uv_loop_init(&loop);
+    uv_tcp_init(&loop, &server);
+    int err = uv_tcp_open(&server, sb_listen(&args, 1, 1));
+    if (!err) err = uv_listen((uv_stream_t *)&server, SOMAXCONN, on_connection);
+    if (err) {
+        fprintf(stderr, "c-libuv: listen: %s\n", uv_strerror(err));
+        exit(1);
+    }
+    uv_run(&loop, UV_RUN_DEFAULT);
+    return NULL;
+}
+
+int main(int argc, char **argv)
+{
+    args = sb_parse(argc, argv, "hello hello-timeout echo");
+    pthread_t threads[args.workers];
+    for (int i = 0; i < args.workers; i++) pthread_create(&threads[i], NULL, loop_run, NULL);
+    pthread_join(threads[0], NULL);
+    return 1;
+}
