@@ -1,1 +1,122 @@
-fn main() {}
+//! monoio: thread per core on io_uring. Each of `workers` threads owns a runtime on the io_uring
+//! driver (no epoll fallback) and a SO_REUSEPORT listener; buffers are passed to the kernel by value.
+use std::time::Duration;
+use std::{env, io, process, thread};
+
+use monoio::buf::IoBuf;
+use monoio::io::{AsyncReadRent, AsyncWriteRentExt};
+use monoio::net::{ListenerOpts, TcpListener, TcpStream};
+use monoio::time::timeout;
+use monoio::{IoUringDriver, RuntimeBuilder};
+
+const HELLO: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Length: 12\r\n\r\nHello world!";
+
+#[derive(Clone, Copy)]
+enum Scenario {
+    Hello,
+    HelloTimeout(Duration),
+    Echo,
+}
+
+fn main() {
+    let args: Vec<String> = env::args().collect();
+    if args.len() != 5 {
+        eprintln!("usage: {} <hello|hello-timeout|echo> <host> <port> <workers>", args[0]);
+        process::exit(2);
+    }
+    let scenario = match args[1].as_str() {
+        "hello" => Scenario::Hello,
+        "hello-timeout" => Scenario::HelloTimeout(timeout_from_env()),
+        "echo" => Scenario::Echo,
+        other => {
+            eprintln!("unsupported scenario: {other}");
+            process::exit(2);
+        }
+    };
+    let addr = format!("{}:{}", args[2], args[3]);
+    let workers: usize = args[4].parse().expect("workers must be a number");
+
+    let threads: Vec<_> = (0..workers.max(1))
+        .map(|_| {
+            let addr = addr.clone();
+            thread::spawn(move || {
+                let mut runtime = match RuntimeBuilder::<IoUringDriver>::new().enable_timer().build() {
+                    Ok(runtime) => runtime,
+                    Err(e) => {
+                        eprintln!("cannot set up io_uring ({e}); is io_uring disabled (kernel.io_uring_disabled, seccomp)?");
+                        process::exit(1);
+                    }
+                };
+                if let Err(e) = runtime.block_on(serve(&addr, scenario)) {
+                    eprintln!("cannot listen on {addr}: {e}");
+                    process::exit(1);
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        let _ = t.join();
+    }
+}
+
+fn timeout_from_env() -> Duration {
+    let ms = env::var("SB_TIMEOUT_MS").ok().and_then(|v| v.parse().ok()).unwrap_or(5000);
+    Duration::from_millis(ms)
+}
+
+async fn serve(addr: &str, scenario: Scenario) -> io::Result<()> {
+    let opts = ListenerOpts::new().reuse_port(true).reuse_addr(true);
+    let listener = TcpListener::bind_with_config(addr, &opts)?;
+    loop {
+        // An accept error (EMFILE, ECONNABORTED) concerns one connection, not the server.
+        let Ok((stream, _)) = listener.accept().await else { continue };
+        let _ = stream.set_nodelay(true);
+        monoio::spawn(async move {
+            let _ = match scenario {
+                Scenario::Hello => hello(stream).await,
+                Scenario::HelloTimeout(limit) => hello_timeout(stream, limit).await,
+                Scenario::Echo => echo(stream).await,
+            };
+        });
+    }
+}
+
+async fn hello(mut stream: TcpStream) -> io::Result<()> {
+    let mut buf = vec![0u8; 4096];
+    loop {
+        let (n, b) = stream.read(buf).await;
+        buf = b;
+        if n? == 0 {
+            return Ok(());
+        }
+        stream.write_all(HELLO).await.0?;
+    }
+}
+
+async fn hello_timeout(mut stream: TcpStream, limit: Duration) -> io::Result<()> {
+    let mut buf = vec![0u8; 4096];
+    loop {
+        // On expiry the read is cancelled (async-cancel) and the connection closed.
+        let (n, b) = timeout(limit, stream.read(buf)).await?;
+        buf = b;
+        if n? == 0 {
+            return Ok(());
+        }
+        timeout(limit, stream.write_all(HELLO)).await?.0?;
+    }
+}
+
+async fn echo(mut stream: TcpStream) -> io::Result<()> {
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        let (n, b) = stream.read(buf).await;
+        let n = n?;
+        if n == 0 {
+            return Ok(());
+        }
+        // Hand the first n bytes to the kernel and get the whole buffer back.
+        let (written, b) = stream.write_all(b.slice(0..n)).await;
+        written?;
+        buf = b.into_inner();
+    }
+}
