@@ -1,3 +1,4 @@
 //! Histograms and round statistics.
 
 pub mod histogram;
+pub mod rounds;
