@@ -2,6 +2,7 @@
  * gets a detached pthread that reads and writes until the peer closes. `workers` is ignored. */
 #include "sb.h"
 #include <pthread.h>
+#include <stdint.h>
 #include <sys/time.h>
 
 #define THREAD_STACK_BYTES (128 * 1024) /* the 8 MiB default would cap the connection count */
