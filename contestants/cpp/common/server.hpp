@@ -5,6 +5,7 @@
 #include <boost/asio.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <initializer_list>
@@ -73,7 +74,13 @@ using session_fn = awaitable<void> (*)(tcp::socket);
 inline awaitable<void> listen(tcp::acceptor acceptor, session_fn session, bool strand_per_connection) {
   for (;;) {
     auto [ec, sock] = co_await acceptor.async_accept(use_nothrow);
-    if (ec) continue;  // e.g. the peer reset before accept: keep serving
+    if (ec) {
+      // Out of descriptors or memory (Asio already retries connections reset
+      // before accept): retrying at once would spin, so pause and go on.
+      asio::steady_timer pause(acceptor.get_executor(), std::chrono::milliseconds(10));
+      co_await pause.async_wait(use_nothrow);
+      continue;
+    }
     sock.set_option(tcp::no_delay(true));
     asio::any_io_executor ex = acceptor.get_executor();
     if (strand_per_connection) ex = asio::make_strand(ex);
