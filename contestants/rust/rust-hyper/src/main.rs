@@ -1,1 +1,103 @@
-fn main() {}
+//! hyper 1.x HTTP/1.1 server on tokio's multi-thread work-stealing runtime, one task per connection.
+use std::convert::Infallible;
+use std::{env, io, process};
+
+use http_body_util::{BodyExt, Full};
+use hyper::body::{Bytes, Incoming};
+use hyper::header::CONTENT_TYPE;
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper::{Method, Request, Response, StatusCode};
+use hyper_util::rt::TokioIo;
+use serde::{Deserialize, Serialize};
+use tokio::net::TcpListener;
+
+#[derive(Clone, Copy)]
+enum Scenario {
+    Hello,
+    Plaintext,
+    Json,
+}
+
+#[derive(Deserialize, Serialize)]
+struct Ping {
+    sequence: u64,
+}
+
+fn main() {
+    let args: Vec<String> = env::args().collect();
+    if args.len() != 5 {
+        eprintln!("usage: {} <hello|plaintext|json> <host> <port> <workers>", args[0]);
+        process::exit(2);
+    }
+    let scenario = match args[1].as_str() {
+        "hello" => Scenario::Hello,
+        "plaintext" => Scenario::Plaintext,
+        "json" => Scenario::Json,
+        other => {
+            eprintln!("unsupported scenario: {other}");
+            process::exit(2);
+        }
+    };
+    let workers: usize = args[4].parse().expect("workers must be a number");
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(workers)
+        .enable_all()
+        .build()
+        .expect("failed to build the tokio runtime");
+    let addr = format!("{}:{}", args[2], args[3]);
+    if let Err(e) = runtime.block_on(serve(&addr, scenario)) {
+        eprintln!("cannot listen on {addr}: {e}");
+        process::exit(1);
+    }
+}
+
+async fn serve(addr: &str, scenario: Scenario) -> io::Result<()> {
+    let listener = TcpListener::bind(addr).await?;
+    loop {
+        // An accept error (EMFILE, ECONNABORTED) concerns one connection, not the server.
+        let Ok((stream, _)) = listener.accept().await else { continue };
+        let _ = stream.set_nodelay(true);
+        tokio::spawn(async move {
+            let service = service_fn(move |req| route(scenario, req));
+            // pipeline_flush: answers to pipelined requests leave in one write.
+            let _ = http1::Builder::new()
+                .pipeline_flush(true)
+                .serve_connection(TokioIo::new(stream), service)
+                .await;
+        });
+    }
+}
+
+// hyper adds Content-Length (the bodies are Full) and Date itself.
+async fn route(scenario: Scenario, req: Request<Incoming>) -> Result<Response<Full<Bytes>>, Infallible> {
+    let response = match (scenario, req.method(), req.uri().path()) {
+        (Scenario::Hello, _, _) => Response::new(Full::from("Hello world!")),
+        (Scenario::Plaintext, &Method::GET, "/plaintext") => Response::builder()
+            .header(CONTENT_TYPE, "text/plain")
+            .body(Full::from("Hello, World!"))
+            .unwrap(),
+        (Scenario::Json, &Method::POST, "/ping") => ping(req).await,
+        _ => status(StatusCode::NOT_FOUND),
+    };
+    Ok(response)
+}
+
+async fn ping(req: Request<Incoming>) -> Response<Full<Bytes>> {
+    let Ok(body) = req.into_body().collect().await else {
+        return status(StatusCode::BAD_REQUEST);
+    };
+    match serde_json::from_slice::<Ping>(&body.to_bytes()) {
+        Ok(ping) => Response::builder()
+            .header(CONTENT_TYPE, "application/json")
+            .body(Full::from(serde_json::to_vec(&ping).unwrap()))
+            .unwrap(),
+        Err(_) => status(StatusCode::BAD_REQUEST),
+    }
+}
+
+fn status(code: StatusCode) -> Response<Full<Bytes>> {
+    let mut response = Response::new(Full::default());
+    *response.status_mut() = code;
+    response
+}
