@@ -550,9 +550,8 @@ impl<'a> Worker<'a> {
                     // For streaming, `sent` counts bytes received: done once the budget came back.
                     c.sent += n as u64;
                     if c.sent >= limit_bytes && c.state != State::Done {
-                        c.state = State::Done;
-                        self.done += 1;
                         self.r.last_response_ns = now;
+                        self.finish(i);
                     }
                 }
             }
@@ -679,10 +678,21 @@ impl<'a> Worker<'a> {
         let c = &mut self.conns[i];
         if let Some(r) = self.limit {
             if c.state == State::Open && c.sent >= r && c.inflight.is_empty() && !matches!(self.shared.config.workload, Workload::Echo { kind: EchoKind::Stream, .. }) {
-                c.state = State::Done;
-                self.done += 1;
+                self.finish(i);
             }
         }
+    }
+
+    /// The connection has spent its `-n` budget. Its socket is closed so that a server closing idle
+    /// connections cannot wake this thread again.
+    fn finish(&mut self, i: usize) {
+        let c = &mut self.conns[i];
+        if c.fd >= 0 {
+            sys::close(c.fd);
+            c.fd = -1;
+        }
+        c.state = State::Done;
+        self.done += 1;
     }
 
     fn fire_timers(&mut self, now: u64) {
@@ -745,8 +755,7 @@ impl<'a> Worker<'a> {
         c.timer_at = 0;
         c.state = State::Backoff;
         if self.limit.is_some() && !self.has_budget(i) {
-            self.conns[i].state = State::Done;
-            self.done += 1;
+            self.finish(i);
             return;
         }
         self.connect_again(i, now);
@@ -772,8 +781,7 @@ impl<'a> Worker<'a> {
         if let Some(limit) = self.limit {
             c.sent += 1;
             if c.sent >= limit {
-                c.state = State::Done;
-                self.done += 1;
+                self.finish(i);
                 return;
             }
         }
