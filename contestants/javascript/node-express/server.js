@@ -1,0 +1,26 @@
+'use strict';
+// node-express: Express on the http module; one event loop per process, `workers` processes
+// through cluster. Express adds its own headers (Content-Type with charset, ETag, X-Powered-By).
+
+const express = require('express');
+const { runWorkers, parseArgs } = require('../common/cluster');
+
+const routes = {
+  hello(app) {
+    app.use((req, res) => res.send('Hello world!'));
+  },
+  plaintext(app) {
+    app.get('/plaintext', (req, res) => res.type('text/plain').send('Hello, World!'));
+  },
+  json(app) {
+    app.use(express.json());
+    app.post('/ping', (req, res) => res.json(req.body));
+  },
+};
+
+const { scenario, host, port, workers } = parseArgs('node-express', Object.keys(routes));
+runWorkers(workers, () => {
+  const app = express();
+  routes[scenario](app);
+  app.listen({ host, port, backlog: 4096 });
+});

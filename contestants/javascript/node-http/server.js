@@ -1,0 +1,48 @@
+'use strict';
+// node-http: the http module (its parser, keep-alive and pipelining); one event loop per process,
+// `workers` processes through cluster.
+
+const http = require('node:http');
+const { runWorkers, parseArgs } = require('../common/cluster');
+
+function notFound(res) {
+  res.writeHead(404, { 'Content-Length': 0 });
+  res.end();
+}
+
+const handlers = {
+  hello(req, res) {
+    res.writeHead(200, { 'Content-Length': 12 });
+    res.end('Hello world!');
+  },
+  plaintext(req, res) {
+    if (req.method !== 'GET' || req.url !== '/plaintext') return notFound(res);
+    res.writeHead(200, { 'Content-Type': 'text/plain', 'Content-Length': 13 });
+    res.end('Hello, World!');
+  },
+  json(req, res) {
+    if (req.method !== 'POST' || req.url !== '/ping') return notFound(res);
+    const chunks = [];
+    req.on('data', (chunk) => chunks.push(chunk));
+    req.on('end', () => {
+      let body;
+      try {
+        body = JSON.stringify(JSON.parse(Buffer.concat(chunks).toString()));
+      } catch {
+        res.writeHead(400, { 'Content-Length': 0 });
+        return res.end();
+      }
+      res.writeHead(200, {
+        'Content-Type': 'application/json',
+        'Content-Length': Buffer.byteLength(body),
+      });
+      res.end(body);
+    });
+  },
+};
+
+const { scenario, host, port, workers } = parseArgs('node-http', Object.keys(handlers));
+runWorkers(workers, () => {
+  // http adds Date and keep-alive headers by itself.
+  http.createServer(handlers[scenario]).listen({ host, port, backlog: 4096 });
+});
