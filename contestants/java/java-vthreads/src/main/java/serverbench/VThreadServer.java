@@ -25,6 +25,14 @@ public final class VThreadServer {
     private static final int TIMEOUT_MS =
             Integer.parseInt(System.getenv().getOrDefault("SB_TIMEOUT_MS", "5000"));
 
+    /** Closes sockets whose write is still blocked after TIMEOUT_MS (see helloTimeout). */
+    private static final ScheduledThreadPoolExecutor WATCHDOG = new ScheduledThreadPoolExecutor(1,
+            Thread.ofPlatform().name("write-watchdog").daemon().factory());
+
+    static {
+        WATCHDOG.setRemoveOnCancelPolicy(true);
+    }
+
     interface Handler {
         void serve(Socket socket) throws IOException;
     }
@@ -77,13 +85,6 @@ public final class VThreadServer {
      * A watchdog task scheduled around each write closes the socket if the write is still
      * blocked after TIMEOUT_MS, which makes the write throw.
      */
-    private static final ScheduledThreadPoolExecutor WATCHDOG = new ScheduledThreadPoolExecutor(1,
-            Thread.ofPlatform().name("write-watchdog").daemon().factory());
-
-    static {
-        WATCHDOG.setRemoveOnCancelPolicy(true);
-    }
-
     static void helloTimeout(Socket socket) throws IOException {
         socket.setSoTimeout(TIMEOUT_MS);
         InputStream in = socket.getInputStream();
