@@ -1,1 +1,79 @@
-fn main() {}
+//! may_minihttp: a minimal HTTP/1.1 server on may's stackful coroutines. Each connection is a
+//! coroutine written as blocking code; may's `workers` scheduler threads steal coroutines from each other.
+use std::io::{self, Read};
+use std::{env, process};
+
+use may_minihttp::{HttpServer, HttpService, Request, Response};
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Copy)]
+enum Scenario {
+    Hello,
+    Plaintext,
+    Json,
+}
+
+#[derive(Deserialize, Serialize)]
+struct Ping {
+    sequence: u64,
+}
+
+#[derive(Clone)]
+struct Service(Scenario);
+
+// may_minihttp writes Content-Length, Date and `Server: M` itself.
+impl HttpService for Service {
+    fn call(&mut self, req: Request, rsp: &mut Response) -> io::Result<()> {
+        match self.0 {
+            Scenario::Hello => rsp.body("Hello world!"),
+            Scenario::Plaintext if req.method() == "GET" && req.path() == "/plaintext" => {
+                rsp.header("Content-Type: text/plain").body("Hello, World!")
+            }
+            Scenario::Json if req.method() == "POST" && req.path() == "/ping" => {
+                let mut body = Vec::new();
+                req.body().read_to_end(&mut body)?;
+                match serde_json::from_slice::<Ping>(&body) {
+                    Ok(ping) => rsp
+                        .header("Content-Type: application/json")
+                        .body_vec(serde_json::to_vec(&ping)?),
+                    Err(_) => {
+                        rsp.status_code(400, "Bad Request");
+                    }
+                }
+            }
+            _ => {
+                // Dropping the body reader consumes any body, so the next pipelined request parses.
+                drop(req.body());
+                rsp.status_code(404, "Not Found");
+            }
+        }
+        Ok(())
+    }
+}
+
+fn main() {
+    let args: Vec<String> = env::args().collect();
+    if args.len() != 5 {
+        eprintln!("usage: {} <hello|plaintext|json> <host> <port> <workers>", args[0]);
+        process::exit(2);
+    }
+    let scenario = match args[1].as_str() {
+        "hello" => Scenario::Hello,
+        "plaintext" => Scenario::Plaintext,
+        "json" => Scenario::Json,
+        other => {
+            eprintln!("unsupported scenario: {other}");
+            process::exit(2);
+        }
+    };
+    let workers: usize = args[4].parse().expect("workers must be a number");
+    may::config().set_workers(workers);
+    let addr = format!("{}:{}", args[2], args[3]);
+    match HttpServer(Service(scenario)).start(&addr) {
+        Ok(server) => server.wait(),
+        Err(e) => {
+            eprintln!("cannot listen on {addr}: {e}");
+            process::exit(1);
+        }
+    }
+}
