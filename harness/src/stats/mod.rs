@@ -1,4 +1,5 @@
-//! Histograms and round statistics.
+//! Histograms, round statistics, and the significance test that compares two runs.
 
 pub mod histogram;
 pub mod rounds;
+pub mod significance;
