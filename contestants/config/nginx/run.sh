@@ -1,0 +1,28 @@
+#!/bin/sh
+# Writes build/<port>/nginx.conf from nginx.conf.in and the scenario's locations, then becomes nginx:
+# the master is the process that gets SIGTERM (fast shutdown of the master and its workers).
+# usage: run.sh <scenario> <host> <port> <workers>
+set -eu
+if [ $# -ne 4 ]; then
+    echo "usage: run.sh <scenario> <host> <port> <workers>" >&2
+    exit 2
+fi
+scenario=$1 host=$2 port=$3 workers=$4
+case $scenario in
+    hello|plaintext) ;;
+    *) echo "unsupported scenario: $scenario" >&2; exit 2 ;;
+esac
+case $host in
+    *:*) listen="[$host]:$port" ;;
+    *) listen="$host:$port" ;;
+esac
+dir=$(cd "$(dirname "$0")" && pwd)
+prefix=$dir/build/$port
+mkdir -p "$prefix"
+# As root, workers would switch to the build's default user (nobody); keep them as the caller.
+# As any other user nginx cannot switch, and warns if asked to.
+user=
+if [ "$(id -u)" = 0 ]; then user="user root;"; fi
+sed -e "s|@USER@|$user|" -e "s|@WORKERS@|$workers|" -e "s|@LISTEN@|$listen|" \
+    -e "s|@LOCATIONS@|$dir/$scenario.conf|" "$dir/nginx.conf.in" > "$prefix/nginx.conf"
+exec nginx -p "$prefix/" -c "$prefix/nginx.conf" -e stderr
