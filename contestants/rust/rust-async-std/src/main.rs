@@ -35,9 +35,9 @@ fn main() {
     // The global executor sizes its thread pool from this variable when it first starts;
     // no other thread exists yet.
     env::set_var("ASYNC_STD_THREAD_COUNT", workers.to_string());
-    let addr = format!("{}:{}", args[2], args[3]);
-    if let Err(e) = task::block_on(serve(&addr, scenario)) {
-        eprintln!("cannot listen on {addr}: {e}");
+    let (host, port) = (args[2].as_str(), args[3].parse::<u16>().expect("port must be a number"));
+    if let Err(e) = task::block_on(serve((host, port), scenario)) {
+        eprintln!("cannot listen on {host} port {port}: {e}");
         process::exit(1);
     }
 }
@@ -47,7 +47,7 @@ fn timeout_from_env() -> Duration {
     Duration::from_millis(ms)
 }
 
-async fn serve(addr: &str, scenario: Scenario) -> io::Result<()> {
+async fn serve(addr: (&str, u16), scenario: Scenario) -> io::Result<()> {
     // std's bind, underneath, sets SO_REUSEADDR on Unix.
     let listener = TcpListener::bind(addr).await?;
     let mut incoming = listener.incoming();

@@ -45,14 +45,14 @@ fn main() {
         .enable_all()
         .build()
         .expect("failed to build the tokio runtime");
-    let addr = format!("{}:{}", args[2], args[3]);
-    if let Err(e) = runtime.block_on(serve(&addr, scenario)) {
-        eprintln!("cannot listen on {addr}: {e}");
+    let (host, port) = (args[2].as_str(), args[3].parse::<u16>().expect("port must be a number"));
+    if let Err(e) = runtime.block_on(serve((host, port), scenario)) {
+        eprintln!("cannot listen on {host} port {port}: {e}");
         process::exit(1);
     }
 }
 
-async fn serve(addr: &str, scenario: Scenario) -> io::Result<()> {
+async fn serve(addr: (&str, u16), scenario: Scenario) -> io::Result<()> {
     let listener = TcpListener::bind(addr).await?;
     loop {
         // An accept error (EMFILE, ECONNABORTED) concerns one connection, not the server.

@@ -68,11 +68,11 @@ fn main() {
     };
     let workers: usize = args[4].parse().expect("workers must be a number");
     may::config().set_workers(workers);
-    let addr = format!("{}:{}", args[2], args[3]);
-    match HttpServer(Service(scenario)).start(&addr) {
+    let (host, port) = (args[2].as_str(), args[3].parse::<u16>().expect("port must be a number"));
+    match HttpServer(Service(scenario)).start((host, port)) {
         Ok(server) => server.wait(),
         Err(e) => {
-            eprintln!("cannot listen on {addr}: {e}");
+            eprintln!("cannot listen on {host} port {port}: {e}");
             process::exit(1);
         }
     }

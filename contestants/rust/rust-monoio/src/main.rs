@@ -33,12 +33,12 @@ fn main() {
             process::exit(2);
         }
     };
-    let addr = format!("{}:{}", args[2], args[3]);
+    let (host, port) = (args[2].clone(), args[3].parse::<u16>().expect("port must be a number"));
     let workers: usize = args[4].parse().expect("workers must be a number");
 
     let threads: Vec<_> = (0..workers.max(1))
         .map(|_| {
-            let addr = addr.clone();
+            let host = host.clone();
             thread::spawn(move || {
                 let mut runtime = match RuntimeBuilder::<IoUringDriver>::new().enable_timer().build() {
                     Ok(runtime) => runtime,
@@ -47,8 +47,8 @@ fn main() {
                         process::exit(1);
                     }
                 };
-                if let Err(e) = runtime.block_on(serve(&addr, scenario)) {
-                    eprintln!("cannot listen on {addr}: {e}");
+                if let Err(e) = runtime.block_on(serve((&host, port), scenario)) {
+                    eprintln!("cannot listen on {host} port {port}: {e}");
                     process::exit(1);
                 }
             })
@@ -64,7 +64,7 @@ fn timeout_from_env() -> Duration {
     Duration::from_millis(ms)
 }
 
-async fn serve(addr: &str, scenario: Scenario) -> io::Result<()> {
+async fn serve(addr: (&str, u16), scenario: Scenario) -> io::Result<()> {
     let opts = ListenerOpts::new().reuse_port(true).reuse_addr(true);
     let listener = TcpListener::bind_with_config(addr, &opts)?;
     loop {
