@@ -1,10 +1,22 @@
 //! The command line, defined in one place.
 
-use clap::{Parser, Subcommand};
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::catalog::Selection;
+use crate::run::options::{parse_duration, BenchChoices, ModeKind, RunType, Tool};
 
 #[derive(Debug, Parser)]
 #[command(name = "serverbench", version, about = "A benchmark of approaches to writing server applications")]
 pub struct Cli {
+    /// Print only results and warnings: no progress bar, no line per measurement.
+    #[arg(short, long, global = true, conflicts_with = "verbose")]
+    pub quiet: bool,
+    /// Print every step: commands, builds, each round.
+    #[arg(short, long, global = true)]
+    pub verbose: bool,
     #[command(subcommand)]
     pub command: Command,
 }
@@ -13,6 +25,176 @@ pub struct Cli {
 pub enum Command {
     /// Drive one server with the built-in load generator (a wrk-class client).
     Load(crate::load::cli::LoadArgs),
+    /// List the contestants: language, framework, category, model, io, scenarios, and whether each can run here.
+    List(ListArgs),
+    /// Build, start, verify and measure contestants; write results/<run-id>/ (run.json, summary.md, summary.csv).
+    Bench(BenchArgs),
+    /// Show each contestant's response per scenario, with its size.
+    Responses(ResponsesArgs),
+    /// Print the toolchain and contestant versions as Markdown tables.
+    Versions(ListArgs),
+    /// Regenerate summary.md and summary.csv of a run from its run.json alone.
+    Report(ReportArgs),
+}
+
+/// Which contestants a command works on.
+#[derive(Debug, Clone, Args)]
+pub struct SelectArgs {
+    /// Names, or a language, framework, category, model or io: a contestant matching any of them is used (all when none).
+    #[arg(value_name = "NAME_OR_FILTER")]
+    pub terms: Vec<String>,
+    /// The catalog root holding contestants/**/contestant.toml [default: <repo>/contestants]
+    #[arg(long, value_name = "DIR")]
+    pub contestants: Option<PathBuf>,
+    /// Only these languages (c, cpp, rust, go, java, javascript, python, erlang, config).
+    #[arg(long, value_delimiter = ',', value_name = "LIST")]
+    pub language: Vec<String>,
+    /// Only this category (micro, platform).
+    #[arg(long, value_delimiter = ',', value_name = "LIST")]
+    pub category: Vec<String>,
+    /// Only these models (thread-per-connection, per-core, work-sharing, work-stealing, prefork, single-loop).
+    #[arg(long, value_delimiter = ',', value_name = "LIST")]
+    pub model: Vec<String>,
+    /// Only these I/O kinds (blocking, epoll, io_uring, runtime).
+    #[arg(long, value_delimiter = ',', value_name = "LIST")]
+    pub io: Vec<String>,
+    /// Only these frameworks.
+    #[arg(long, value_delimiter = ',', value_name = "LIST")]
+    pub framework: Vec<String>,
+}
+
+impl SelectArgs {
+    pub fn selection(&self) -> Selection {
+        Selection {
+            terms: self.terms.clone(),
+            language: self.language.clone(),
+            category: self.category.clone(),
+            model: self.model.clone(),
+            io: self.io.clone(),
+            framework: self.framework.clone(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ListArgs {
+    #[command(flatten)]
+    pub select: SelectArgs,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct BenchArgs {
+    #[command(flatten)]
+    pub select: SelectArgs,
+    /// Scenarios to run, one or a list (hello, hello-timeout, plaintext, json, echo).
+    #[arg(long, value_delimiter = ',', default_value = "hello", value_name = "LIST")]
+    pub scenario: Vec<String>,
+    /// How requests are paced.
+    #[arg(long, value_enum, default_value_t = ModeKind::Throughput)]
+    pub mode: ModeKind,
+    /// Connections: one value or a list such as 8,64,256 (each is its own measurement).
+    #[arg(short = 'c', long = "connections", value_delimiter = ',', default_value = "64", value_name = "N[,N...]")]
+    pub connections: Vec<usize>,
+    /// Requests in flight per connection (HTTP pipelining; for plaintext).
+    #[arg(long, default_value_t = 1, value_name = "P")]
+    pub pipeline: u32,
+    /// singleCore: the server gets one CPU and one worker; multiCore: all server CPUs, one worker each.
+    #[arg(long = "type", value_enum, default_value_t = RunType::SingleCore)]
+    pub run_type: RunType,
+    /// CPUs for the servers, as taskset -c takes them [default: the upper half]
+    #[arg(long, value_name = "LIST")]
+    pub server_cpus: Option<String>,
+    /// CPUs for the load generator [default: the CPUs the servers do not get]
+    #[arg(long, value_name = "LIST")]
+    pub client_cpus: Option<String>,
+    /// Load generator threads [default: one per client CPU]
+    #[arg(long, value_name = "N")]
+    pub threads: Option<usize>,
+    /// Warm-up rounds per configuration (run, then discarded).
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    pub warmup: u32,
+    /// Measured rounds per configuration.
+    #[arg(long, default_value_t = 3, value_name = "N")]
+    pub rounds: u32,
+    /// Length of a round: 2, 2s, 500ms, 1m [default: 2s]
+    #[arg(short, long, value_parser = parse_duration, value_name = "TIME")]
+    pub duration: Option<Duration>,
+    /// Requests per connection in a round, instead of a duration.
+    #[arg(short = 'n', long = "requests", value_name = "N", conflicts_with = "duration")]
+    pub requests: Option<u64>,
+    /// Think time between a response and the next request (--mode latency), in milliseconds.
+    #[arg(long, default_value_t = 1.0, value_name = "MS")]
+    pub think_time_ms: f64,
+    /// Total request rate for --mode rate, requests per second.
+    #[arg(long, value_name = "REQ_PER_S")]
+    pub rate: Option<f64>,
+    /// The load generator: builtin, or wrk / h2load where installed.
+    #[arg(long, value_enum, default_value_t = Tool::Builtin)]
+    pub tool: Tool,
+    /// Where run folders are written [default: <repo>/results]
+    #[arg(short, long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// A request unanswered this long counts as a timeout error.
+    #[arg(long, value_parser = parse_duration, default_value = "5s", value_name = "TIME")]
+    pub timeout: Duration,
+    /// How long a server may take to accept its first connection.
+    #[arg(long, value_parser = parse_duration, default_value = "30s", value_name = "TIME")]
+    pub start_timeout: Duration,
+    /// Build even when sources are unchanged since the last successful build.
+    #[arg(long)]
+    pub rebuild: bool,
+    /// Never install missing Debian packages (by default they are installed when running as root).
+    #[arg(long)]
+    pub no_install: bool,
+}
+
+impl BenchArgs {
+    /// The choices behind the options, with paths resolved against the repository root.
+    pub fn choices(&self, root: &std::path::Path, command_line: Vec<String>) -> BenchChoices {
+        BenchChoices {
+            catalog_root: self.select.contestants.clone().unwrap_or_else(|| root.join("contestants")),
+            selection: self.select.selection(),
+            scenarios: self.scenario.clone(),
+            mode: self.mode,
+            think_time_ms: self.think_time_ms,
+            rate_per_s: self.rate,
+            connections: self.connections.clone(),
+            pipeline: self.pipeline,
+            run_type: self.run_type,
+            server_cpus: self.server_cpus.clone(),
+            client_cpus: self.client_cpus.clone(),
+            client_threads: self.threads,
+            warmup: self.warmup,
+            rounds: self.rounds,
+            duration: self.duration,
+            requests: self.requests,
+            tool: self.tool,
+            out_dir: self.out.clone().unwrap_or_else(|| root.join("results")),
+            timeout: self.timeout,
+            start_timeout: self.start_timeout,
+            rebuild: self.rebuild,
+            install: !self.no_install,
+            command_line,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ResponsesArgs {
+    #[command(flatten)]
+    pub select: SelectArgs,
+    /// Only these scenarios [default: every scenario each contestant declares]
+    #[arg(long, value_delimiter = ',', value_name = "LIST")]
+    pub scenario: Vec<String>,
+    /// Where build and server logs go [default: <repo>/results/.responses]
+    #[arg(short, long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ReportArgs {
+    /// A run folder, such as results/20260101-120000
+    pub run_dir: PathBuf,
 }
 
 #[cfg(test)]
@@ -23,5 +205,36 @@ mod tests {
     #[test]
     fn cli_is_well_formed() {
         Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn bench_defaults_are_the_quick_run() {
+        let cli = Cli::try_parse_from(["serverbench", "bench"]).unwrap();
+        let Command::Bench(b) = cli.command else { panic!("bench") };
+        assert_eq!(b.scenario, ["hello"]);
+        assert_eq!(b.connections, [64]);
+        assert_eq!((b.warmup, b.rounds), (1, 3));
+        assert_eq!(b.run_type, RunType::SingleCore);
+        assert_eq!(b.tool, Tool::Builtin);
+        assert_eq!(b.mode, ModeKind::Throughput);
+    }
+
+    #[test]
+    fn bench_takes_lists_and_filters() {
+        let cli = Cli::try_parse_from([
+            "serverbench", "-q", "bench", "c-epoll", "go", "-c", "8,64,256", "--type", "multiCore", "--scenario",
+            "hello,echo", "-d", "500ms", "--language", "c,go", "--tool", "wrk",
+        ])
+        .unwrap();
+        assert!(cli.quiet);
+        let Command::Bench(b) = cli.command else { panic!("bench") };
+        assert_eq!(b.select.terms, ["c-epoll", "go"]);
+        assert_eq!(b.connections, [8, 64, 256]);
+        assert_eq!(b.run_type, RunType::MultiCore);
+        assert_eq!(b.scenario, ["hello", "echo"]);
+        assert_eq!(b.duration, Some(Duration::from_millis(500)));
+        assert_eq!(b.select.language, ["c", "go"]);
+        assert_eq!(b.tool, Tool::Wrk);
+        assert!(Cli::try_parse_from(["serverbench", "bench", "-d", "1", "-n", "5"]).is_err());
     }
 }

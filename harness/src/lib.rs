@@ -1,12 +1,33 @@
 //! serverbench: a benchmark of approaches to writing server applications.
 
+pub mod catalog;
 pub mod cli;
+pub mod commands;
 pub mod load;
+pub mod report;
+pub mod run;
 pub mod stats;
+
+use run::ui::{Ui, Verbosity};
 
 /// Runs one parsed command line.
 pub fn run(cli: cli::Cli) -> anyhow::Result<()> {
+    let ui = Ui::new(match (cli.quiet, cli.verbose) {
+        (true, _) => Verbosity::Quiet,
+        (_, true) => Verbosity::Verbose,
+        _ => Verbosity::Normal,
+    });
     match cli.command {
         cli::Command::Load(args) => load::cli::run(args),
+        cli::Command::List(args) => commands::list(args),
+        cli::Command::Bench(args) => commands::bench(args, &ui),
+        cli::Command::Responses(args) => commands::responses(args, &ui),
+        cli::Command::Versions(args) => commands::versions(args),
+        cli::Command::Report(args) => commands::report(args, &ui),
     }
+}
+
+/// The process exit code for an error: 130 for an interrupted run (as a shell reports SIGINT), 1 otherwise.
+pub fn exit_code(error: &anyhow::Error) -> i32 {
+    if error.downcast_ref::<commands::Interrupted>().is_some() { 130 } else { 1 }
 }

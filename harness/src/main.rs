@@ -4,6 +4,6 @@ fn main() {
     let cli = serverbench::cli::Cli::parse();
     if let Err(e) = serverbench::run(cli) {
         eprintln!("serverbench: {e:#}");
-        std::process::exit(1);
+        std::process::exit(serverbench::exit_code(&e));
     }
 }

@@ -1,0 +1,229 @@
+//! Builds, cached: a stamp per contestant folder and build command records a fingerprint of the sources
+//! (the contestant's files plus the shared files of its language folder, e.g. go.mod or Cargo.lock), the
+//! manifest and the command. An unchanged fingerprint after a successful build skips the build; otherwise
+//! the build command runs, and the build tool's own incrementality keeps it quick.
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::atomic::AtomicBool;
+use std::time::{Duration, Instant};
+
+use super::template::{expand, Vars};
+use super::{Catalog, Contestant, SKIPPED_DIRS};
+use crate::run::process::{self, Waited};
+
+/// Longest a build may take (a cold Maven or Cargo build on a small machine).
+pub const BUILD_TIMEOUT: Duration = Duration::from_secs(30 * 60);
+const LOG_TAIL_LINES: usize = 20;
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum BuildResult {
+    Built,
+    /// Sources unchanged since the last successful build.
+    Cached,
+    /// The manifest has no build command.
+    NothingToBuild,
+    Failed(String),
+    Interrupted,
+}
+
+#[derive(Debug, Clone)]
+pub struct BuildOutcome {
+    pub result: BuildResult,
+    pub log: PathBuf,
+    pub seconds: f64,
+}
+
+impl BuildOutcome {
+    pub fn ok(&self) -> bool {
+        matches!(self.result, BuildResult::Built | BuildResult::Cached | BuildResult::NothingToBuild)
+    }
+}
+
+/// Builds contestants once per process: variants that share a folder and build command share one build.
+pub struct Builder {
+    stamps: PathBuf,
+    logs: PathBuf,
+    force: bool,
+    done: HashMap<(PathBuf, String), BuildOutcome>,
+}
+
+impl Builder {
+    /// `stamps`: where fingerprints of successful builds are kept; `logs`: where build logs go;
+    /// `force`: build even when the fingerprint is unchanged.
+    pub fn new(stamps: PathBuf, logs: PathBuf, force: bool) -> Builder {
+        Builder { stamps, logs, force, done: HashMap::new() }
+    }
+
+    pub fn build(&mut self, c: &Contestant, catalog: &Catalog, stop: &AtomicBool) -> anyhow::Result<BuildOutcome> {
+        std::fs::create_dir_all(&self.logs)?;
+        let log = self.logs.join(format!("{}.build.log", c.name));
+        let Some(template) = &c.build else {
+            std::fs::write(&log, "no build command in the manifest\n")?;
+            return Ok(BuildOutcome { result: BuildResult::NothingToBuild, log, seconds: 0.0 });
+        };
+        let vars = Vars { dir: &c.dir, scenario: "", host: "", port: 0, workers: 0 };
+        let command = expand(template, &vars, true);
+        let key = (c.dir.clone(), command.clone());
+        if let Some(outcome) = self.done.get(&key) {
+            return Ok(outcome.clone());
+        }
+        std::fs::create_dir_all(&self.stamps)?;
+        let stamp = self.stamps.join(format!("{:016x}.stamp", fnv(key.0.as_os_str().as_encoded_bytes(), &command)));
+        let fingerprint = format!("{:016x}\n", fingerprint(c, catalog, &command)?);
+        let started = Instant::now();
+        let result = if !self.force && std::fs::read_to_string(&stamp).ok().as_deref() == Some(fingerprint.as_str()) {
+            std::fs::write(
+                &log,
+                format!(
+                    "$ {command}\nskipped: sources, manifest and command unchanged since the last successful build \
+                     (stamp {}; pass --rebuild to build anyway)\n",
+                    stamp.display()
+                ),
+            )?;
+            BuildResult::Cached
+        } else {
+            let _ = std::fs::remove_file(&stamp);
+            let result = run_build(&command, &c.dir, &log, stop)?;
+            if result == BuildResult::Built {
+                std::fs::write(&stamp, &fingerprint)?;
+            }
+            result
+        };
+        let outcome = BuildOutcome { result, log, seconds: started.elapsed().as_secs_f64() };
+        if outcome.result != BuildResult::Interrupted {
+            self.done.insert(key, outcome.clone());
+        }
+        Ok(outcome)
+    }
+}
+
+fn run_build(command: &str, dir: &Path, log: &Path, stop: &AtomicBool) -> anyhow::Result<BuildResult> {
+    use std::io::Write as _;
+    let mut out = File::create(log)?;
+    writeln!(out, "$ {command}")?;
+    let mut cmd: Command = process::shell(command, dir);
+    cmd.stdout(out.try_clone()?).stderr(out.try_clone()?).stdin(Stdio::null());
+    let mut child = match process::spawn_group(&mut cmd, None) {
+        Ok(c) => c,
+        Err(e) => return Ok(BuildResult::Failed(format!("could not start the build: {e}"))),
+    };
+    let pgid = child.id() as i32;
+    let waited = process::wait(&mut child, BUILD_TIMEOUT, stop)?;
+    if !matches!(waited, Waited::Exited(_)) {
+        process::signal_group(pgid, libc::SIGKILL);
+        let _ = child.wait();
+    }
+    Ok(match waited {
+        Waited::Exited(s) if s.success() => BuildResult::Built,
+        Waited::Exited(s) => BuildResult::Failed(process::with_log(&format!("build failed ({s})"), log, LOG_TAIL_LINES)),
+        Waited::TimedOut => {
+            BuildResult::Failed(format!("build took longer than {} s and was stopped", BUILD_TIMEOUT.as_secs()))
+        }
+        Waited::Interrupted => BuildResult::Interrupted,
+    })
+}
+
+/// FNV-1a over a path and a command: names the stamp file.
+fn fnv(a: &[u8], b: &str) -> u64 {
+    let mut h = Fnv::new();
+    h.write(a);
+    h.write(&[0]);
+    h.write(b.as_bytes());
+    h.0
+}
+
+/// 64-bit FNV-1a: a stable hash for change detection (not for security).
+struct Fnv(u64);
+
+impl Fnv {
+    fn new() -> Fnv {
+        Fnv(0xcbf2_9ce4_8422_2325)
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 ^= u64::from(*b);
+            self.0 = self.0.wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+}
+
+/// Fingerprint of everything a build reads: the source files, the manifest and the command.
+pub fn fingerprint(c: &Contestant, catalog: &Catalog, command: &str) -> anyhow::Result<u64> {
+    let mut h = Fnv::new();
+    h.write(command.as_bytes());
+    h.write(&[0]);
+    h.write(&std::fs::read(&c.manifest).unwrap_or_default());
+    for file in source_files(c, catalog) {
+        h.write(file.as_os_str().as_encoded_bytes());
+        h.write(&[0]);
+        match std::fs::read(&file) {
+            Ok(bytes) => {
+                h.write(&(bytes.len() as u64).to_le_bytes());
+                h.write(&bytes);
+            }
+            Err(_) => h.write(b"(unreadable)"),
+        }
+    }
+    Ok(h.0)
+}
+
+/// The files a contestant's build may read: everything in its language folder (the first folder under the
+/// catalog root) that git does not ignore, except the folders of other contestants. Without git, a walk
+/// that skips build outputs.
+pub fn source_files(c: &Contestant, catalog: &Catalog) -> Vec<PathBuf> {
+    let top = match c.dir.strip_prefix(&catalog.root).ok().and_then(|rel| rel.components().next()) {
+        Some(first) => catalog.root.join(first),
+        None => c.dir.clone(),
+    };
+    let mut files = git_files(&top).unwrap_or_else(|| {
+        let mut v = Vec::new();
+        walk(&top, &mut v);
+        v
+    });
+    let others: Vec<&PathBuf> =
+        catalog.manifest_dirs.iter().filter(|d| **d != c.dir && !c.dir.starts_with(d)).collect();
+    files.retain(|f| f.is_file() && !others.iter().any(|d| f.starts_with(d)));
+    files.sort();
+    files
+}
+
+fn git_files(top: &Path) -> Option<Vec<PathBuf>> {
+    let out = Command::new("git")
+        .args(["ls-files", "-z", "--cached", "--others", "--exclude-standard", "--", "."])
+        .current_dir(top)
+        .stderr(Stdio::null())
+        .output()
+        .ok()?;
+    if !out.status.success() {
+        return None;
+    }
+    let mut files: Vec<PathBuf> = out
+        .stdout
+        .split(|b| *b == 0)
+        .filter(|p| !p.is_empty())
+        .map(|p| top.join(String::from_utf8_lossy(p).as_ref()))
+        .collect();
+    files.dedup();
+    Some(files)
+}
+
+fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        let path = entry.path();
+        match entry.file_type() {
+            Ok(t) if t.is_dir() => {
+                if !name.starts_with('.') && !SKIPPED_DIRS.contains(&name.as_ref()) {
+                    walk(&path, out);
+                }
+            }
+            Ok(_) => out.push(path),
+            Err(_) => {}
+        }
+    }
+}

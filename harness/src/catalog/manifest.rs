@@ -1,0 +1,462 @@
+//! `contestant.toml`: parsing and validation into contestants (one per variant), with errors that name the
+//! file, the field and what is allowed.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::Path;
+
+use serde::Serialize;
+use toml::{Table, Value};
+
+use super::template::{placeholders_in, PLACEHOLDERS};
+use super::Contestant;
+
+pub const LANGUAGES: &[&str] = &["c", "cpp", "rust", "go", "java", "javascript", "python", "erlang", "config"];
+pub const CATEGORIES: &[&str] = &["micro", "platform"];
+pub const MODELS: &[&str] =
+    &["thread-per-connection", "per-core", "work-sharing", "work-stealing", "prefork", "single-loop"];
+pub const IOS: &[&str] = &["blocking", "epoll", "io_uring", "runtime"];
+pub const SCENARIOS: &[&str] = &["hello", "hello-timeout", "plaintext", "json", "echo"];
+
+/// Every field, in the order errors are reported, with a hint shown when it is missing.
+const FIELDS: &[(&str, &str)] = &[
+    ("name", r#"a unique kebab-case name, e.g. "c-epoll""#),
+    ("display", r#"a human-readable name, e.g. "raw epoll (level)""#),
+    ("language", "the language of the source"),
+    ("framework", r#"the library or runtime, e.g. "epoll" or "tokio""#),
+    ("category", "micro (a raw runtime) or platform (a framework with its own HTTP stack)"),
+    ("model", "how work is spread over threads"),
+    ("io", "how sockets are driven"),
+    ("scenarios", r#"the scenarios the server answers, e.g. ["hello", "echo"]"#),
+    ("requires", r#"commands that must exist, e.g. ["cc", "make"]"#),
+    ("apt", "Debian packages installed when missing"),
+    ("build", r#"the build command, e.g. "make -C {dir}""#),
+    ("run", r#"the command that starts the server, e.g. "{dir}/build/server {scenario} {host} {port} {workers}""#),
+    ("version", r#"a command printing the toolchain version, e.g. "cc --version | head -n1""#),
+    ("env", r#"environment of the server, e.g. { GOMAXPROCS = "{workers}" }"#),
+    ("variants", "[variants.NAME] tables overriding fields; NAME is appended to the name"),
+];
+const REQUIRED: &[&str] = &["name", "language", "framework", "category", "model", "io", "scenarios", "run"];
+
+/// One problem in one manifest.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ManifestError {
+    /// The manifest's path relative to the folder above the catalog root (e.g. `contestants/c/x/contestant.toml`).
+    pub file: String,
+    pub message: String,
+}
+
+impl fmt::Display for ManifestError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.file, self.message)
+    }
+}
+
+impl std::error::Error for ManifestError {}
+
+/// Parses one manifest. `file` is the path shown in errors; `dir` the absolute folder of the contestant.
+/// All problems of the file are returned together, so one edit can fix them all.
+pub fn parse(file: &str, dir: &Path, text: &str) -> Result<Vec<Contestant>, Vec<ManifestError>> {
+    let mut check = Check { file, errors: Vec::new() };
+    let table: Table = match text.parse() {
+        Ok(t) => t,
+        Err(e) => {
+            check.error(format!("not valid TOML: {}", e.to_string().trim_end()));
+            return Err(check.errors);
+        }
+    };
+    let base = check.contestant(&table, &|key: &str| key.to_string(), None, dir);
+    let variants = check.variants(&table);
+    let Some(base) = base else { return Err(check.errors) };
+    let mut out = vec![base.clone()];
+    for (variant, overrides) in variants {
+        let mut merged = table.clone();
+        merged.remove("variants");
+        merged.extend(overrides.iter().map(|(k, v)| (k.clone(), v.clone())));
+        let path = |key: &str| {
+            if overrides.contains_key(key) { format!("variants.{variant}.{key}") } else { key.to_string() }
+        };
+        if let Some(mut c) = check.contestant(&merged, &path, Some(&variant), dir) {
+            c.name = format!("{}-{variant}", base.name);
+            c.variant = Some(variant.clone());
+            out.push(c);
+        }
+    }
+    if check.errors.is_empty() { Ok(out) } else { Err(check.errors) }
+}
+
+/// Collects the errors of one file.
+struct Check<'a> {
+    file: &'a str,
+    errors: Vec<ManifestError>,
+}
+
+impl Check<'_> {
+    fn error(&mut self, message: String) {
+        self.errors.push(ManifestError { file: self.file.to_string(), message });
+    }
+
+    /// Validates a whole table (the base manifest, or a variant merged over it). `path` names a key as the
+    /// user wrote it (a variant's own keys as `variants.NAME.key`).
+    fn contestant(
+        &mut self,
+        t: &Table,
+        path: &dyn Fn(&str) -> String,
+        variant: Option<&str>,
+        dir: &Path,
+    ) -> Option<Contestant> {
+        let before = self.errors.len();
+        for key in t.keys() {
+            let known = FIELDS.iter().any(|(f, _)| f == key);
+            if !known {
+                let names: Vec<&str> = FIELDS.iter().map(|(f, _)| *f).collect();
+                self.error(format!(
+                    "unknown field `{}`{}; allowed fields: {}",
+                    path(key),
+                    did_you_mean(key, &names),
+                    names.join(", ")
+                ));
+            } else if variant.is_some() && path(key) != *key && key == "name" {
+                self.error(format!("field `{}` cannot be set: a variant's name is <name>-<variant>", path(key)));
+            } else if variant.is_some() && path(key) != *key && key == "variants" {
+                self.error(format!("field `{}` cannot be set: variants do not nest", path(key)));
+            }
+        }
+        for key in REQUIRED {
+            if !t.contains_key(*key) {
+                let hint = FIELDS.iter().find(|(f, _)| f == key).map(|(_, h)| *h).unwrap_or_default();
+                let allowed = match *key {
+                    "language" => LANGUAGES,
+                    "category" => CATEGORIES,
+                    "model" => MODELS,
+                    "io" => IOS,
+                    "scenarios" => SCENARIOS,
+                    _ => &[],
+                };
+                let allowed =
+                    if allowed.is_empty() { String::new() } else { format!("; allowed values: {}", allowed.join(", ")) };
+                self.error(format!("missing field `{key}`: {hint}{allowed}"));
+            }
+        }
+
+        let name = self.string(t, "name", path);
+        if let Some(n) = &name {
+            if !is_kebab(n) {
+                self.error(format!(
+                    "field `{}` is \"{n}\"; it must be kebab-case: lowercase letters and digits in words joined by single '-' (e.g. \"c-epoll\")",
+                    path("name")
+                ));
+            }
+        }
+        let display = self.string(t, "display", path);
+        let language = self.one_of(t, "language", LANGUAGES, path);
+        let framework = self.string(t, "framework", path);
+        if framework.as_deref() == Some("") {
+            self.error(format!("field `{}` is empty; {}", path("framework"), FIELDS[3].1));
+        }
+        let category = self.one_of(t, "category", CATEGORIES, path);
+        let model = self.one_of(t, "model", MODELS, path);
+        let io = self.one_of(t, "io", IOS, path);
+        let scenarios = self.scenarios(t, path);
+        let requires = self.strings(t, "requires", path).unwrap_or_default();
+        let apt = self.strings(t, "apt", path).unwrap_or_default();
+        for pkg in &apt {
+            if !is_debian_package(pkg) {
+                self.error(format!(
+                    "field `{}` has \"{pkg}\", which is not a Debian package name (lowercase letters, digits, '+', '-', '.')",
+                    path("apt")
+                ));
+            }
+        }
+        let build = self.command(t, "build", &["dir"], path);
+        let run = self.command(t, "run", PLACEHOLDERS, path);
+        if run.as_deref().is_some_and(|r| r.trim().is_empty()) {
+            self.error(format!("field `{}` is empty; {}", path("run"), FIELDS[11].1));
+        }
+        let version = self.command(t, "version", &["dir"], path);
+        let env = self.env(t, path);
+        if let (Some(run), Some(env)) = (&run, &env) {
+            let mentions_port = |s: &str| placeholders_in(s).contains(&"port");
+            if !mentions_port(run) && !env.values().any(|v| mentions_port(v)) {
+                self.error(format!(
+                    "field `{}` does not use {{port}} (nor does `env`): the server could not be told where to listen",
+                    path("run")
+                ));
+            }
+        }
+
+        if self.errors.len() > before {
+            return None;
+        }
+        let name = name?;
+        Some(Contestant {
+            family: name.clone(),
+            display: display.unwrap_or_else(|| name.clone()),
+            name,
+            variant: None,
+            language: language?,
+            framework: framework?,
+            category: category?,
+            model: model?,
+            io: io?,
+            scenarios: scenarios?,
+            requires,
+            apt,
+            build,
+            run: run?,
+            version,
+            env: env?,
+            dir: dir.to_path_buf(),
+            manifest: dir.join("contestant.toml"),
+        })
+    }
+
+    /// The `[variants.NAME]` tables, checked for shape; their fields are checked when merged.
+    fn variants(&mut self, t: &Table) -> Vec<(String, Table)> {
+        let Some(v) = t.get("variants") else { return Vec::new() };
+        let Some(v) = v.as_table() else {
+            self.error(format!("field `variants` must be a table of tables ([variants.NAME]), not {}", kind(v)));
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        for (name, body) in v {
+            if !is_kebab(name) {
+                self.error(format!(
+                    "variant name `variants.{name}` must be kebab-case (lowercase letters, digits, single '-'): it becomes part of the contestant's name"
+                ));
+            }
+            match body.as_table() {
+                Some(body) => out.push((name.clone(), body.clone())),
+                None => self.error(format!("field `variants.{name}` must be a table, not {}", kind(body))),
+            }
+        }
+        out
+    }
+
+    fn string(&mut self, t: &Table, key: &str, path: &dyn Fn(&str) -> String) -> Option<String> {
+        match t.get(key)? {
+            Value::String(s) => Some(s.clone()),
+            other => {
+                self.error(format!("field `{}` must be a string, not {}", path(key), kind(other)));
+                None
+            }
+        }
+    }
+
+    fn strings(&mut self, t: &Table, key: &str, path: &dyn Fn(&str) -> String) -> Option<Vec<String>> {
+        let value = t.get(key)?;
+        let Some(array) = value.as_array() else {
+            self.error(format!("field `{}` must be an array of strings, not {}", path(key), kind(value)));
+            return None;
+        };
+        if let Some((i, bad)) = array.iter().enumerate().find(|(_, v)| !v.is_str()) {
+            self.error(format!(
+                "field `{}` must be an array of strings; item {} is {}",
+                path(key),
+                i + 1,
+                kind(bad)
+            ));
+            return None;
+        }
+        Some(array.iter().filter_map(|v| v.as_str().map(String::from)).collect())
+    }
+
+    fn one_of(&mut self, t: &Table, key: &str, allowed: &[&str], path: &dyn Fn(&str) -> String) -> Option<String> {
+        let v = self.string(t, key, path)?;
+        if allowed.contains(&v.as_str()) {
+            return Some(v);
+        }
+        self.error(format!(
+            "field `{}` is \"{v}\"{}; allowed values: {}",
+            path(key),
+            did_you_mean(&v, allowed),
+            allowed.join(", ")
+        ));
+        None
+    }
+
+    fn scenarios(&mut self, t: &Table, path: &dyn Fn(&str) -> String) -> Option<Vec<String>> {
+        let list = self.strings(t, "scenarios", path)?;
+        if list.is_empty() {
+            self.error(format!("field `{}` is empty; list at least one of: {}", path("scenarios"), SCENARIOS.join(", ")));
+            return None;
+        }
+        let mut ok = true;
+        for (i, s) in list.iter().enumerate() {
+            if !SCENARIOS.contains(&s.as_str()) {
+                self.error(format!(
+                    "field `{}` has \"{s}\"{}; allowed values: {}",
+                    path("scenarios"),
+                    did_you_mean(s, SCENARIOS),
+                    SCENARIOS.join(", ")
+                ));
+                ok = false;
+            } else if list[..i].contains(s) {
+                self.error(format!("field `{}` lists \"{s}\" twice", path("scenarios")));
+                ok = false;
+            }
+        }
+        ok.then_some(list)
+    }
+
+    /// A command string whose placeholders must be among `allowed`.
+    fn command(&mut self, t: &Table, key: &str, allowed: &[&str], path: &dyn Fn(&str) -> String) -> Option<String> {
+        let cmd = self.string(t, key, path)?;
+        self.placeholders(&cmd, &path(key), allowed);
+        Some(cmd)
+    }
+
+    fn placeholders(&mut self, text: &str, field: &str, allowed: &[&str]) {
+        for p in placeholders_in(text) {
+            if allowed.contains(&p) {
+                continue;
+            }
+            let list = allowed.iter().map(|a| format!("{{{a}}}")).collect::<Vec<_>>().join(" ");
+            if PLACEHOLDERS.contains(&p) {
+                self.error(format!(
+                    "field `{field}` uses {{{p}}}, which is known only when the server starts; allowed here: {list}"
+                ));
+            } else {
+                let near = did_you_mean(p, allowed).replace(" `", " `{").replace("`?", "}`?");
+                self.error(format!("field `{field}` uses unknown placeholder {{{p}}}{near}; allowed placeholders: {list}"));
+            }
+        }
+    }
+
+    fn env(&mut self, t: &Table, path: &dyn Fn(&str) -> String) -> Option<BTreeMap<String, String>> {
+        let Some(value) = t.get("env") else { return Some(BTreeMap::new()) };
+        let Some(table) = value.as_table() else {
+            self.error(format!("field `{}` must be a table of strings, not {}", path("env"), kind(value)));
+            return None;
+        };
+        let mut out = BTreeMap::new();
+        let mut ok = true;
+        for (k, v) in table {
+            let field = format!("{}.{k}", path("env"));
+            if !is_env_name(k) {
+                self.error(format!("field `{field}`: not an environment variable name (letters, digits, '_', not starting with a digit)"));
+                ok = false;
+            }
+            match v.as_str() {
+                Some(s) => {
+                    self.placeholders(s, &field, PLACEHOLDERS);
+                    out.insert(k.clone(), s.to_string());
+                }
+                None => {
+                    self.error(format!("field `{field}` must be a string, not {}", kind(v)));
+                    ok = false;
+                }
+            }
+        }
+        ok.then_some(out)
+    }
+}
+
+fn kind(v: &Value) -> &'static str {
+    match v {
+        Value::String(_) => "a string",
+        Value::Integer(_) => "an integer",
+        Value::Float(_) => "a float",
+        Value::Boolean(_) => "a boolean",
+        Value::Datetime(_) => "a date",
+        Value::Array(_) => "an array",
+        Value::Table(_) => "a table",
+    }
+}
+
+/// Lowercase ASCII words of letters and digits joined by single hyphens.
+pub fn is_kebab(s: &str) -> bool {
+    !s.is_empty()
+        && s.split('-').all(|w| !w.is_empty() && w.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit()))
+}
+
+fn is_debian_package(s: &str) -> bool {
+    s.len() >= 2
+        && s.as_bytes()[0].is_ascii_alphanumeric()
+        && s.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b"+-.".contains(&b))
+}
+
+fn is_env_name(s: &str) -> bool {
+    !s.is_empty()
+        && !s.as_bytes()[0].is_ascii_digit()
+        && s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+}
+
+/// ` (did you mean `x`?)` when one allowed word is within two edits of `word`.
+fn did_you_mean(word: &str, allowed: &[&str]) -> String {
+    allowed
+        .iter()
+        .map(|a| (edit_distance(word, a), *a))
+        .filter(|(d, _)| *d <= 2)
+        .min()
+        .map(|(_, a)| format!(" (did you mean `{a}`?)"))
+        .unwrap_or_default()
+}
+
+/// Levenshtein distance.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diag = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let next = (row[j + 1] + 1).min(row[j] + 1).min(diag + usize::from(ca != *cb));
+            diag = row[j + 1];
+            row[j + 1] = next;
+        }
+    }
+    row[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GOOD: &str = r#"
+name = "c-epoll"
+display = "raw epoll (level)"
+language = "c"
+framework = "epoll"
+category = "micro"
+model = "per-core"
+io = "epoll"
+scenarios = ["hello", "hello-timeout", "echo"]
+requires = ["cc"]
+apt = []
+build = "make -C {dir}"
+run = "{dir}/build/server {scenario} {host} {port} {workers}"
+version = "cc --version | head -n1"
+env = { SB_X = "{workers}" }
+
+[variants.edge]
+display = "raw epoll (edge)"
+run = "{dir}/build/server --edge {scenario} {host} {port} {workers}"
+"#;
+
+    #[test]
+    fn a_good_manifest_yields_the_base_and_its_variants() {
+        let cs = parse("m.toml", Path::new("/c"), GOOD).unwrap();
+        let names: Vec<_> = cs.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["c-epoll", "c-epoll-edge"]);
+        assert_eq!(cs[1].family, "c-epoll");
+        assert_eq!(cs[1].variant.as_deref(), Some("edge"));
+        assert_eq!(cs[1].display, "raw epoll (edge)");
+        assert!(cs[1].run.contains("--edge"));
+        assert_eq!(cs[1].framework, "epoll");
+        assert_eq!(cs[0].env["SB_X"], "{workers}");
+    }
+
+    #[test]
+    fn kebab_case() {
+        assert!(is_kebab("c-epoll") && is_kebab("go-net2") && is_kebab("x"));
+        assert!(!is_kebab("C-epoll") && !is_kebab("c--epoll") && !is_kebab("-c") && !is_kebab("c_epoll"));
+    }
+
+    #[test]
+    fn edit_distance_counts_edits() {
+        assert_eq!(edit_distance("buidl", "build"), 2);
+        assert_eq!(edit_distance("iouring", "io_uring"), 1);
+        assert_eq!(edit_distance("", "abc"), 3);
+    }
+}

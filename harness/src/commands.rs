@@ -1,0 +1,219 @@
+//! The subcommands other than `load`: list, bench, responses, versions, report. Each turns parsed
+//! arguments into work and prints the outcome.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+use crate::catalog::build::Builder;
+use crate::catalog::requires::{self, Readiness, System};
+use crate::catalog::{Catalog, Contestant};
+use crate::cli::{BenchArgs, ListArgs, ReportArgs, ResponsesArgs, SelectArgs};
+use crate::report::table::{Align, Table};
+use crate::report::{self, markdown};
+use crate::run::options::BenchOptions;
+use crate::run::result::MeasurementStatus;
+use crate::run::ui::Ui;
+use crate::run::{self, cpus::CpuSet, environment, Prepared, ServerSetup, Started};
+
+/// A run stopped by Ctrl-C or SIGTERM; its message says where the finished results are.
+#[derive(Debug)]
+pub struct Interrupted(pub PathBuf);
+
+impl fmt::Display for Interrupted {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "interrupted; the finished results are in {}", self.0.display())
+    }
+}
+
+impl std::error::Error for Interrupted {}
+
+/// The repository: the first folder from the working directory up that holds `contestants/`, else the
+/// checkout this binary was built from.
+pub fn repo_root() -> PathBuf {
+    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+    cwd.ancestors()
+        .find(|d| d.join("contestants").is_dir() && d.join("harness").is_dir())
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap_or(Path::new(".")).to_path_buf())
+}
+
+fn catalog(select: &SelectArgs) -> anyhow::Result<Catalog> {
+    Catalog::discover(&select.contestants.clone().unwrap_or_else(|| repo_root().join("contestants")))
+}
+
+/// Ctrl-C and SIGTERM raise the returned flag instead of ending the process, so every server is stopped.
+fn interrupt_flag() -> anyhow::Result<Arc<AtomicBool>> {
+    let flag = Arc::new(AtomicBool::new(false));
+    for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        signal_hook::flag::register(signal, flag.clone())?;
+    }
+    Ok(flag)
+}
+
+pub fn list(args: ListArgs) -> anyhow::Result<()> {
+    let catalog = catalog(&args.select)?;
+    let sys = System::detect();
+    let mut t = Table::new(&[
+        ("Name", Align::Left),
+        ("Language", Align::Left),
+        ("Framework", Align::Left),
+        ("Category", Align::Left),
+        ("Model", Align::Left),
+        ("IO", Align::Left),
+        ("Scenarios", Align::Left),
+        ("Runs here", Align::Left),
+    ]);
+    for c in catalog.select(&args.select.selection())? {
+        let here = match requires::check(c, sys) {
+            Readiness::Ready => "yes".to_string(),
+            Readiness::Install(p) => format!("yes (bench installs Debian packages {})", p.join(" ")),
+            Readiness::Missing { reason } => format!("no: {reason}"),
+        };
+        t.row(vec![
+            c.name.clone(),
+            c.language.clone(),
+            c.framework.clone(),
+            c.category.clone(),
+            c.model.clone(),
+            c.io.clone(),
+            c.scenarios.join(", "),
+            here,
+        ]);
+    }
+    print!("{}", t.markdown());
+    print_catalog_errors(&catalog);
+    Ok(())
+}
+
+fn print_catalog_errors(catalog: &Catalog) {
+    if !catalog.errors.is_empty() {
+        println!("\nInvalid manifests (not listed above):");
+        for e in &catalog.errors {
+            println!("- {e}");
+        }
+    }
+}
+
+pub fn bench(args: BenchArgs, ui: &Ui) -> anyhow::Result<()> {
+    let root = repo_root();
+    let opts = BenchOptions::new(args.choices(&root, std::env::args().collect()))?;
+    let catalog = Catalog::discover(&opts.catalog_root)?;
+    let stop = interrupt_flag()?;
+    let (id, dir) = run::create_run_dir(&opts.out_dir)?;
+    ui.line(&format!("run {id}: writing {}", dir.display()));
+    let mut save = |r: &run::result::RunResult| report::write_all(r, &dir).map(|_| ());
+    let result = run::bench(&opts, &catalog, &id, &dir, ui, &stop, &mut save)?;
+    if result.interrupted {
+        return Err(Interrupted(dir).into());
+    }
+    print!("{}", markdown::render(&result));
+    let measured = result.measurements.iter().filter(|m| m.status == MeasurementStatus::Measured).count();
+    ui.warn(&format!("results: {} (summary.md, summary.csv, run.json)", dir.display()));
+    anyhow::ensure!(
+        measured > 0,
+        "nothing was measured; the reasons are in {}",
+        dir.join(markdown::FILE_NAME).display()
+    );
+    Ok(())
+}
+
+pub fn responses(args: ResponsesArgs, ui: &Ui) -> anyhow::Result<()> {
+    let root = repo_root();
+    let catalog = catalog(&args.select)?;
+    let selected = catalog.select(&args.select.selection())?;
+    let out = args.out.clone().unwrap_or_else(|| root.join("results").join(".responses"));
+    let logs = out.join("logs");
+    std::fs::create_dir_all(&logs)?;
+    let stop = interrupt_flag()?;
+    let sys = System::detect();
+    let mut builder = Builder::new(run::stamp_dir(out.parent().unwrap_or(&out)), logs.clone(), false);
+    let (server_cpus, _) = CpuSet::split(&CpuSet::allowed());
+    let setup = ServerSetup {
+        cpus: &server_cpus.first(),
+        workers: 1,
+        start_timeout: std::time::Duration::from_secs(30),
+        timeout: std::time::Duration::from_secs(5),
+    };
+    for c in selected {
+        let scenarios: Vec<&String> =
+            c.scenarios.iter().filter(|s| args.scenario.is_empty() || args.scenario.contains(s)).collect();
+        if scenarios.is_empty() {
+            continue;
+        }
+        match run::make_ready(c, &catalog, &mut builder, sys, true, &logs, ui, &stop)? {
+            Prepared::Ready(_) => {}
+            Prepared::Skipped(reason) | Prepared::Failed(reason, _) => {
+                println!("## {}: not run: {}\n", c.name, reason.trim_end());
+                continue;
+            }
+            Prepared::Interrupted => break,
+        }
+        for scenario in scenarios {
+            let log = logs.join(format!("{}.{scenario}.log", c.name));
+            print_response(c, scenario, run::start_verified(c, scenario, &setup, log, ui, &stop));
+        }
+    }
+    anyhow::ensure!(!stop.load(std::sync::atomic::Ordering::Relaxed), "interrupted");
+    Ok(())
+}
+
+fn print_response(c: &Contestant, scenario: &str, started: Started) {
+    let grace = run::options::STOP_GRACE;
+    let (server, verdict, bytes) = match started {
+        Started::Verified(server, sample) => (Some(server), "ok".to_string(), Some(sample.bytes)),
+        Started::Failed(server, reason, sample) => (server, format!("FAILED: {reason}"), sample),
+    };
+    let size = bytes.as_ref().map(|b| format!("{} bytes · ", b.len())).unwrap_or_default();
+    println!("## {} · {scenario} · {size}{}", c.name, verdict.lines().next().unwrap_or_default());
+    match bytes {
+        Some(b) if scenario == "echo" => println!("(the {} bytes sent came back{})\n", b.len(), if verdict == "ok" { "" } else { ", altered" }),
+        Some(b) => {
+            let text = String::from_utf8(b.clone()).unwrap_or_else(|_| b.escape_ascii().to_string());
+            println!("```\n{}\n```\n", text.replace("\r\n", "\n").trim_end());
+        }
+        None => println!(),
+    }
+    if let Some(server) = server {
+        let port = server.port;
+        for w in server.stop(grace).warnings(port) {
+            println!("warning: {}: {w}\n", c.name);
+        }
+    }
+}
+
+pub fn versions(args: ListArgs) -> anyhow::Result<()> {
+    let catalog = catalog(&args.select)?;
+    let selected = catalog.select(&args.select.selection())?;
+    let mut languages: Vec<&str> = selected.iter().map(|c| c.language.as_str()).collect();
+    languages.sort();
+    languages.dedup();
+    let tools = environment::tool_versions(&languages, &[("wrk", "wrk -v"), ("h2load", "h2load --version")]);
+    let mut t = Table::new(&[("Tool", Align::Left), ("Version", Align::Left)]);
+    for (name, version) in &tools {
+        t.row(vec![name.clone(), version.clone()]);
+    }
+    println!("{}", t.markdown());
+    let mut t = Table::new(&[("Name", Align::Left), ("Language", Align::Left), ("Version", Align::Left)]);
+    for c in selected {
+        let v = run::version(c, 1).unwrap_or_else(|| match c.version {
+            Some(_) => format!("unavailable (the version command failed; build it first: serverbench bench {})", c.name),
+            None => "- (the manifest has no version command)".to_string(),
+        });
+        t.row(vec![c.name.clone(), c.language.clone(), v]);
+    }
+    print!("{}", t.markdown());
+    print_catalog_errors(&catalog);
+    Ok(())
+}
+
+pub fn report(args: ReportArgs, ui: &Ui) -> anyhow::Result<()> {
+    let run = report::load(&args.run_dir)?;
+    let written = report::write_all(&run, &args.run_dir)?;
+    print!("{}", markdown::render(&run));
+    for w in written {
+        ui.line(&format!("wrote {}", w.display()));
+    }
+    Ok(())
+}

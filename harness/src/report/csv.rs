@@ -1,0 +1,111 @@
+//! summary.csv: one row per measurement with its summary over measured rounds (RFC 4180 quoting). Absent
+//! figures are empty cells; latency is in nanoseconds, sizes in bytes.
+
+use super::Exporter;
+use crate::run::result::{Measurement, MeasurementStatus, RunResult};
+
+pub const FILE_NAME: &str = "summary.csv";
+
+pub struct Csv;
+
+const COLUMNS: &[&str] = &[
+    "run_id", "contestant", "language", "framework", "category", "model", "io", "scenario", "mode", "connections",
+    "pipeline", "tool", "status", "reason", "rounds", "requests", "errors", "rps_mean", "rps_median", "rps_stdev",
+    "rps_ci95_low", "rps_ci95_high", "rps_min", "rps_max", "rps_outliers", "bytes_per_s", "response_bytes",
+    "server_cpu_pct", "server_cpu_us_per_request", "peak_rss_bytes", "client_cpu_pct", "client_bound_rounds",
+    "latency_source", "latency_min_ns", "latency_mean_ns", "latency_stdev_ns", "latency_p25_ns", "latency_p50_ns",
+    "latency_p75_ns", "latency_p90_ns", "latency_p99_ns", "latency_p999_ns", "latency_p9999_ns", "latency_max_ns",
+];
+
+impl Exporter for Csv {
+    fn file_name(&self) -> &'static str {
+        FILE_NAME
+    }
+
+    fn serialize(&self, run: &RunResult) -> anyhow::Result<Vec<u8>> {
+        let mut out = line(COLUMNS.iter().map(|c| c.to_string()));
+        for m in &run.measurements {
+            out.push_str(&line(row(run, m).into_iter()));
+        }
+        Ok(out.into_bytes())
+    }
+}
+
+fn row(run: &RunResult, m: &Measurement) -> Vec<String> {
+    let s = m.summary();
+    let c = run.contestant(&m.contestant);
+    let field = |f: fn(&crate::run::result::ContestantRecord) -> &String| c.map(|c| f(c).clone()).unwrap_or_default();
+    let num = |v: Option<f64>| v.filter(|v| v.is_finite()).map(|v| format!("{v:.3}").trim_end_matches('0').trim_end_matches('.').to_string()).unwrap_or_default();
+    let rps = s.requests_per_s.as_ref();
+    let l = &s.latency_ns;
+    let status = match m.status {
+        MeasurementStatus::Pending => "pending",
+        MeasurementStatus::Running => "running",
+        MeasurementStatus::Measured => "measured",
+        MeasurementStatus::Failed => "failed",
+        MeasurementStatus::Interrupted => "interrupted",
+    };
+    vec![
+        run.run_id.clone(),
+        m.contestant.clone(),
+        field(|c| &c.language),
+        field(|c| &c.framework),
+        field(|c| &c.category),
+        field(|c| &c.model),
+        field(|c| &c.io),
+        m.scenario.clone(),
+        m.mode.clone(),
+        m.connections.to_string(),
+        m.pipeline.to_string(),
+        m.tool.clone(),
+        status.into(),
+        m.reason.as_deref().and_then(|r| r.lines().next()).unwrap_or_default().to_string(),
+        s.rounds.to_string(),
+        s.requests.to_string(),
+        s.errors.total().to_string(),
+        num(rps.map(|r| r.mean)),
+        num(rps.map(|r| r.median)),
+        num(rps.map(|r| r.stdev)),
+        num(rps.and_then(|r| r.ci95).map(|c| c.0)),
+        num(rps.and_then(|r| r.ci95).map(|c| c.1)),
+        num(rps.map(|r| r.min)),
+        num(rps.map(|r| r.max)),
+        rps.map(|r| r.outliers.len().to_string()).unwrap_or_default(),
+        num(s.bytes_per_s.as_ref().map(|b| b.mean)),
+        num(s.response_bytes.map(|b| b as f64)),
+        num(s.server_utilisation_pct),
+        num(s.server_cpu_us_per_request),
+        num(s.peak_rss_bytes.map(|b| b as f64)),
+        num(s.client_busy_pct),
+        s.client_bound_rounds.to_string(),
+        if s.rounds == 0 { String::new() } else if s.latency_from_histogram { "histogram".into() } else { "tool".into() },
+        num(l.min),
+        num(l.mean),
+        num(l.stdev),
+        num(l.p25),
+        num(l.p50),
+        num(l.p75),
+        num(l.p90),
+        num(l.p99),
+        num(l.p999),
+        num(l.p9999),
+        num(l.max),
+    ]
+}
+
+fn line(cells: impl Iterator<Item = String>) -> String {
+    let quoted: Vec<String> = cells
+        .map(|c| if c.contains([',', '"', '\n', '\r']) { format!("\"{}\"", c.replace('"', "\"\"")) } else { c })
+        .collect();
+    format!("{}\n", quoted.join(","))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quotes_what_needs_it() {
+        assert_eq!(line(["a".to_string(), "b,c".into(), "say \"x\"".into()].into_iter()), "a,\"b,c\",\"say \"\"x\"\"\"\n");
+    }
+}

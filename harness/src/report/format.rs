@@ -1,0 +1,56 @@
+//! Number formats shared by the tables and the progress lines; an absent figure prints as `-`.
+
+/// `-` for an absent value.
+pub const ABSENT: &str = "-";
+
+pub fn or_absent(v: Option<f64>, f: impl Fn(f64) -> String) -> String {
+    match v {
+        Some(v) if v.is_finite() => f(v),
+        _ => ABSENT.to_string(),
+    }
+}
+
+/// Whole number.
+pub fn int(v: f64) -> String {
+    format!("{:.0}", v)
+}
+
+/// Nanoseconds as milliseconds with three decimals (the second source document's unit).
+pub fn ms(ns: f64) -> String {
+    format!("{:.3}", ns / 1e6)
+}
+
+/// Nanoseconds as microseconds with one decimal.
+pub fn us(ns: f64) -> String {
+    format!("{:.1}", ns / 1e3)
+}
+
+/// Bytes as MiB with one decimal.
+pub fn mib(bytes: f64) -> String {
+    format!("{:.1}", bytes / (1024.0 * 1024.0))
+}
+
+/// A percentage without decimals.
+pub fn pct(v: f64) -> String {
+    format!("{:.0}", v)
+}
+
+/// One decimal.
+pub fn one(v: f64) -> String {
+    format!("{:.1}", v)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formats() {
+        assert_eq!(ms(26_400.0), "0.026");
+        assert_eq!(us(50_340.0), "50.3");
+        assert_eq!(mib(3.0 * 1024.0 * 1024.0), "3.0");
+        assert_eq!(or_absent(None, int), "-");
+        assert_eq!(or_absent(Some(f64::NAN), int), "-");
+        assert_eq!(or_absent(Some(1234.4), int), "1234");
+    }
+}

@@ -1,0 +1,29 @@
+//! run.json: the result model as it is (schema 1, histograms as base64 HdrHistogram V2), plus a derived
+//! `summary` per measurement for readers; `serverbench report` ignores the summaries and recomputes them.
+
+use super::Exporter;
+use crate::run::result::RunResult;
+
+pub const FILE_NAME: &str = "run.json";
+
+pub struct Json;
+
+impl Exporter for Json {
+    fn file_name(&self) -> &'static str {
+        FILE_NAME
+    }
+
+    fn serialize(&self, run: &RunResult) -> anyhow::Result<Vec<u8>> {
+        let mut value = serde_json::to_value(run)?;
+        if let Some(list) = value.get_mut("measurements").and_then(|m| m.as_array_mut()) {
+            for (json, m) in list.iter_mut().zip(&run.measurements) {
+                if let Some(obj) = json.as_object_mut() {
+                    obj.insert("summary".into(), serde_json::to_value(m.summary())?);
+                }
+            }
+        }
+        let mut bytes = serde_json::to_vec_pretty(&value)?;
+        bytes.push(b'\n');
+        Ok(bytes)
+    }
+}

@@ -1,0 +1,309 @@
+//! summary.md: the run's setting, then per configuration the throughput table, the latency table and the
+//! second source document's table; then what was not measured and why.
+
+use std::collections::BTreeMap;
+
+use super::format::{int, mib, ms, one, or_absent, pct, us, ABSENT};
+use super::table::{Align, Table};
+use super::Exporter;
+use crate::run::result::{
+    ContestantStatus, Measurement, MeasurementStatus, MeasurementSummary, RunResult, FLAG_CLIENT_BOUND,
+};
+
+pub const FILE_NAME: &str = "summary.md";
+
+pub struct Markdown;
+
+impl Exporter for Markdown {
+    fn file_name(&self) -> &'static str {
+        FILE_NAME
+    }
+
+    fn serialize(&self, run: &RunResult) -> anyhow::Result<Vec<u8>> {
+        Ok(render(run).into_bytes())
+    }
+}
+
+use Align::{Left as L, Right as R};
+
+pub fn render(run: &RunResult) -> String {
+    let mut out = format!("# serverbench run {}\n\n", run.run_id);
+    out.push_str(&setting(run));
+    for ((scenario, mode, connections, pipeline), group) in groups(run) {
+        let measured: Vec<(&Measurement, MeasurementSummary)> = group
+            .into_iter()
+            .filter(|m| !m.measured_rounds().collect::<Vec<_>>().is_empty())
+            .map(|m| (m, m.summary()))
+            .collect();
+        if measured.is_empty() {
+            continue;
+        }
+        let pipelined = if pipeline > 1 { format!(", pipeline {pipeline}") } else { String::new() };
+        out.push_str(&format!("\n## {scenario} · {mode} · {connections} connections{pipelined}\n\n"));
+        let mut sorted = measured;
+        sorted.sort_by(|a, b| rps(&b.1).total_cmp(&rps(&a.1)).then_with(|| a.0.contestant.cmp(&b.0.contestant)));
+        out.push_str(&throughput(&sorted).markdown());
+        let from_tool = sorted.iter().any(|(_, s)| !s.latency_from_histogram);
+        out.push_str(&format!(
+            "\nLatency in microseconds{}.\n\n",
+            if from_tool {
+                " (without a histogram from the load tool, quantiles are the mean of the rounds' own figures)"
+            } else {
+                ", from the histogram of all measured rounds"
+            }
+        ));
+        out.push_str(&latency(&sorted).markdown());
+        out.push_str("\nAs the second source document reports it (latency in milliseconds):\n\n");
+        out.push_str(&classic(run, &sorted).markdown());
+    }
+    out.push_str(&problems(run));
+    out.push_str(&contestants(run));
+    out
+}
+
+fn rps(s: &MeasurementSummary) -> f64 {
+    s.requests_per_s.as_ref().map(|r| r.mean).unwrap_or(0.0)
+}
+
+/// Measurements by configuration, in the order they were run.
+fn groups(run: &RunResult) -> Vec<((String, String, usize, u32), Vec<&Measurement>)> {
+    let mut order = Vec::new();
+    let mut by: BTreeMap<(String, String, usize, u32), Vec<&Measurement>> = BTreeMap::new();
+    for m in &run.measurements {
+        let key = (m.scenario.clone(), m.mode.clone(), m.connections, m.pipeline);
+        if !by.contains_key(&key) {
+            order.push(key.clone());
+        }
+        by.entry(key).or_default().push(m);
+    }
+    order.into_iter().map(|k| { let v = by.remove(&k).unwrap_or_default(); (k, v) }).collect()
+}
+
+fn setting(run: &RunResult) -> String {
+    let e = &run.environment;
+    let c = &run.config;
+    let stop = match (c.duration_s, c.requests_per_connection) {
+        (Some(d), _) => format!("of {d} s"),
+        (None, Some(n)) => format!("of {n} requests per connection"),
+        _ => String::new(),
+    };
+    let state = if run.interrupted {
+        "interrupted; what finished before is complete".to_string()
+    } else {
+        match &run.finished_utc {
+            Some(f) => format!("finished {f}"),
+            None => "in progress".to_string(),
+        }
+    };
+    let mut mode = c.mode.clone();
+    if let Some(t) = c.think_time_ms {
+        mode.push_str(&format!(" (think time {t} ms)"));
+    }
+    if let Some(r) = c.rate_per_s {
+        mode.push_str(&format!(" at {r} req/s"));
+    }
+    let tools: Vec<String> = e.tools.iter().map(|(k, v)| format!("{k}: {v}")).collect();
+    let mut s = format!(
+        "- Started {}, {state}\n- Machine: {}, {} CPUs, {} GiB, {}, {}; load average {:.2} {:.2} {:.2}\n- Command: `{}`\n\
+         - Rules: {}, server CPUs {} ({} worker{}), client CPUs {} ({} thread{}); {} warm-up + {} measured rounds {stop}; \
+         mode {mode}; load from {}\n",
+        run.started_utc,
+        e.cpu_model,
+        e.cores,
+        one(e.memory_bytes as f64 / f64::from(1u32 << 30)),
+        e.kernel,
+        e.os,
+        e.load_average[0],
+        e.load_average[1],
+        e.load_average[2],
+        e.command_line.join(" "),
+        c.run_type,
+        c.server_cpus,
+        c.workers,
+        if c.workers == 1 { "" } else { "s" },
+        c.client_cpus,
+        c.client_threads,
+        if c.client_threads == 1 { "" } else { "s" },
+        c.warmup_rounds,
+        c.measured_rounds,
+        c.tool,
+    );
+    if !tools.is_empty() {
+        s.push_str(&format!("- Tools: {}\n", tools.join("; ")));
+    }
+    s
+}
+
+fn flags(m: &Measurement, s: &MeasurementSummary) -> String {
+    let mut f = Vec::new();
+    if s.client_bound_rounds > 0 {
+        f.push(format!("{FLAG_CLIENT_BOUND} {}/{}", s.client_bound_rounds, s.rounds));
+    }
+    if s.errors.total() > 0 {
+        f.push(format!("errors {}", s.errors.total()));
+    }
+    if let Some(r) = &s.requests_per_s {
+        if !r.outliers.is_empty() {
+            f.push(format!("outliers {}", r.outliers.len()));
+        }
+    }
+    match m.status {
+        MeasurementStatus::Interrupted => f.push(format!("interrupted after {} rounds", s.rounds)),
+        MeasurementStatus::Failed => f.push(format!("failed after {} rounds", s.rounds)),
+        _ => {}
+    }
+    f.join(", ")
+}
+
+fn throughput(rows: &[(&Measurement, MeasurementSummary)]) -> Table {
+    let mut t = Table::new(&[
+        ("Name", L),
+        ("req/s", R),
+        ("95% CI", R),
+        ("server CPU %", R),
+        ("CPU us/req", R),
+        ("peak RSS MiB", R),
+        ("flags", L),
+    ]);
+    for (m, s) in rows {
+        let r = s.requests_per_s.as_ref();
+        t.row(vec![
+            m.contestant.clone(),
+            or_absent(r.map(|r| r.mean), int),
+            r.and_then(|r| r.ci95_relative_pct()).map(|p| format!("±{p:.1}%")).unwrap_or_else(|| ABSENT.into()),
+            or_absent(s.server_utilisation_pct, pct),
+            or_absent(s.server_cpu_us_per_request, one),
+            or_absent(s.peak_rss_bytes.map(|b| b as f64), mib),
+            flags(m, s),
+        ]);
+    }
+    t
+}
+
+fn latency(rows: &[(&Measurement, MeasurementSummary)]) -> Table {
+    let mut t = Table::new(&[
+        ("Name", L),
+        ("mean", R),
+        ("median", R),
+        ("q0.9", R),
+        ("q0.99", R),
+        ("q0.999", R),
+        ("q0.9999", R),
+    ]);
+    for (m, s) in rows {
+        let l = &s.latency_ns;
+        t.row(vec![
+            m.contestant.clone(),
+            or_absent(l.mean, us),
+            or_absent(l.p50, us),
+            or_absent(l.p90, us),
+            or_absent(l.p99, us),
+            or_absent(l.p999, us),
+            or_absent(l.p9999, us),
+        ]);
+    }
+    t
+}
+
+fn classic(run: &RunResult, rows: &[(&Measurement, MeasurementSummary)]) -> Table {
+    let mut t = Table::new(&[
+        ("Language", L),
+        ("Framework", L),
+        ("Category", L),
+        ("Name", L),
+        ("Res[B]", R),
+        ("Req", R),
+        ("Err", R),
+        ("RPS", R),
+        ("BPS", R),
+        ("min", R),
+        ("25%", R),
+        ("50%", R),
+        ("75%", R),
+        ("99%", R),
+        ("max", R),
+    ]);
+    for (m, s) in rows {
+        let c = run.contestant(&m.contestant);
+        let field = |f: fn(&crate::run::result::ContestantRecord) -> &String| c.map(|c| f(c).clone()).unwrap_or_default();
+        let l = &s.latency_ns;
+        t.row(vec![
+            field(|c| &c.language),
+            field(|c| &c.framework),
+            field(|c| &c.category),
+            m.contestant.clone(),
+            or_absent(s.response_bytes.map(|b| b as f64), int),
+            s.requests.to_string(),
+            s.errors.total().to_string(),
+            or_absent(s.requests_per_s.as_ref().map(|r| r.mean), int),
+            or_absent(s.bytes_per_s.as_ref().map(|r| r.mean), int),
+            or_absent(l.min, ms),
+            or_absent(l.p25, ms),
+            or_absent(l.p50, ms),
+            or_absent(l.p75, ms),
+            or_absent(l.p99, ms),
+            or_absent(l.max, ms),
+        ]);
+    }
+    t
+}
+
+/// Everything that was not measured, with the reason; warnings; broken manifests.
+fn problems(run: &RunResult) -> String {
+    let mut t = Table::new(&[("Name", L), ("Scenario", L), ("Status", L), ("Why", L)]);
+    for c in &run.contestants {
+        if matches!(c.status, ContestantStatus::Failed | ContestantStatus::Skipped) {
+            let status = if c.status == ContestantStatus::Failed { "build failed" } else { "skipped" };
+            t.row(vec![c.name.clone(), ABSENT.into(), status.into(), first_line(c.reason.as_deref())]);
+        }
+    }
+    for m in &run.measurements {
+        if matches!(m.status, MeasurementStatus::Failed | MeasurementStatus::Interrupted) {
+            let status = if m.status == MeasurementStatus::Failed { "failed" } else { "interrupted" };
+            let why = match m.status {
+                MeasurementStatus::Interrupted => "stopped by a signal".to_string(),
+                _ => first_line(m.reason.as_deref()),
+            };
+            t.row(vec![m.contestant.clone(), format!("{} c={}", m.scenario, m.connections), status.into(), why]);
+        }
+    }
+    let mut out = String::new();
+    if !t.is_empty() {
+        out.push_str("\n## Not measured\n\nFull reasons and log tails are in run.json; logs are under logs/.\n\n");
+        out.push_str(&t.markdown());
+    }
+    let warnings: Vec<String> =
+        run.contestants.iter().flat_map(|c| c.warnings.iter().map(move |w| format!("- {}: {w}\n", c.name))).collect();
+    if !warnings.is_empty() {
+        out.push_str("\n## Warnings\n\n");
+        out.extend(warnings);
+    }
+    if !run.catalog_errors.is_empty() {
+        out.push_str("\n## Invalid manifests\n\n");
+        out.extend(run.catalog_errors.iter().map(|e| format!("- {}\n", first_line(Some(e)))));
+    }
+    out
+}
+
+fn first_line(text: Option<&str>) -> String {
+    text.and_then(|t| t.lines().next()).unwrap_or(ABSENT).to_string()
+}
+
+fn contestants(run: &RunResult) -> String {
+    let mut t = Table::new(&[("Name", L), ("Language", L), ("Model", L), ("IO", L), ("Version", L), ("Build", L)]);
+    for c in run.contestants.iter().filter(|c| c.status == ContestantStatus::Built) {
+        let build = if c.build_cached { "cached".to_string() } else { format!("{:.1} s", c.build_s) };
+        t.row(vec![
+            c.name.clone(),
+            c.language.clone(),
+            c.model.clone(),
+            c.io.clone(),
+            c.version.clone().unwrap_or_else(|| ABSENT.into()),
+            build,
+        ]);
+    }
+    if t.is_empty() {
+        return String::new();
+    }
+    format!("\n## Contestants\n\n{}", t.markdown())
+}

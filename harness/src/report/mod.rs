@@ -1,0 +1,56 @@
+//! Exporters: run.json, summary.md and summary.csv, each behind one small trait that turns the result
+//! model into bytes. They only read the model; the files are written whole (temp file, then rename), so a
+//! reader never sees half a file and an interrupted run keeps the last complete one.
+
+pub mod csv;
+pub mod format;
+pub mod json;
+pub mod markdown;
+pub mod table;
+
+use std::path::{Path, PathBuf};
+
+use crate::run::result::RunResult;
+
+/// Turns a run into one file's bytes.
+pub trait Exporter {
+    /// The file name inside the run folder.
+    fn file_name(&self) -> &'static str;
+    fn serialize(&self, run: &RunResult) -> anyhow::Result<Vec<u8>>;
+}
+
+/// Every exporter, run.json first.
+pub fn exporters() -> Vec<Box<dyn Exporter>> {
+    vec![Box::new(json::Json), Box::new(markdown::Markdown), Box::new(csv::Csv)]
+}
+
+/// Writes every export into `dir`; returns the paths written.
+pub fn write_all(run: &RunResult, dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
+    exporters().iter().map(|e| write_atomically(&dir.join(e.file_name()), &e.serialize(run)?)).collect()
+}
+
+fn write_atomically(path: &Path, bytes: &[u8]) -> anyhow::Result<PathBuf> {
+    use anyhow::Context as _;
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let tmp = path.with_file_name(format!(".{name}.tmp"));
+    std::fs::write(&tmp, bytes).with_context(|| format!("cannot write '{}'", tmp.display()))?;
+    std::fs::rename(&tmp, path).with_context(|| format!("cannot rename '{}' to '{}'", tmp.display(), path.display()))?;
+    Ok(path.to_path_buf())
+}
+
+/// Reads a run back from its run.json.
+pub fn load(run_dir: &Path) -> anyhow::Result<RunResult> {
+    use anyhow::Context as _;
+    let path = run_dir.join(json::FILE_NAME);
+    let text = std::fs::read_to_string(&path)
+        .with_context(|| format!("cannot read '{}'; give the folder of a run (results/<run-id>)", path.display()))?;
+    let run: RunResult = serde_json::from_str(&text).with_context(|| format!("'{}' is not a serverbench run.json", path.display()))?;
+    anyhow::ensure!(
+        run.schema == crate::run::result::SCHEMA,
+        "'{}' has schema {}, this serverbench reads schema {}",
+        path.display(),
+        run.schema,
+        crate::run::result::SCHEMA
+    );
+    Ok(run)
+}

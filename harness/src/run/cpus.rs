@@ -1,0 +1,138 @@
+//! CPU sets: taskset-style lists ("0-3,6"), the CPUs this process may use, and the default split between
+//! server and client.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+/// A sorted set of CPU numbers.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CpuSet(Vec<usize>);
+
+impl CpuSet {
+    pub fn new(mut cpus: Vec<usize>) -> CpuSet {
+        cpus.sort_unstable();
+        cpus.dedup();
+        CpuSet(cpus)
+    }
+
+    /// Parses a list such as `1`, `0,2` or `0-3,6` (as taskset -c takes it).
+    pub fn parse(text: &str) -> anyhow::Result<CpuSet> {
+        let mut cpus = Vec::new();
+        for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+            let bad = || anyhow::anyhow!("'{text}' is not a CPU list; write it like taskset -c: 1 or 0,2 or 0-3,6");
+            match part.split_once('-') {
+                Some((a, b)) => {
+                    let (a, b): (usize, usize) = (a.trim().parse().map_err(|_| bad())?, b.trim().parse().map_err(|_| bad())?);
+                    anyhow::ensure!(a <= b, "CPU range '{part}' runs backwards");
+                    cpus.extend(a..=b);
+                }
+                None => cpus.push(part.parse().map_err(|_| bad())?),
+            }
+        }
+        anyhow::ensure!(!cpus.is_empty(), "empty CPU list '{text}'");
+        Ok(CpuSet::new(cpus))
+    }
+
+    /// The CPUs this process may run on (its affinity mask).
+    pub fn allowed() -> CpuSet {
+        let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+        let ok = unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) } == 0;
+        let cpus: Vec<usize> = if ok {
+            (0..libc::CPU_SETSIZE as usize).filter(|&c| unsafe { libc::CPU_ISSET(c, &set) }).collect()
+        } else {
+            (0..std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)).collect()
+        };
+        CpuSet::new(cpus)
+    }
+
+    pub fn cpus(&self) -> &[usize] {
+        &self.0
+    }
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+    pub fn first(&self) -> CpuSet {
+        CpuSet(self.0.iter().take(1).copied().collect())
+    }
+    pub fn is_subset_of(&self, other: &CpuSet) -> bool {
+        self.0.iter().all(|c| other.0.contains(c))
+    }
+    pub fn overlaps(&self, other: &CpuSet) -> bool {
+        self.0.iter().any(|c| other.0.contains(c))
+    }
+
+    pub fn to_libc(&self) -> libc::cpu_set_t {
+        let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+        for &c in &self.0 {
+            unsafe { libc::CPU_SET(c, &mut set) };
+        }
+        set
+    }
+
+    /// Default split: the server on the upper half of the CPUs (at least one), the client on the rest.
+    /// With a single CPU both share it.
+    pub fn split(allowed: &CpuSet) -> (CpuSet, CpuSet) {
+        let n = allowed.len();
+        if n <= 1 {
+            return (allowed.clone(), allowed.clone());
+        }
+        let server_count = (n / 2).max(1);
+        let (client, server) = allowed.0.split_at(n - server_count);
+        (CpuSet(server.to_vec()), CpuSet(client.to_vec()))
+    }
+}
+
+impl fmt::Display for CpuSet {
+    /// Compact form: `0-3,6`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut parts = Vec::new();
+        let mut i = 0;
+        while i < self.0.len() {
+            let start = self.0[i];
+            let mut end = start;
+            while i + 1 < self.0.len() && self.0[i + 1] == end + 1 {
+                i += 1;
+                end = self.0[i];
+            }
+            parts.push(if start == end { start.to_string() } else { format!("{start}-{end}") });
+            i += 1;
+        }
+        f.write_str(&parts.join(","))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_and_prints_taskset_lists() {
+        let s = CpuSet::parse("6, 0-3,2").unwrap();
+        assert_eq!(s.cpus(), &[0, 1, 2, 3, 6]);
+        assert_eq!(s.to_string(), "0-3,6");
+        assert!(CpuSet::parse("a").is_err());
+        assert!(CpuSet::parse("3-1").is_err());
+        assert!(CpuSet::parse("").is_err());
+    }
+
+    #[test]
+    fn server_takes_the_upper_half() {
+        let two = CpuSet::new(vec![0, 1]);
+        assert_eq!(CpuSet::split(&two), (CpuSet::new(vec![1]), CpuSet::new(vec![0])));
+        let three = CpuSet::new(vec![0, 1, 2]);
+        assert_eq!(CpuSet::split(&three), (CpuSet::new(vec![2]), CpuSet::new(vec![0, 1])));
+        let eight = CpuSet::new((0..8).collect());
+        assert_eq!(CpuSet::split(&eight).0.to_string(), "4-7");
+        let one = CpuSet::new(vec![5]);
+        assert_eq!(CpuSet::split(&one), (one.clone(), one.clone()));
+    }
+
+    #[test]
+    fn this_process_may_run_somewhere() {
+        assert!(!CpuSet::allowed().is_empty());
+    }
+}

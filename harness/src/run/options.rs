@@ -1,0 +1,354 @@
+//! What a benchmark run is asked to do, validated before any work starts.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::catalog::manifest::SCENARIOS;
+use crate::catalog::Selection;
+
+use super::cpus::CpuSet;
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum RunType {
+    /// The server gets one CPU and one worker.
+    #[default]
+    #[value(name = "singleCore")]
+    SingleCore,
+    /// The server gets all of its CPUs and as many workers.
+    #[value(name = "multiCore")]
+    MultiCore,
+}
+
+impl RunType {
+    pub fn name(self) -> &'static str {
+        match self {
+            RunType::SingleCore => "singleCore",
+            RunType::MultiCore => "multiCore",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum ModeKind {
+    /// Closed loop: the next request leaves as soon as the response is in.
+    #[default]
+    Throughput,
+    /// Closed loop with a think time between a response and the next request.
+    Latency,
+    /// Open loop at a fixed total rate (--rate); latency from the intended send time.
+    Rate,
+}
+
+impl ModeKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            ModeKind::Throughput => "throughput",
+            ModeKind::Latency => "latency",
+            ModeKind::Rate => "rate",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum Tool {
+    /// The built-in load generator (full latency histograms).
+    #[default]
+    Builtin,
+    /// wrk, where installed (throughput mode, HTTP scenarios, a duration).
+    Wrk,
+    /// h2load from nghttp2, where installed (throughput mode, HTTP scenarios).
+    H2load,
+}
+
+impl Tool {
+    pub fn name(self) -> &'static str {
+        match self {
+            Tool::Builtin => "builtin",
+            Tool::Wrk => "wrk",
+            Tool::H2load => "h2load",
+        }
+    }
+}
+
+/// When a round ends.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum StopRule {
+    Duration(Duration),
+    /// Requests per connection (the first source document's R).
+    Requests(u64),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct BenchOptions {
+    pub catalog_root: PathBuf,
+    pub selection: Selection,
+    pub scenarios: Vec<String>,
+    pub mode: ModeKind,
+    pub think_time: Duration,
+    pub rate_per_s: Option<f64>,
+    pub connections: Vec<usize>,
+    pub pipeline: u32,
+    pub run_type: RunType,
+    pub server_cpus: CpuSet,
+    pub client_cpus: CpuSet,
+    /// `{workers}` for every server: 1 for singleCore, the server CPUs for multiCore.
+    pub workers: usize,
+    pub client_threads: usize,
+    pub warmup: u32,
+    pub rounds: u32,
+    pub stop: StopRule,
+    pub tool: Tool,
+    pub out_dir: PathBuf,
+    /// A request unanswered this long is a timeout error.
+    pub timeout: Duration,
+    /// How long a server may take to accept its first connection.
+    pub start_timeout: Duration,
+    /// How long a server may take to exit after SIGTERM before it is killed.
+    pub stop_grace: Duration,
+    pub rebuild: bool,
+    /// Install missing apt packages when running as root.
+    pub install: bool,
+    pub command_line: Vec<String>,
+    /// Said before the run starts (for example that server and client share CPUs).
+    pub notes: Vec<String>,
+}
+
+/// The raw choices behind `BenchOptions` (the CLI fills them).
+#[derive(Debug, Clone)]
+pub struct BenchChoices {
+    pub catalog_root: PathBuf,
+    pub selection: Selection,
+    pub scenarios: Vec<String>,
+    pub mode: ModeKind,
+    pub think_time_ms: f64,
+    pub rate_per_s: Option<f64>,
+    pub connections: Vec<usize>,
+    pub pipeline: u32,
+    pub run_type: RunType,
+    pub server_cpus: Option<String>,
+    pub client_cpus: Option<String>,
+    pub client_threads: Option<usize>,
+    pub warmup: u32,
+    pub rounds: u32,
+    pub duration: Option<Duration>,
+    pub requests: Option<u64>,
+    pub tool: Tool,
+    pub out_dir: PathBuf,
+    pub timeout: Duration,
+    pub start_timeout: Duration,
+    pub rebuild: bool,
+    pub install: bool,
+    pub command_line: Vec<String>,
+}
+
+impl BenchChoices {
+    /// The quick default run (as `serverbench bench` with no options) of the catalog at `catalog_root`.
+    pub fn new(catalog_root: PathBuf, out_dir: PathBuf) -> BenchChoices {
+        BenchChoices {
+            catalog_root,
+            selection: Selection::default(),
+            scenarios: vec!["hello".into()],
+            mode: ModeKind::Throughput,
+            think_time_ms: 1.0,
+            rate_per_s: None,
+            connections: vec![64],
+            pipeline: 1,
+            run_type: RunType::SingleCore,
+            server_cpus: None,
+            client_cpus: None,
+            client_threads: None,
+            warmup: 1,
+            rounds: 3,
+            duration: None,
+            requests: None,
+            tool: Tool::Builtin,
+            out_dir,
+            timeout: Duration::from_secs(5),
+            start_timeout: Duration::from_secs(30),
+            rebuild: false,
+            install: true,
+            command_line: Vec::new(),
+        }
+    }
+}
+
+/// Default length of a round: short, for a quick first run.
+pub const DEFAULT_ROUND: Duration = Duration::from_secs(2);
+pub const STOP_GRACE: Duration = Duration::from_secs(3);
+
+impl BenchOptions {
+    pub fn new(c: BenchChoices) -> anyhow::Result<BenchOptions> {
+        let mut notes = Vec::new();
+        for s in &c.scenarios {
+            anyhow::ensure!(SCENARIOS.contains(&s.as_str()), "unknown scenario '{s}'; allowed: {}", SCENARIOS.join(", "));
+        }
+        anyhow::ensure!(!c.scenarios.is_empty(), "give at least one --scenario");
+        anyhow::ensure!(!c.connections.is_empty() && c.connections.iter().all(|&n| n > 0), "-c takes connection counts above 0, such as 64 or 8,64,256");
+        anyhow::ensure!(c.pipeline >= 1, "--pipeline must be at least 1");
+        anyhow::ensure!(c.rounds >= 1, "--rounds must be at least 1");
+        if c.pipeline > 1 && c.scenarios.iter().any(|s| s != "plaintext") {
+            notes.push("--pipeline is meant for the plaintext scenario (servers that parse requests); other scenarios answer per read".into());
+        }
+
+        let allowed = CpuSet::allowed();
+        let (default_server, default_client) = CpuSet::split(&allowed);
+        let server_all = match &c.server_cpus {
+            Some(s) => CpuSet::parse(s)?,
+            None => default_server,
+        };
+        let client_cpus = match &c.client_cpus {
+            Some(s) => CpuSet::parse(s)?,
+            None => default_client,
+        };
+        for (what, set) in [("--server-cpus", &server_all), ("--client-cpus", &client_cpus)] {
+            anyhow::ensure!(set.is_subset_of(&allowed), "{what} {set} is outside the CPUs this process may use ({allowed})");
+        }
+        let server_cpus = match c.run_type {
+            RunType::SingleCore => server_all.first(),
+            RunType::MultiCore => server_all,
+        };
+        if server_cpus.overlaps(&client_cpus) {
+            notes.push(format!(
+                "server CPUs {server_cpus} and client CPUs {client_cpus} overlap: the two compete, and the figures measure both"
+            ));
+        }
+        let workers = server_cpus.len();
+        let client_threads = c.client_threads.unwrap_or(client_cpus.len()).max(1);
+
+        let stop = match (c.duration, c.requests) {
+            (Some(_), Some(_)) => anyhow::bail!("give -d/--duration or -n/--requests, not both"),
+            (_, Some(0)) => anyhow::bail!("-n must be at least 1"),
+            (_, Some(n)) => StopRule::Requests(n),
+            (Some(d), None) => {
+                anyhow::ensure!(!d.is_zero(), "-d must be above 0");
+                StopRule::Duration(d)
+            }
+            (None, None) => StopRule::Duration(DEFAULT_ROUND),
+        };
+        let rate_per_s = match (c.mode, c.rate_per_s) {
+            (ModeKind::Rate, None) => anyhow::bail!("--mode rate needs --rate REQUESTS_PER_S"),
+            (ModeKind::Rate, Some(r)) if !(r > 0.0) => anyhow::bail!("--rate must be above 0"),
+            (ModeKind::Rate, r) => r,
+            (_, Some(_)) => anyhow::bail!("--rate applies to --mode rate only"),
+            (_, None) => None,
+        };
+        anyhow::ensure!(c.think_time_ms >= 0.0, "--think-time-ms cannot be negative");
+
+        if c.tool != Tool::Builtin {
+            let tool = c.tool.name();
+            anyhow::ensure!(
+                c.mode == ModeKind::Throughput,
+                "--tool {tool} supports --mode throughput only; use --tool builtin for latency and rate"
+            );
+            anyhow::ensure!(
+                !c.scenarios.iter().any(|s| s == "echo"),
+                "--tool {tool} speaks HTTP only; the echo scenario needs --tool builtin"
+            );
+            anyhow::ensure!(
+                crate::catalog::requires::find_command(tool).is_some(),
+                "--tool {tool}: `{tool}` is not installed (apt-get install -y {})",
+                if c.tool == Tool::Wrk { "wrk" } else { "nghttp2-client" }
+            );
+            if c.tool == Tool::Wrk {
+                anyhow::ensure!(matches!(stop, StopRule::Duration(_)), "wrk runs for a duration only: use -d, not -n");
+            }
+        }
+
+        Ok(BenchOptions {
+            catalog_root: c.catalog_root,
+            selection: c.selection,
+            scenarios: c.scenarios,
+            mode: c.mode,
+            think_time: Duration::from_secs_f64(c.think_time_ms / 1000.0),
+            rate_per_s,
+            connections: c.connections,
+            pipeline: c.pipeline,
+            run_type: c.run_type,
+            server_cpus,
+            client_cpus,
+            workers,
+            client_threads,
+            warmup: c.warmup,
+            rounds: c.rounds,
+            stop,
+            tool: c.tool,
+            out_dir: c.out_dir,
+            timeout: c.timeout,
+            start_timeout: c.start_timeout,
+            stop_grace: STOP_GRACE,
+            rebuild: c.rebuild,
+            install: c.install,
+            command_line: c.command_line,
+            notes,
+        })
+    }
+}
+
+/// Parses `2`, `2s`, `1.5s`, `500ms` or `1m` into a duration.
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    let t = text.trim();
+    let (number, scale) = if let Some(n) = t.strip_suffix("ms") {
+        (n, 1e-3)
+    } else if let Some(n) = t.strip_suffix('s') {
+        (n, 1.0)
+    } else if let Some(n) = t.strip_suffix('m') {
+        (n, 60.0)
+    } else {
+        (t, 1.0)
+    };
+    let v: f64 = number.trim().parse().map_err(|_| format!("'{text}' is not a duration; write 2, 2s, 500ms or 1m"))?;
+    if !(v >= 0.0 && v.is_finite()) {
+        return Err(format!("'{text}' is not a duration"));
+    }
+    Ok(Duration::from_secs_f64(v * scale))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn choices() -> BenchChoices {
+        BenchChoices::new("contestants".into(), "results".into())
+    }
+
+    #[test]
+    fn defaults_give_one_server_cpu_and_one_worker() {
+        let o = BenchOptions::new(choices()).unwrap();
+        assert_eq!(o.server_cpus.len(), 1);
+        assert_eq!(o.workers, 1);
+        assert_eq!(o.stop, StopRule::Duration(DEFAULT_ROUND));
+        if CpuSet::allowed().len() == 2 {
+            assert_eq!(o.server_cpus.to_string(), "1");
+            assert_eq!(o.client_cpus.to_string(), "0");
+        }
+    }
+
+    #[test]
+    fn rejects_what_cannot_work() {
+        let bad = |f: &dyn Fn(&mut BenchChoices)| {
+            let mut c = choices();
+            f(&mut c);
+            BenchOptions::new(c).unwrap_err().to_string()
+        };
+        assert!(bad(&|c| c.scenarios = vec!["helo".into()]).contains("unknown scenario 'helo'"));
+        assert!(bad(&|c| c.connections = vec![0]).contains("-c takes"));
+        assert!(bad(&|c| c.mode = ModeKind::Rate).contains("--rate"));
+        assert!(bad(&|c| c.rate_per_s = Some(5.0)).contains("--mode rate only"));
+        assert!(bad(&|c| {
+            c.duration = Some(Duration::from_secs(1));
+            c.requests = Some(5)
+        })
+        .contains("not both"));
+        assert!(bad(&|c| c.server_cpus = Some("4096".into())).contains("outside the CPUs"));
+    }
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("2").unwrap(), Duration::from_secs(2));
+        assert_eq!(parse_duration("1.5s").unwrap(), Duration::from_millis(1500));
+        assert_eq!(parse_duration("500ms").unwrap(), Duration::from_millis(500));
+        assert_eq!(parse_duration("1m").unwrap(), Duration::from_secs(60));
+        assert!(parse_duration("x").is_err());
+        assert!(parse_duration("-1").is_err());
+    }
+}

@@ -1,0 +1,322 @@
+//! The result model: everything a run measured, as stored in `run.json` (schema 1). The runner fills it;
+//! exporters only read it; `serverbench report` rebuilds every summary from it alone.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::load::{ErrorCounts, LoadReport};
+use crate::stats::histogram::{new_latency_histogram, LatencySummary};
+use crate::stats::rounds::Summary;
+
+pub const SCHEMA: u32 = 1;
+/// The server was not busy while the client was: the round measured the client.
+pub const FLAG_CLIENT_BOUND: &str = "client-bound";
+/// Some requests failed.
+pub const FLAG_ERRORS: &str = "errors";
+/// The round was cut short by Ctrl-C.
+pub const FLAG_INTERRUPTED: &str = "interrupted";
+/// Utilisation below this share of the server's CPUs, with the client at or above it, flags a round.
+pub const BUSY_THRESHOLD_PCT: f64 = 90.0;
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RunResult {
+    pub schema: u32,
+    pub run_id: String,
+    pub started_utc: String,
+    pub finished_utc: Option<String>,
+    /// Stopped by Ctrl-C or SIGTERM; what finished before is complete.
+    pub interrupted: bool,
+    pub environment: Environment,
+    pub config: RunConfig,
+    pub contestants: Vec<ContestantRecord>,
+    pub measurements: Vec<Measurement>,
+    /// Manifests that could not be read, one message each (file: field: what is allowed).
+    #[serde(default)]
+    pub catalog_errors: Vec<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Environment {
+    pub cpu_model: String,
+    /// Online CPUs of the machine.
+    pub cores: usize,
+    /// The CPUs this run could use (its affinity), as a list like `0-3`.
+    pub allowed_cpus: String,
+    pub kernel: String,
+    pub os: String,
+    pub memory_bytes: u64,
+    /// 1, 5 and 15 minute load averages when the run started.
+    pub load_average: [f64; 3],
+    /// Tool and compiler versions by tool name.
+    pub tools: BTreeMap<String, String>,
+    pub command_line: Vec<String>,
+    pub serverbench_version: String,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct RunConfig {
+    pub scenarios: Vec<String>,
+    /// throughput | latency | rate
+    pub mode: String,
+    pub think_time_ms: Option<f64>,
+    pub rate_per_s: Option<f64>,
+    pub connections: Vec<usize>,
+    pub pipeline: u32,
+    /// singleCore | multiCore
+    pub run_type: String,
+    pub server_cpus: String,
+    pub client_cpus: String,
+    /// The `{workers}` given to every server.
+    pub workers: usize,
+    pub client_threads: usize,
+    pub warmup_rounds: u32,
+    pub measured_rounds: u32,
+    pub duration_s: Option<f64>,
+    pub requests_per_connection: Option<u64>,
+    /// builtin | wrk | h2load
+    pub tool: String,
+    pub timeout_s: f64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ContestantStatus {
+    Pending,
+    Built,
+    Failed,
+    Skipped,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ContestantRecord {
+    pub name: String,
+    pub display: String,
+    pub language: String,
+    pub framework: String,
+    pub category: String,
+    pub model: String,
+    pub io: String,
+    pub status: ContestantStatus,
+    /// Why it failed or was skipped.
+    pub reason: Option<String>,
+    /// What its manifest's `version` command printed.
+    pub version: Option<String>,
+    /// Paths relative to the run folder.
+    pub build_log: Option<String>,
+    /// True when the build was skipped because nothing changed since the last successful one.
+    #[serde(default)]
+    pub build_cached: bool,
+    #[serde(default)]
+    pub build_s: f64,
+    #[serde(default)]
+    pub server_logs: Vec<String>,
+    /// Problems that did not stop the measurement: a server that ignored SIGTERM, left processes
+    /// behind or kept its port.
+    #[serde(default)]
+    pub warnings: Vec<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MeasurementStatus {
+    Pending,
+    Running,
+    Measured,
+    Failed,
+    Interrupted,
+}
+
+/// One (contestant, scenario, mode, connections) configuration and its rounds.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Measurement {
+    pub contestant: String,
+    pub scenario: String,
+    pub mode: String,
+    pub connections: usize,
+    pub pipeline: u32,
+    pub tool: String,
+    pub status: MeasurementStatus,
+    /// Why it failed (with the tail of the server's log where that helps).
+    pub reason: Option<String>,
+    /// Size of one response as the verification saw it (head and body).
+    pub response_bytes: Option<u64>,
+    pub server_log: Option<String>,
+    pub rounds: Vec<Round>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Round {
+    /// 1-based, counted separately for warm-up and measured rounds.
+    pub index: u32,
+    pub warmup: bool,
+    /// What the client measured. With an external tool the latency histogram is empty (the tool keeps
+    /// none) and `tool_latency_ns` holds what it printed.
+    pub load: LoadReport,
+    pub tool_latency_ns: Option<LatencyPoints>,
+    pub server: ServerUsage,
+    /// Client CPU time over (window × client threads), in percent.
+    pub client_busy_pct: f64,
+    pub flags: Vec<String>,
+}
+
+/// The server's whole process tree during one round, from /proc.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ServerUsage {
+    /// utime + stime of every process of the tree (threads included) over the round.
+    pub cpu_s: f64,
+    /// The window the CPU time was taken over.
+    pub wall_s: f64,
+    /// CPUs the server was pinned to.
+    pub cpus: usize,
+    /// cpu_s / (wall_s × cpus), in percent.
+    pub utilisation_pct: f64,
+    pub cpu_us_per_request: Option<f64>,
+    /// Largest sum of resident memory over the tree seen while sampling.
+    pub peak_rss_bytes: u64,
+    /// Processes seen in the tree.
+    pub processes: usize,
+}
+
+/// Latency figures in nanoseconds; a figure the source did not provide is absent.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct LatencyPoints {
+    pub min: Option<f64>,
+    pub mean: Option<f64>,
+    pub stdev: Option<f64>,
+    pub p25: Option<f64>,
+    pub p50: Option<f64>,
+    pub p75: Option<f64>,
+    pub p90: Option<f64>,
+    pub p99: Option<f64>,
+    pub p999: Option<f64>,
+    pub p9999: Option<f64>,
+    pub max: Option<f64>,
+}
+
+impl From<LatencySummary> for LatencyPoints {
+    fn from(s: LatencySummary) -> Self {
+        if s.count == 0 {
+            return LatencyPoints::default();
+        }
+        let f = |v: u64| Some(v as f64);
+        LatencyPoints {
+            min: f(s.min_ns),
+            mean: Some(s.mean_ns),
+            stdev: Some(s.stdev_ns),
+            p25: f(s.p25_ns),
+            p50: f(s.p50_ns),
+            p75: f(s.p75_ns),
+            p90: f(s.p90_ns),
+            p99: f(s.p99_ns),
+            p999: f(s.p999_ns),
+            p9999: f(s.p9999_ns),
+            max: f(s.max_ns),
+        }
+    }
+}
+
+impl Round {
+    /// The round's latency: from its histogram, or what an external tool printed.
+    pub fn latency(&self) -> LatencyPoints {
+        match &self.tool_latency_ns {
+            Some(points) if self.load.latency.is_empty() => *points,
+            _ => self.load.latency_summary().into(),
+        }
+    }
+}
+
+/// A measurement summarised over its measured rounds (warm-ups excluded).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct MeasurementSummary {
+    pub rounds: usize,
+    pub requests: u64,
+    pub errors: ErrorCounts,
+    /// req/s of each round.
+    pub requests_per_s: Option<Summary>,
+    pub bytes_per_s: Option<Summary>,
+    pub server_utilisation_pct: Option<f64>,
+    pub server_cpu_us_per_request: Option<f64>,
+    pub peak_rss_bytes: Option<u64>,
+    pub client_busy_pct: Option<f64>,
+    /// From the histogram merged over the measured rounds; without histograms (external tools), the
+    /// mean of the rounds' figures, and the extremes of min and max.
+    pub latency_ns: LatencyPoints,
+    pub latency_from_histogram: bool,
+    pub client_bound_rounds: usize,
+    pub response_bytes: Option<u64>,
+}
+
+impl Measurement {
+    pub fn measured_rounds(&self) -> impl Iterator<Item = &Round> {
+        self.rounds.iter().filter(|r| !r.warmup)
+    }
+
+    pub fn summary(&self) -> MeasurementSummary {
+        let rounds: Vec<&Round> = self.measured_rounds().collect();
+        if rounds.is_empty() {
+            return MeasurementSummary { response_bytes: self.response_bytes, ..Default::default() };
+        }
+        let mut errors = ErrorCounts::default();
+        rounds.iter().for_each(|r| errors.add(&r.load.errors));
+        let requests: u64 = rounds.iter().map(|r| r.load.requests).sum();
+        let mean = |f: &dyn Fn(&Round) -> f64| rounds.iter().map(|r| f(r)).sum::<f64>() / rounds.len() as f64;
+        let cpu_s: f64 = rounds.iter().map(|r| r.server.cpu_s).sum();
+        let with_histogram = rounds.iter().all(|r| !r.load.latency.is_empty());
+        let latency_ns = if with_histogram {
+            let mut merged = new_latency_histogram();
+            for r in &rounds {
+                let _ = merged.add(&r.load.latency);
+            }
+            LatencySummary::of(&merged).into()
+        } else {
+            average_points(&rounds.iter().map(|r| r.latency()).collect::<Vec<_>>())
+        };
+        MeasurementSummary {
+            rounds: rounds.len(),
+            requests,
+            errors,
+            requests_per_s: Summary::of(&rounds.iter().map(|r| r.load.requests_per_s()).collect::<Vec<_>>()),
+            bytes_per_s: Summary::of(&rounds.iter().map(|r| r.load.bytes_read_per_s()).collect::<Vec<_>>()),
+            server_utilisation_pct: Some(mean(&|r| r.server.utilisation_pct)),
+            server_cpu_us_per_request: (requests > 0).then(|| cpu_s * 1e6 / requests as f64),
+            peak_rss_bytes: rounds.iter().map(|r| r.server.peak_rss_bytes).max(),
+            client_busy_pct: Some(mean(&|r| r.client_busy_pct)),
+            latency_ns,
+            latency_from_histogram: with_histogram,
+            client_bound_rounds: rounds.iter().filter(|r| r.flags.iter().any(|f| f == FLAG_CLIENT_BOUND)).count(),
+            response_bytes: self.response_bytes.or_else(|| rounds.iter().map(|r| r.load.response_bytes).find(|b| *b > 0)),
+        }
+    }
+}
+
+/// Combines per-round figures where no histogram exists: the extremes for min and max, the mean of the
+/// rounds for the rest (an approximation, labelled as such in the reports).
+fn average_points(points: &[LatencyPoints]) -> LatencyPoints {
+    let avg = |f: fn(&LatencyPoints) -> Option<f64>| {
+        let v: Vec<f64> = points.iter().filter_map(f).collect();
+        (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+    };
+    let fold = |f: fn(&LatencyPoints) -> Option<f64>, pick: fn(f64, f64) -> f64| {
+        points.iter().filter_map(f).reduce(pick)
+    };
+    LatencyPoints {
+        min: fold(|p| p.min, f64::min),
+        mean: avg(|p| p.mean),
+        stdev: avg(|p| p.stdev),
+        p25: avg(|p| p.p25),
+        p50: avg(|p| p.p50),
+        p75: avg(|p| p.p75),
+        p90: avg(|p| p.p90),
+        p99: avg(|p| p.p99),
+        p999: avg(|p| p.p999),
+        p9999: avg(|p| p.p9999),
+        max: fold(|p| p.max, f64::max),
+    }
+}
+
+impl RunResult {
+    pub fn contestant(&self, name: &str) -> Option<&ContestantRecord> {
+        self.contestants.iter().find(|c| c.name == name)
+    }
+}

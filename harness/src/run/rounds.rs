@@ -1,0 +1,123 @@
+//! One round: load from the built-in engine or an external tool against one running server, while a probe
+//! samples the server's process tree; the round's metrics and flags.
+
+use std::path::Path;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::time::Instant;
+
+use crate::load::{self, LoadConfig, Mode, Stop, Workload};
+
+use super::options::{BenchOptions, ModeKind, StopRule, Tool};
+use super::probe::Sampler;
+use super::result::{Round, ServerUsage, BUSY_THRESHOLD_PCT, FLAG_CLIENT_BOUND, FLAG_ERRORS, FLAG_INTERRUPTED};
+use super::server::Server;
+use super::tools::{self, ToolRun};
+
+/// What one round of one server does.
+pub struct RoundPlan<'a> {
+    pub opts: &'a BenchOptions,
+    pub scenario: &'a str,
+    /// Micro contestants get the byte-for-byte check of every `hello` response.
+    pub micro: bool,
+    pub connections: usize,
+    /// Size of one response as verified: stored where the tool does not report it.
+    pub response_bytes: u64,
+    /// Where external tools keep their scripts and output.
+    pub workdir: &'a Path,
+}
+
+/// The engine's configuration for a round.
+pub fn load_config(plan: &RoundPlan, target: std::net::SocketAddr) -> anyhow::Result<LoadConfig> {
+    let o = plan.opts;
+    let workload = Workload::for_scenario(plan.scenario, o.pipeline, plan.micro)
+        .ok_or_else(|| anyhow::anyhow!("the load generator has no workload for scenario {}", plan.scenario))?;
+    Ok(LoadConfig {
+        target,
+        threads: o.client_threads.min(plan.connections).max(1),
+        connections: plan.connections,
+        cpus: Some(o.client_cpus.cpus().to_vec()),
+        mode: match o.mode {
+            ModeKind::Throughput => Mode::Throughput,
+            ModeKind::Latency => Mode::Latency { think_time: o.think_time },
+            ModeKind::Rate => Mode::Rate { requests_per_s: o.rate_per_s.unwrap_or(1.0) },
+        },
+        stop: match o.stop {
+            StopRule::Duration(d) => Stop::Duration { warmup: std::time::Duration::ZERO, measure: d },
+            StopRule::Requests(n) => Stop::RequestsPerConnection(n),
+        },
+        workload,
+        timeout: o.timeout,
+    })
+}
+
+/// Runs one round. An error means the load could not run at all (not that requests failed: those are
+/// counted in the round).
+pub fn run_round(server: &mut Server, plan: &RoundPlan, index: u32, warmup: bool, stop: &Arc<AtomicBool>) -> anyhow::Result<Round> {
+    let o = plan.opts;
+    let sampler = Sampler::spawn(server.pid(), server.pid());
+    let started = Instant::now();
+    let outcome = match o.tool {
+        Tool::Builtin => load_config(plan, server.addr()).and_then(|cfg| load::run(&cfg, stop.clone())).map(|r| (r, None)),
+        tool => tools::run(
+            &ToolRun {
+                tool,
+                target: server.addr(),
+                scenario: plan.scenario,
+                connections: plan.connections,
+                threads: o.client_threads,
+                pipeline: o.pipeline,
+                stop: o.stop,
+                timeout: o.timeout,
+                cpus: &o.client_cpus,
+                workdir: plan.workdir,
+            },
+            stop,
+        )
+        .map(|(r, points)| (r, Some(points))),
+    };
+    let wall_s = started.elapsed().as_secs_f64();
+    let usage = sampler.finish();
+    server.remember(&usage.members);
+    let (mut load, tool_latency_ns) = outcome?;
+    if load.response_bytes == 0 {
+        load.response_bytes = plan.response_bytes;
+    }
+
+    let cpus = o.server_cpus.len().max(1);
+    let utilisation_pct = if wall_s > 0.0 { usage.cpu_s / (wall_s * cpus as f64) * 100.0 } else { 0.0 };
+    // The engine reports client CPU over its measured window; a tool's is probed over the whole run.
+    let client_window_s = if o.tool == Tool::Builtin && load.duration_s > 0.0 { load.duration_s } else { wall_s };
+    let client_busy_pct = if client_window_s > 0.0 {
+        load.client_cpu_s / (client_window_s * load.threads.max(1) as f64) * 100.0
+    } else {
+        0.0
+    };
+    let mut flags = Vec::new();
+    if utilisation_pct < BUSY_THRESHOLD_PCT && client_busy_pct >= BUSY_THRESHOLD_PCT {
+        flags.push(FLAG_CLIENT_BOUND.to_string());
+    }
+    if load.errors.total() > 0 {
+        flags.push(FLAG_ERRORS.to_string());
+    }
+    if load.interrupted {
+        flags.push(FLAG_INTERRUPTED.to_string());
+    }
+    Ok(Round {
+        index,
+        warmup,
+        server: ServerUsage {
+            cpu_s: usage.cpu_s,
+            wall_s,
+            cpus,
+            utilisation_pct,
+            cpu_us_per_request: (load.requests > 0).then(|| usage.cpu_s * 1e6 / load.requests as f64),
+            peak_rss_bytes: usage.peak_rss_bytes,
+            processes: usage.members.len(),
+        },
+        load,
+        tool_latency_ns,
+        client_busy_pct,
+        flags,
+    })
+}

@@ -1,0 +1,234 @@
+//! A contestant's server: started in its own process group, pinned to the server CPUs, logging to a file;
+//! readiness by connecting until a deadline; stopping with SIGTERM, then SIGKILL after a grace period, and
+//! checking that no process of its tree survives and its port is free.
+
+use std::collections::HashSet;
+use std::fs::File;
+use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ExitStatus, Stdio};
+use std::sync::atomic::AtomicBool;
+use std::time::{Duration, Instant};
+
+use super::cpus::CpuSet;
+use super::probe::{self, ProcKey, ProcStat};
+use super::process;
+
+/// Lines of a server's log quoted in a failure message.
+pub const LOG_TAIL_LINES: usize = 15;
+const KILL_WAIT: Duration = Duration::from_secs(2);
+
+/// How to start one server.
+pub struct Launch<'a> {
+    /// The run command with placeholders filled in; run with `sh -c`.
+    pub command: String,
+    pub env: Vec<(String, String)>,
+    pub cwd: &'a Path,
+    pub cpus: &'a CpuSet,
+    pub log: PathBuf,
+}
+
+#[derive(Debug)]
+pub struct Server {
+    pub port: u16,
+    pub log: PathBuf,
+    child: Child,
+    exit: Option<ExitStatus>,
+    /// Every process of its tree seen so far (the leader included).
+    seen: HashSet<ProcKey>,
+    stopped: bool,
+}
+
+/// What stopping a server found.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct StopReport {
+    /// SIGTERM did not end the tree within the grace period; SIGKILL did the rest.
+    pub killed_after_s: Option<f64>,
+    /// Processes still alive after SIGKILL, as "pid (name)".
+    pub survivors: Vec<String>,
+    pub port_in_use: bool,
+}
+
+impl StopReport {
+    /// One message per violation of the contestant rules.
+    pub fn warnings(&self, port: u16) -> Vec<String> {
+        let mut w = Vec::new();
+        if let Some(s) = self.killed_after_s {
+            w.push(format!("did not exit within {s:.1} s of SIGTERM and was killed"));
+        }
+        if !self.survivors.is_empty() {
+            w.push(format!("processes survived SIGKILL of its tree: {}", self.survivors.join(", ")));
+        }
+        if self.port_in_use {
+            w.push(format!("port {port} was still in use after it stopped"));
+        }
+        w
+    }
+}
+
+/// A port on 127.0.0.1 that nothing listens on right now.
+pub fn free_port() -> std::io::Result<u16> {
+    Ok(TcpListener::bind((Ipv4Addr::LOCALHOST, 0))?.local_addr()?.port())
+}
+
+/// Whether something still listens on (or holds) 127.0.0.1:port. std sets SO_REUSEADDR, so connections in
+/// TIME_WAIT do not count.
+pub fn port_in_use(port: u16) -> bool {
+    TcpListener::bind((Ipv4Addr::LOCALHOST, port)).is_err()
+}
+
+/// `exec <command>` for a simple command, so the server replaces the shell instead of running under it
+/// (the shell would otherwise sit in the tree and add its memory); a compound command is left alone.
+fn exec_simple(command: &str) -> String {
+    let simple = !command.contains([';', '&', '|', '\n', '(', ')', '`', '$', '<', '>']);
+    if simple { format!("exec {command}") } else { command.to_string() }
+}
+
+impl Server {
+    pub fn start(launch: Launch, port: u16) -> anyhow::Result<Server> {
+        let log = File::create(&launch.log)?;
+        let mut cmd = process::shell(&exec_simple(&launch.command), launch.cwd);
+        cmd.envs(launch.env.iter().map(|(k, v)| (k, v)))
+            .stdin(Stdio::null())
+            .stdout(log.try_clone()?)
+            .stderr(log);
+        let child = process::spawn_group(&mut cmd, Some(launch.cpus))
+            .map_err(|e| anyhow::anyhow!("could not start `{}`: {e}", launch.command))?;
+        let mut server = Server { port, log: launch.log, child, exit: None, seen: HashSet::new(), stopped: false };
+        server.remember_tree();
+        Ok(server)
+    }
+
+    pub fn pid(&self) -> i32 {
+        self.child.id() as i32
+    }
+
+    pub fn addr(&self) -> SocketAddr {
+        SocketAddr::from((Ipv4Addr::LOCALHOST, self.port))
+    }
+
+    /// The exit status once the leader has exited.
+    pub fn exited(&mut self) -> Option<ExitStatus> {
+        if self.exit.is_none() {
+            self.exit = self.child.try_wait().ok().flatten();
+        }
+        self.exit
+    }
+
+    /// A failure message: `what`, then what the server's log says.
+    pub fn explain(&self, what: &str) -> String {
+        process::with_log(what, &self.log, LOG_TAIL_LINES)
+    }
+
+    /// Connects until the server accepts, it exits, `timeout` passes or `stop` is set.
+    pub fn wait_ready(&mut self, timeout: Duration, stop: &AtomicBool) -> Result<(), String> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            if let Some(status) = self.exited() {
+                return Err(self.explain(&format!("exited ({status}) before accepting connections")));
+            }
+            if TcpStream::connect_timeout(&self.addr(), Duration::from_millis(200)).is_ok() {
+                self.remember_tree();
+                return Ok(());
+            }
+            if stop.load(std::sync::atomic::Ordering::Relaxed) {
+                return Err("interrupted while waiting for it to accept connections".into());
+            }
+            if Instant::now() >= deadline {
+                return Err(self.explain(&format!(
+                    "did not accept connections on {} within {:.0} s",
+                    self.addr(),
+                    timeout.as_secs_f64()
+                )));
+            }
+            std::thread::sleep(Duration::from_millis(25));
+        }
+    }
+
+    /// Adds processes seen by a probe to the tree to be checked at stop.
+    pub fn remember(&mut self, members: &[ProcKey]) {
+        self.seen.extend(members.iter().copied());
+    }
+
+    fn remember_tree(&mut self) {
+        let pid = self.pid();
+        let members: Vec<ProcKey> = probe::tree(pid, pid, &probe::all_processes()).iter().map(ProcStat::key).collect();
+        self.remember(&members);
+    }
+
+    /// Processes of the tree still alive (not zombies): the group, the leader's descendants, and every
+    /// process seen earlier that still exists under the same identity.
+    fn alive(&self) -> Vec<ProcStat> {
+        let all = probe::all_processes();
+        let pid = self.pid();
+        let mut out = probe::tree(pid, pid, &all);
+        for p in &all {
+            if self.seen.contains(&p.key()) && !out.iter().any(|o| o.pid == p.pid) {
+                out.push(p.clone());
+            }
+        }
+        out.retain(|p| !p.is_zombie());
+        out
+    }
+
+    fn signal_all(&self, signal: i32) {
+        process::signal_group(self.pid(), signal);
+        for p in self.alive() {
+            unsafe { libc::kill(p.pid, signal) };
+        }
+    }
+
+    /// SIGTERM to the tree; after `grace`, SIGKILL; then the checks.
+    pub fn stop(mut self, grace: Duration) -> StopReport {
+        self.remember_tree();
+        self.stopped = true;
+        let mut report = StopReport::default();
+        let started = Instant::now();
+        self.signal_all(libc::SIGTERM);
+        if !self.wait_gone(grace) {
+            report.killed_after_s = Some(started.elapsed().as_secs_f64());
+            self.signal_all(libc::SIGKILL);
+            self.wait_gone(KILL_WAIT);
+        }
+        report.survivors = self.alive().iter().map(|p| format!("{} ({})", p.pid, p.comm)).collect();
+        report.port_in_use = port_in_use(self.port);
+        report
+    }
+
+    /// Waits until the leader is reaped and the tree is empty.
+    fn wait_gone(&mut self, limit: Duration) -> bool {
+        let deadline = Instant::now() + limit;
+        loop {
+            let leader_done = self.exited().is_some();
+            if leader_done && self.alive().is_empty() {
+                return true;
+            }
+            if Instant::now() >= deadline {
+                return false;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn simple_commands_replace_the_shell() {
+        assert_eq!(exec_simple("/x/server hello 127.0.0.1 1 1"), "exec /x/server hello 127.0.0.1 1 1");
+        assert_eq!(exec_simple("cd x && ./server"), "cd x && ./server");
+        assert_eq!(exec_simple("FOO=$BAR ./server"), "FOO=$BAR ./server");
+    }
+}
+
+impl Drop for Server {
+    /// A server dropped without `stop` (an error path) is killed with its group, never left behind.
+    fn drop(&mut self) {
+        if !self.stopped {
+            self.signal_all(libc::SIGKILL);
+            let _ = self.child.wait();
+        }
+    }
+}
