@@ -1,0 +1,174 @@
+//! The real binary end to end: list, bench, report, responses, versions, and a run interrupted by SIGINT
+//! that keeps its results and leaves no process behind. No test asserts a speed.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::Duration;
+
+fn serverbench() -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_serverbench"));
+    cmd.stdin(Stdio::null());
+    cmd
+}
+
+fn run(args: &[&str]) -> Output {
+    serverbench().args(args).output().unwrap()
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn only_run_dir(out: &Path) -> PathBuf {
+    let dirs: Vec<PathBuf> = std::fs::read_dir(out)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.is_dir() && !p.file_name().unwrap().to_string_lossy().starts_with('.'))
+        .collect();
+    assert_eq!(dirs.len(), 1, "{dirs:?}");
+    dirs[0].clone()
+}
+
+#[test]
+fn list_shows_what_can_run_and_why_not() {
+    let catalog = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/catalog");
+    let out = run(&["list", "--contestants", catalog.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains("| Name "), "{stdout}");
+    assert!(stdout.lines().any(|l| l.contains("fake-good") && l.contains("| yes")), "{stdout}");
+    assert!(stdout.lines().any(|l| l.contains("fake-needs-tool") && l.contains("no: command `serverbench-no-such-command`")), "{stdout}");
+
+    let manifests = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/manifests");
+    let out = run(&["list", "--contestants", manifests.to_str().unwrap()]);
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains("Invalid manifests"), "{stdout}");
+    assert!(stdout.contains("manifests/bad-values/contestant.toml: field `category` is \"macro\""), "{stdout}");
+}
+
+#[test]
+fn bench_then_report_regenerates_the_same_summary() {
+    let (tmp, catalog) = common::fixture_copy("catalog");
+    let out = tmp.path().join("results");
+    let o = run(&[
+        "bench", "fake-good", "--contestants", catalog.to_str().unwrap(), "-o", out.to_str().unwrap(),
+        "-d", "300ms", "--warmup", "0", "--rounds", "2", "-c", "2,4",
+    ]);
+    assert!(o.status.success(), "stdout:\n{}\nstderr:\n{}", text(&o.stdout), text(&o.stderr));
+    let stdout = text(&o.stdout);
+    for needle in ["## hello · throughput · 2 connections", "## hello · throughput · 4 connections", "| Language | Framework | Category |"] {
+        assert!(stdout.contains(needle), "{needle} missing in\n{stdout}");
+    }
+    let stderr = text(&o.stderr);
+    assert!(stderr.lines().any(|l| l.starts_with("fake-good") && l.contains("req/s")), "a line per measurement:\n{stderr}");
+    assert!(stderr.contains("results: "), "{stderr}");
+
+    let dir = only_run_dir(&out);
+    let json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.join("run.json")).unwrap()).unwrap();
+    assert_eq!(json["schema"], 1);
+    assert_eq!(json["environment"]["command_line"][1], "bench");
+    assert_eq!(json["measurements"].as_array().unwrap().len(), 2);
+    for m in json["measurements"].as_array().unwrap() {
+        assert_eq!(m["status"], "measured");
+        for r in m["rounds"].as_array().unwrap() {
+            assert!(r["load"]["requests"].as_u64().unwrap() > 0);
+            assert!(r["load"]["latency"].as_str().unwrap().len() > 10, "the histogram is stored");
+        }
+    }
+
+    let before = std::fs::read(dir.join("summary.md")).unwrap();
+    std::fs::remove_file(dir.join("summary.md")).unwrap();
+    std::fs::remove_file(dir.join("summary.csv")).unwrap();
+    let o = run(&["-q", "report", dir.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert_eq!(std::fs::read(dir.join("summary.md")).unwrap(), before);
+    assert!(dir.join("summary.csv").is_file());
+    assert_eq!(text(&o.stdout).as_bytes(), &before[..]);
+}
+
+#[test]
+fn responses_and_versions() {
+    let (tmp, catalog) = common::fixture_copy("catalog");
+    let out = tmp.path().join("responses");
+    let o = run(&[
+        "-q", "responses", "fake-good", "fake-wrong-bytes", "--contestants", catalog.to_str().unwrap(), "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let stdout = text(&o.stdout);
+    assert!(stdout.contains("## fake-good · hello · 51 bytes · ok"), "{stdout}");
+    assert!(stdout.contains("## fake-good · echo · 4096 bytes · ok"), "{stdout}");
+    assert!(stdout.contains("Hello world!"), "{stdout}");
+    assert!(stdout.contains("## fake-wrong-bytes · hello · 51 bytes · FAILED: answered wrongly"), "{stdout}");
+
+    let o = run(&["versions", "fake-good", "--contestants", catalog.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let stdout = text(&o.stdout);
+    assert!(stdout.contains("| Tool ") && stdout.contains("python3"), "{stdout}");
+    assert!(stdout.lines().any(|l| l.contains("fake-good") && l.contains("Python 3")), "{stdout}");
+    assert!(common::eventually(Duration::from_secs(5), || common::processes_mentioning(tmp.path()).is_empty()));
+}
+
+#[test]
+fn mistakes_get_messages_that_say_what_to_do() {
+    let catalog = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/catalog");
+    let o = run(&["bench", "nope", "--contestants", catalog.to_str().unwrap(), "-o", "/nonexistent/never"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(text(&o.stderr).contains("no contestant matches 'nope'"), "{}", text(&o.stderr));
+    let o = run(&["bench", "--scenario", "helo"]);
+    assert!(text(&o.stderr).contains("unknown scenario 'helo'; allowed: hello"), "{}", text(&o.stderr));
+    let o = run(&["report", "/nonexistent/run"]);
+    assert!(text(&o.stderr).contains("give the folder of a run"), "{}", text(&o.stderr));
+}
+
+#[test]
+fn sigint_mid_run_keeps_finished_results_and_leaves_no_process() {
+    let (tmp, catalog) = common::fixture_copy("catalog");
+    let out = tmp.path().join("results");
+    let child = serverbench()
+        .args([
+            "bench", "fake-good", "fake-stubborn", "--contestants", catalog.to_str().unwrap(), "-o",
+            out.to_str().unwrap(), "-d", "1s", "--warmup", "0", "--rounds", "30", "-c", "4",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait until at least one round of each is in run.json, then interrupt.
+    let rounds_done = || -> usize {
+        let Ok(entries) = std::fs::read_dir(&out) else { return 0 };
+        let Some(dir) = entries.flatten().map(|e| e.path()).find(|p| p.join("run.json").is_file()) else { return 0 };
+        let Ok(text) = std::fs::read_to_string(dir.join("run.json")) else { return 0 };
+        let Ok(json) = serde_json::from_str::<serde_json::Value>(&text) else { return 0 };
+        json["measurements"].as_array().map(|ms| ms.iter().map(|m| m["rounds"].as_array().map_or(0, Vec::len)).min().unwrap_or(0)).unwrap_or(0)
+    };
+    if !common::eventually(Duration::from_secs(60), || rounds_done() >= 1) {
+        unsafe { libc::kill(child.id() as i32, libc::SIGKILL) };
+        let o = child.wait_with_output().unwrap();
+        panic!("no round finished:\n{}\n{}", text(&o.stdout), text(&o.stderr));
+    }
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let o = child.wait_with_output().unwrap();
+    let stderr = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(130), "{stderr}");
+    let last = stderr.lines().last().unwrap_or_default();
+    assert!(last.starts_with("serverbench: interrupted; the finished results are in "), "{stderr}");
+
+    let dir = only_run_dir(&out);
+    assert!(last.ends_with(dir.to_str().unwrap()), "{last}");
+    let run = serverbench::report::load(&dir).unwrap();
+    assert!(run.interrupted);
+    assert!(run.measurements.iter().all(|m| !m.rounds.is_empty()), "finished rounds are kept");
+    let statuses: Vec<_> = run.measurements.iter().map(|m| (m.status, m.reason.clone())).collect();
+    assert!(run.measurements.iter().all(|m| m.status == serverbench::run::result::MeasurementStatus::Interrupted), "{statuses:?}");
+    assert!(std::fs::read_to_string(dir.join("summary.md")).unwrap().contains("interrupted"));
+    // The stubborn server ignores SIGTERM: it must have been killed all the same.
+    assert!(
+        common::eventually(Duration::from_secs(5), || common::processes_mentioning(tmp.path()).is_empty()),
+        "left behind: {:?}",
+        common::processes_mentioning(tmp.path())
+    );
+}

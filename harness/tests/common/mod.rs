@@ -1,0 +1,59 @@
+//! Helpers shared by the integration tests: a private copy of the fixture catalog, and a check that no
+//! process started from it is left.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// A copy of `tests/fixtures/<name>` in a fresh temporary folder (builds write into it).
+pub fn fixture_copy(name: &str) -> (tempfile::TempDir, PathBuf) {
+    let tmp = tempfile::Builder::new().prefix("serverbench-test-").tempdir().unwrap();
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(name);
+    let dst = tmp.path().join(name);
+    copy_dir(&src, &dst);
+    (tmp, dst)
+}
+
+fn copy_dir(src: &Path, dst: &Path) {
+    std::fs::create_dir_all(dst).unwrap();
+    for entry in std::fs::read_dir(src).unwrap() {
+        let entry = entry.unwrap();
+        let to = dst.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &to);
+        } else {
+            std::fs::copy(entry.path(), &to).unwrap();
+        }
+    }
+}
+
+/// Processes whose command line mentions `marker` (a temporary folder), other than zombies.
+pub fn processes_mentioning(marker: &Path) -> Vec<String> {
+    let marker = marker.to_string_lossy().to_string();
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else { continue };
+        let Ok(cmdline) = std::fs::read(format!("/proc/{pid}/cmdline")) else { continue };
+        let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+        let zombie = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .map(|s| s.rsplit_once(')').map(|(_, r)| r.trim_start().starts_with('Z')).unwrap_or(false))
+            .unwrap_or(true);
+        if cmdline.contains(&marker) && !zombie {
+            found.push(format!("{pid}: {cmdline}"));
+        }
+    }
+    found
+}
+
+/// Waits up to `limit` for `done`.
+pub fn eventually(limit: Duration, mut done: impl FnMut() -> bool) -> bool {
+    let start = Instant::now();
+    while start.elapsed() < limit {
+        if done() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    done()
+}

@@ -1,0 +1,226 @@
+//! Every exporter on a hand-made, deterministic result model (snapshots), and run.json's round trip.
+
+use std::collections::BTreeMap;
+
+use serverbench::load::{ErrorCounts, LoadReport, StatusCounts};
+use serverbench::report::{self, Exporter};
+use serverbench::run::result::*;
+use serverbench::stats::histogram::new_latency_histogram;
+
+/// A round of `requests` in 2 s whose latencies are `latencies_us`, repeated to fill the histogram.
+fn round(index: u32, warmup: bool, requests: u64, latencies_us: &[u64], cpu_s: f64, flags: &[&str]) -> Round {
+    let mut latency = new_latency_histogram();
+    for (i, us) in latencies_us.iter().cycle().take(requests as usize).enumerate() {
+        latency.record(us * 1000 + i as u64 % 7).unwrap();
+    }
+    let mut status = StatusCounts::default();
+    status.s2xx = requests;
+    Round {
+        index,
+        warmup,
+        load: LoadReport {
+            requests,
+            errors: ErrorCounts { timeout: if flags.contains(&FLAG_ERRORS) { 3 } else { 0 }, ..Default::default() },
+            status,
+            duration_s: 2.0,
+            bytes_read: requests * 51,
+            bytes_written: requests * 35,
+            response_bytes: 51,
+            latency,
+            latency_uncorrected: None,
+            timeline: vec![requests / 2, requests - requests / 2],
+            client_cpu_s: 1.9,
+            threads: 1,
+            connections: 64,
+            interrupted: false,
+        },
+        tool_latency_ns: None,
+        server: ServerUsage {
+            cpu_s,
+            wall_s: 2.0,
+            cpus: 1,
+            utilisation_pct: cpu_s / 2.0 * 100.0,
+            cpu_us_per_request: Some(cpu_s * 1e6 / requests as f64),
+            peak_rss_bytes: 3 * 1024 * 1024 + index as u64 * 4096,
+            processes: 1,
+        },
+        client_busy_pct: 95.0,
+        flags: flags.iter().map(|f| f.to_string()).collect(),
+    }
+}
+
+fn contestant(name: &str, language: &str, framework: &str, status: ContestantStatus, reason: Option<&str>) -> ContestantRecord {
+    ContestantRecord {
+        name: name.into(),
+        display: name.into(),
+        language: language.into(),
+        framework: framework.into(),
+        category: "micro".into(),
+        model: "per-core".into(),
+        io: "epoll".into(),
+        status,
+        reason: reason.map(String::from),
+        version: (status == ContestantStatus::Built).then(|| format!("{language} 1.0")),
+        build_log: Some(format!("logs/{name}.build.log")),
+        build_cached: name == "c-epoll",
+        build_s: 1.25,
+        server_logs: vec![format!("logs/{name}.hello.log")],
+        warnings: if name == "go-net" { vec!["did not exit within 3.0 s of SIGTERM and was killed".into()] } else { vec![] },
+    }
+}
+
+fn measurement(name: &str, status: MeasurementStatus, reason: Option<&str>, rounds: Vec<Round>) -> Measurement {
+    Measurement {
+        contestant: name.into(),
+        scenario: "hello".into(),
+        mode: "throughput".into(),
+        connections: 64,
+        pipeline: 1,
+        tool: "builtin".into(),
+        status,
+        reason: reason.map(String::from),
+        response_bytes: (status == MeasurementStatus::Measured).then_some(51),
+        server_log: Some(format!("logs/{name}.hello.log")),
+        rounds,
+    }
+}
+
+fn model() -> RunResult {
+    let mut wrk_round = round(1, false, 150_000, &[], 0.7, &[]);
+    wrk_round.load.latency = new_latency_histogram();
+    wrk_round.tool_latency_ns = Some(LatencyPoints {
+        min: Some(20_000.0),
+        mean: Some(410_000.0),
+        stdev: Some(90_000.0),
+        p50: Some(400_000.0),
+        p75: Some(450_000.0),
+        p90: Some(500_000.0),
+        p99: Some(900_000.0),
+        max: Some(4_000_000.0),
+        ..Default::default()
+    });
+    let mut wrk = measurement("rust-tokio", MeasurementStatus::Measured, None, vec![wrk_round]);
+    wrk.tool = "builtin".into();
+    RunResult {
+        schema: SCHEMA,
+        run_id: "20260101-120000".into(),
+        started_utc: "2026-01-01T12:00:00Z".into(),
+        finished_utc: Some("2026-01-01T12:01:00Z".into()),
+        interrupted: false,
+        environment: Environment {
+            cpu_model: "Example CPU @ 3.0GHz".into(),
+            cores: 2,
+            allowed_cpus: "0-1".into(),
+            kernel: "Linux 6.1.0".into(),
+            os: "Debian GNU/Linux 12 (bookworm)".into(),
+            memory_bytes: 8 << 30,
+            load_average: [0.5, 0.25, 0.125],
+            tools: BTreeMap::from([("cc".into(), "cc 12.2.0".into()), ("go".into(), "go1.22".into())]),
+            command_line: vec!["serverbench".into(), "bench".into()],
+            serverbench_version: "0.1.0".into(),
+        },
+        config: RunConfig {
+            scenarios: vec!["hello".into()],
+            mode: "throughput".into(),
+            think_time_ms: None,
+            rate_per_s: None,
+            connections: vec![64],
+            pipeline: 1,
+            run_type: "singleCore".into(),
+            server_cpus: "1".into(),
+            client_cpus: "0".into(),
+            workers: 1,
+            client_threads: 1,
+            warmup_rounds: 1,
+            measured_rounds: 3,
+            duration_s: Some(2.0),
+            requests_per_connection: None,
+            tool: "builtin".into(),
+            timeout_s: 5.0,
+        },
+        contestants: vec![
+            contestant("c-epoll", "c", "epoll", ContestantStatus::Built, None),
+            contestant("go-net", "go", "net", ContestantStatus::Built, None),
+            contestant("rust-tokio", "rust", "tokio", ContestantStatus::Built, None),
+            contestant("c-broken", "c", "epoll", ContestantStatus::Failed, Some("build failed (exit status: 2): cc: error\nlast lines ...")),
+            contestant("java-x", "java", "x", ContestantStatus::Skipped, Some("command `java` not found on PATH; install a JDK")),
+            contestant("c-wrong", "c", "epoll", ContestantStatus::Built, None),
+        ],
+        measurements: vec![
+            measurement(
+                "c-epoll",
+                MeasurementStatus::Measured,
+                None,
+                vec![
+                    round(1, true, 180_000, &[300, 350, 400], 1.9, &[]),
+                    round(1, false, 200_000, &[300, 350, 400], 1.9, &[]),
+                    round(2, false, 204_000, &[310, 340, 420, 5000], 1.95, &[FLAG_ERRORS]),
+                    round(3, false, 198_000, &[290, 360, 410], 1.9, &[]),
+                ],
+            ),
+            measurement(
+                "go-net",
+                MeasurementStatus::Measured,
+                None,
+                vec![
+                    round(1, false, 150_000, &[400, 450], 1.5, &[FLAG_CLIENT_BOUND]),
+                    round(2, false, 152_000, &[400, 460], 1.5, &[FLAG_CLIENT_BOUND]),
+                    round(3, false, 149_000, &[410, 450], 1.6, &[]),
+                ],
+            ),
+            wrk,
+            measurement(
+                "c-wrong",
+                MeasurementStatus::Failed,
+                Some("answered wrongly, not measured: wrong response to `hello`"),
+                vec![],
+            ),
+        ],
+        catalog_errors: vec!["contestants/c/x/contestant.toml: field `io` is \"iouring\"; allowed values: blocking, epoll, io_uring, runtime".into()],
+    }
+}
+
+fn text(e: &dyn Exporter) -> String {
+    String::from_utf8(e.serialize(&model()).unwrap()).unwrap()
+}
+
+#[test]
+fn markdown_summary() {
+    insta::assert_snapshot!(text(&report::markdown::Markdown));
+}
+
+#[test]
+fn csv_summary() {
+    insta::assert_snapshot!(text(&report::csv::Csv));
+}
+
+#[test]
+fn json_run() {
+    insta::assert_snapshot!(text(&report::json::Json));
+}
+
+#[test]
+fn run_json_round_trips_and_regenerates_the_same_summaries() {
+    let dir = tempfile::tempdir().unwrap();
+    let written = report::write_all(&model(), dir.path()).unwrap();
+    assert_eq!(written.len(), 3);
+    let back = report::load(dir.path()).unwrap();
+    for e in report::exporters() {
+        let (again, first) = (e.serialize(&back).unwrap(), e.serialize(&model()).unwrap());
+        let (again, first) = (String::from_utf8(again).unwrap(), String::from_utf8(first).unwrap());
+        let diff = again.lines().zip(first.lines()).find(|(a, b)| a != b);
+        assert!(diff.is_none() && again.len() == first.len(), "{}: {diff:?}", e.file_name());
+    }
+    let leftovers: Vec<_> = std::fs::read_dir(dir.path()).unwrap().flatten().filter(|e| e.file_name().to_string_lossy().ends_with(".tmp")).collect();
+    assert!(leftovers.is_empty());
+}
+
+#[test]
+fn a_future_schema_is_refused_with_a_clear_message() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut run = model();
+    run.schema = 99;
+    report::write_all(&run, dir.path()).unwrap();
+    let err = report::load(dir.path()).unwrap_err().to_string();
+    assert!(err.contains("schema 99"), "{err}");
+}

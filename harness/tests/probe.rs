@@ -1,0 +1,64 @@
+//! The process-tree probe against a known busy child, and stopping a tree whose child left the group.
+
+mod common;
+
+use std::time::Duration;
+
+use serverbench::run::cpus::CpuSet;
+use serverbench::run::probe::{self, Sampler};
+use serverbench::run::server::{Launch, Server};
+
+#[test]
+fn the_probe_sees_the_cpu_and_memory_of_a_busy_grandchild() {
+    let tmp = tempfile::tempdir().unwrap();
+    // The leader sleeps; its child spins in a session of its own, outside the leader's process group.
+    let script = tmp.path().join("tree.sh");
+    std::fs::write(&script, "setsid sh -c 'while :; do :; done' &\nsleep 60\n").unwrap();
+    let launch = Launch {
+        command: format!("sh {}", script.display()),
+        env: vec![],
+        cwd: tmp.path(),
+        cpus: &CpuSet::allowed(),
+        log: tmp.path().join("tree.log"),
+    };
+    let mut server = Server::start(launch, serverbench::run::server::free_port().unwrap()).unwrap();
+    let pid = server.pid();
+    assert!(common::eventually(Duration::from_secs(5), || probe::tree(pid, pid, &probe::all_processes()).len() >= 3));
+
+    let sampler = Sampler::spawn(pid, pid);
+    std::thread::sleep(Duration::from_millis(1500));
+    let usage = sampler.finish();
+    server.remember(&usage.members);
+
+    // The spinning child is busy the whole time; on a loaded machine it still gets a fair share.
+    assert!(usage.cpu_s > 0.1, "CPU of the busy child: {} s", usage.cpu_s);
+    assert!(usage.cpu_s < 1.5 * CpuSet::allowed().len() as f64 + 0.5, "no more than the window allows: {} s", usage.cpu_s);
+    assert!(usage.members.len() >= 3, "leader, sleep and the spinning child: {:?}", usage.members);
+    assert!(usage.peak_rss_bytes > 0);
+
+    let report = server.stop(Duration::from_secs(2));
+    assert!(report.survivors.is_empty(), "{:?}", report.survivors);
+    assert!(common::processes_mentioning(tmp.path()).is_empty());
+    let spinning_left = probe::all_processes().iter().any(|p| usage.members.contains(&p.key()) && !p.is_zombie());
+    assert!(!spinning_left, "the child outside the group was stopped too");
+}
+
+#[test]
+fn an_idle_tree_costs_almost_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let launch = Launch {
+        command: "sleep 60".into(),
+        env: vec![],
+        cwd: tmp.path(),
+        cpus: &CpuSet::allowed(),
+        log: tmp.path().join("idle.log"),
+    };
+    let server = Server::start(launch, serverbench::run::server::free_port().unwrap()).unwrap();
+    let sampler = Sampler::spawn(server.pid(), server.pid());
+    std::thread::sleep(Duration::from_millis(500));
+    let usage = sampler.finish();
+    assert!(usage.cpu_s < 0.2, "{}", usage.cpu_s);
+    assert_eq!(usage.members.len(), 1, "`exec sleep` replaces the shell");
+    let report = server.stop(Duration::from_secs(2));
+    assert_eq!(report.killed_after_s, None, "sleep ends on SIGTERM");
+}

@@ -1,0 +1,188 @@
+//! The runner end to end, in process, on fake contestants: one that fails to build, one that fails to
+//! start, one that answers wrong bytes, one that dies mid-round, one that ignores SIGTERM, one that needs a
+//! missing command; each is reported as such while the good one is measured. No test asserts a speed.
+
+mod common;
+
+use std::path::Path;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serverbench::catalog::{Catalog, Selection};
+use serverbench::report;
+use serverbench::run::options::{BenchChoices, BenchOptions, Tool};
+use serverbench::run::result::{ContestantStatus, MeasurementStatus, RunResult};
+use serverbench::run::ui::{Ui, Verbosity};
+
+/// Short rounds with few connections; nothing installed.
+fn choices(catalog: &Path, out: &Path) -> BenchChoices {
+    BenchChoices {
+        connections: vec![8],
+        rounds: 2,
+        duration: Some(Duration::from_millis(500)),
+        start_timeout: Duration::from_secs(20),
+        install: false,
+        command_line: vec!["serverbench".into(), "bench".into()],
+        ..BenchChoices::new(catalog.to_path_buf(), out.to_path_buf())
+    }
+}
+
+/// One round of the good contestant alone.
+fn good_only(catalog: &Path, out: &Path) -> BenchChoices {
+    BenchChoices {
+        selection: Selection { terms: vec!["fake-good".into()], ..Default::default() },
+        warmup: 0,
+        rounds: 1,
+        ..choices(catalog, out)
+    }
+}
+
+fn bench(opts: &BenchOptions) -> (RunResult, std::path::PathBuf, usize) {
+    let catalog = Catalog::discover(&opts.catalog_root).unwrap();
+    let (id, dir) = serverbench::run::create_run_dir(&opts.out_dir).unwrap();
+    let ui = Ui::new(Verbosity::Quiet);
+    let stop = Arc::new(AtomicBool::new(false));
+    let mut saves = 0;
+    let mut save = |r: &RunResult| {
+        saves += 1;
+        report::write_all(r, &dir).map(|_| ())
+    };
+    let run = serverbench::run::bench(opts, &catalog, &id, &dir, &ui, &stop, &mut save).unwrap();
+    (run, dir, saves)
+}
+
+#[test]
+fn every_failure_is_reported_while_the_good_one_is_measured() {
+    let (tmp, catalog) = common::fixture_copy("catalog");
+    let out = tmp.path().join("results");
+    let opts = BenchOptions::new(choices(&catalog, &out)).unwrap();
+    let (run, dir, saves) = bench(&opts);
+
+    let status = |name: &str| run.contestant(name).unwrap_or_else(|| panic!("{name} recorded")).status;
+    let reason = |name: &str| run.contestant(name).unwrap().reason.clone().unwrap_or_default();
+    let measurement = |name: &str| {
+        run.measurements.iter().find(|m| m.contestant == name).unwrap_or_else(|| panic!("{name} has a measurement"))
+    };
+
+    // Measured: the good one, and the stubborn one (with a warning about SIGTERM).
+    for name in ["fake-good", "fake-stubborn"] {
+        let m = measurement(name);
+        assert_eq!(m.status, MeasurementStatus::Measured, "{name}: {:?}", m.reason);
+        assert_eq!(m.rounds.iter().filter(|r| r.warmup).count(), 1);
+        assert_eq!(m.rounds.iter().filter(|r| !r.warmup).count(), 2);
+        assert_eq!(m.response_bytes, Some(51));
+        for r in &m.rounds {
+            assert!(r.load.requests > 0, "{name}: a round without requests");
+            assert_eq!(r.load.errors.total(), 0, "{name}: {:?}", r.load.errors);
+            assert!(r.server.processes >= 1);
+            assert!(r.server.peak_rss_bytes > 0);
+            assert!(r.load.latency.len() > 0, "the builtin engine keeps a histogram");
+        }
+    }
+    let stubborn = run.contestant("fake-stubborn").unwrap();
+    assert!(stubborn.warnings.iter().any(|w| w.contains("SIGTERM")), "{:?}", stubborn.warnings);
+    assert!(run.contestant("fake-good").unwrap().warnings.is_empty());
+    assert_eq!(run.contestant("fake-good").unwrap().version.as_deref().map(|v| v.starts_with("Python")), Some(true));
+
+    // Failed to build: the contestant is failed with the tail of its log.
+    assert_eq!(status("fake-fails-build"), ContestantStatus::Failed);
+    assert!(reason("fake-fails-build").contains("error: this fake contestant never builds"), "{}", reason("fake-fails-build"));
+    assert!(dir.join(run.contestant("fake-fails-build").unwrap().build_log.as_ref().unwrap()).is_file());
+
+    // Failed to start, answered wrongly, died mid-round: failed measurements that say why.
+    let m = measurement("fake-fails-start");
+    assert_eq!(m.status, MeasurementStatus::Failed);
+    let why = m.reason.as_deref().unwrap();
+    assert!(why.starts_with("failed to start: exited"), "{why}");
+    assert!(why.contains("this contestant always fails to start"), "the log tail is quoted: {why}");
+
+    let m = measurement("fake-wrong-bytes");
+    assert_eq!(m.status, MeasurementStatus::Failed);
+    assert!(m.rounds.is_empty(), "a wrong contestant is not measured");
+    assert!(m.reason.as_deref().unwrap().contains("Hello World?"), "{:?}", m.reason);
+
+    let m = measurement("fake-dies-mid-round");
+    assert_eq!(m.status, MeasurementStatus::Failed);
+    let why = m.reason.as_deref().unwrap();
+    assert!(why.contains("the server exited"), "{why}");
+    assert!(why.contains("dying mid-round on purpose"), "{why}");
+
+    // Skipped: a missing command, and a contestant without the asked scenario.
+    assert_eq!(status("fake-needs-tool"), ContestantStatus::Skipped);
+    assert!(reason("fake-needs-tool").contains("command `serverbench-no-such-command` not found on PATH"));
+    assert_eq!(status("fake-echo-only"), ContestantStatus::Skipped);
+    assert!(reason("fake-echo-only").contains("declares none of the requested scenarios"));
+
+    // The files: rewritten along the way, complete at the end, and regenerable from run.json alone.
+    assert!(saves > 5, "saved after every round ({saves})");
+    let back = report::load(&dir).unwrap();
+    assert_eq!(back.measurements.len(), run.measurements.len());
+    assert!(!back.interrupted);
+    let summary = std::fs::read_to_string(dir.join("summary.md")).unwrap();
+    for needle in ["| Name", "req/s", "q0.9999", "| Language | Framework | Category | Name", "## Not measured", "fake-wrong-bytes", "## Warnings"] {
+        assert!(summary.contains(needle), "summary.md lacks {needle}:\n{summary}");
+    }
+    let csv = std::fs::read_to_string(dir.join("summary.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 1 + run.measurements.len());
+    assert!(dir.join("logs/fake-fails-start.hello.log").is_file());
+
+    assert!(
+        common::eventually(Duration::from_secs(5), || common::processes_mentioning(tmp.path()).is_empty()),
+        "processes left: {:?}",
+        common::processes_mentioning(tmp.path())
+    );
+}
+
+#[test]
+fn builds_are_cached_and_several_connection_counts_are_measured() {
+    let (tmp, catalog) = common::fixture_copy("catalog");
+    let out = tmp.path().join("results");
+    let mut c = good_only(&catalog, &out);
+    c.duration = Some(Duration::from_millis(300));
+    c.connections = vec![1, 4];
+    c.scenarios = vec!["hello".into(), "echo".into()];
+    let opts = BenchOptions::new(c).unwrap();
+    let (first, _, _) = bench(&opts);
+    let good = first.contestant("fake-good").unwrap();
+    assert_eq!(good.status, ContestantStatus::Built);
+    assert!(!good.build_cached, "the first build runs");
+    let configs: Vec<(String, usize)> = first.measurements.iter().map(|m| (m.scenario.clone(), m.connections)).collect();
+    assert_eq!(configs, [("hello".into(), 1), ("hello".into(), 4), ("echo".into(), 1), ("echo".into(), 4)]);
+    assert!(first.measurements.iter().all(|m| m.status == MeasurementStatus::Measured), "{:?}", first.measurements.iter().map(|m| &m.reason).collect::<Vec<_>>());
+    let echo = first.measurements.iter().find(|m| m.scenario == "echo").unwrap();
+    assert_eq!(echo.response_bytes, Some(4096));
+
+    let (second, _, _) = bench(&opts);
+    assert!(second.contestant("fake-good").unwrap().build_cached, "unchanged sources skip the build");
+
+    // A changed source builds again.
+    std::fs::write(catalog.join("python/fake_server.py"), "# changed\n".to_string() + &std::fs::read_to_string(catalog.join("python/fake_server.py")).unwrap()).unwrap();
+    let (third, _, _) = bench(&opts);
+    assert!(!third.contestant("fake-good").unwrap().build_cached);
+    assert!(common::eventually(Duration::from_secs(5), || common::processes_mentioning(tmp.path()).is_empty()));
+}
+
+#[test]
+fn an_external_tool_fills_the_same_model() {
+    if serverbench::catalog::requires::find_command("wrk").is_none() {
+        eprintln!("wrk is not installed; skipping");
+        return;
+    }
+    let (tmp, catalog) = common::fixture_copy("catalog");
+    let out = tmp.path().join("results");
+    let mut c = good_only(&catalog, &out);
+    c.duration = Some(Duration::from_secs(1));
+    c.tool = Tool::Wrk;
+    let (run, dir, _) = bench(&BenchOptions::new(c).unwrap());
+    let m = &run.measurements[0];
+    assert_eq!(m.status, MeasurementStatus::Measured, "{:?}", m.reason);
+    let r = &m.rounds[0];
+    assert!(r.load.requests > 0);
+    assert!(r.load.latency.is_empty(), "wrk keeps no histogram");
+    let points = r.tool_latency_ns.expect("what wrk printed");
+    assert!(points.p50.is_some() && points.p99.is_some() && points.max.is_some());
+    assert!(r.load.client_cpu_s > 0.0, "the tool's CPU is probed");
+    let summary = std::fs::read_to_string(dir.join("summary.md")).unwrap();
+    assert!(summary.contains("quantiles are the mean of the rounds"), "{summary}");
+}
