@@ -1,11 +1,14 @@
-//! Exporters: run.json, summary.md and summary.csv, each behind one small trait that turns the result
-//! model into bytes. They only read the model; the files are written whole (temp file, then rename), so a
+//! Exporters: run.json, summary.md, summary.csv and report.html, each behind one small trait that turns the
+//! result model into bytes. They only read the model; the files are written whole (temp file, then rename), so a
 //! reader never sees half a file and an interrupted run keeps the last complete one.
 
 pub mod csv;
 pub mod format;
+pub mod html;
+pub mod html_page;
 pub mod json;
 pub mod markdown;
+pub mod svg;
 pub mod table;
 
 use std::path::{Path, PathBuf};
@@ -21,7 +24,7 @@ pub trait Exporter {
 
 /// Every exporter, run.json first.
 pub fn exporters() -> Vec<Box<dyn Exporter>> {
-    vec![Box::new(json::Json), Box::new(markdown::Markdown), Box::new(csv::Csv)]
+    vec![Box::new(json::Json), Box::new(markdown::Markdown), Box::new(csv::Csv), Box::new(html::Html)]
 }
 
 /// Writes every export into `dir`; returns the paths written.

@@ -1,0 +1,573 @@
+//! report.html: the run as one self-contained page. A header with the environment and the measurement rules,
+//! then per scenario and connection count the throughput bars (grouped by model), the latency percentile
+//! spectrum, the cost per request, echo bandwidth, and scaling over connections; every chart with a sortable
+//! table of its numbers beside it.
+
+use std::collections::BTreeMap;
+
+use hdrhistogram::Histogram;
+
+use super::format::{int, mib, one, or_absent, pct, us, ABSENT};
+use super::html_page::{esc, facts, Cell, Page, Table};
+use super::svg::{self, Axis, Bar, BarChart, BarGroup, LineChart, Scale, Series, Unit};
+use super::Exporter;
+use crate::run::result::{
+    ContestantStatus, LatencyPoints, Measurement, MeasurementStatus, MeasurementSummary, RunResult, FLAG_CLIENT_BOUND,
+};
+use crate::stats::histogram::new_latency_histogram;
+use crate::stats::rounds::Summary;
+
+pub const FILE_NAME: &str = "report.html";
+
+pub struct Html;
+
+impl Exporter for Html {
+    fn file_name(&self) -> &'static str {
+        FILE_NAME
+    }
+
+    fn serialize(&self, run: &RunResult) -> anyhow::Result<Vec<u8>> {
+        Ok(render(run).into_bytes())
+    }
+}
+
+/// The two families of the first source document, and the models in each.
+pub const MODEL_FAMILIES: [(&str, &[&str]); 2] = [
+    ("shared run queue", &["thread-per-connection", "work-sharing", "work-stealing"]),
+    ("per-core", &["per-core", "prefork", "single-loop"]),
+];
+
+/// The family a model belongs to: "shared run queue", "per-core", or "other".
+pub fn family_of(model: &str) -> &'static str {
+    MODEL_FAMILIES.iter().find(|(_, models)| models.contains(&model)).map_or("other", |(family, _)| family)
+}
+
+/// Percentiles the spectrum's x axis names; x = log10(1 / (1 − q)), as HdrHistogram's plots draw it.
+const SPECTRUM_TICKS: [&str; 6] = ["0%", "90%", "99%", "99.9%", "99.99%", "99.999%"];
+const SPECTRUM_DECADES: f64 = 5.0;
+const SPECTRUM_STEPS: usize = 100;
+
+pub fn render(run: &RunResult) -> String {
+    let mut page = Page::new(&format!("serverbench run {}", run.run_id));
+    let sections = sections(run);
+    let mut links =
+        vec![("environment".to_string(), "Environment".to_string()), ("rules".into(), "Measurement rules".into())];
+    for (si, ((scenario, _, _), by_connections)) in sections.iter().enumerate() {
+        links.extend(by_connections.keys().map(|c| (format!("s{si}-c{c}"), format!("{scenario} · {c}"))));
+        if by_connections.len() > 1 {
+            links.push((format!("s{si}-scaling"), format!("{scenario} · scaling")));
+        }
+    }
+    page.raw(&contents(&links));
+    header(&mut page, run);
+    for (si, ((scenario, mode, pipeline), by_connections)) in sections.into_iter().enumerate() {
+        let pipelined = if pipeline > 1 { format!(", pipeline {pipeline}") } else { String::new() };
+        page.heading(2, &format!("s{si}"), &format!("{scenario} · {mode}{pipelined}"));
+        for (connections, rows) in &by_connections {
+            let id = format!("s{si}-c{connections}");
+            page.heading(3, &id, &format!("{scenario} · {connections} connections"));
+            configuration(&mut page, run, &id, &scenario, rows);
+        }
+        if by_connections.len() > 1 {
+            page.heading(3, &format!("s{si}-scaling"), &format!("{scenario} · scaling over connections"));
+            scaling(&mut page, &format!("s{si}"), &by_connections);
+        }
+    }
+    problems(&mut page, run);
+    page.finish()
+}
+
+/// Links to the parts of the page: (anchor, text).
+fn contents(links: &[(String, String)]) -> String {
+    let items: Vec<String> =
+        links.iter().map(|(id, text)| format!(r##"<a href="#{}">{}</a>"##, esc(id), esc(text))).collect();
+    format!(r#"<nav class="contents">{}</nav>"#, items.join(""))
+}
+
+/// A measured configuration with its summary.
+struct Row<'a> {
+    m: &'a Measurement,
+    s: MeasurementSummary,
+    model: String,
+}
+
+/// Measurements with at least one measured round, by (scenario, mode, pipeline) in the order they were run,
+/// then by connection count.
+#[allow(clippy::type_complexity)]
+fn sections(run: &RunResult) -> Vec<((String, String, u32), BTreeMap<usize, Vec<Row<'_>>>)> {
+    let mut out: Vec<((String, String, u32), BTreeMap<usize, Vec<Row>>)> = Vec::new();
+    for m in run.measurements.iter().filter(|m| m.measured_rounds().next().is_some()) {
+        let key = (m.scenario.clone(), m.mode.clone(), m.pipeline);
+        let model = run.contestant(&m.contestant).map(|c| c.model.clone()).unwrap_or_default();
+        let row = Row { m, s: m.summary(), model };
+        match out.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, map)) => map.entry(m.connections).or_default().push(row),
+            None => out.push((key, BTreeMap::from([(m.connections, vec![row])]))),
+        }
+    }
+    out
+}
+
+fn header(page: &mut Page, run: &RunResult) {
+    let e = &run.environment;
+    let c = &run.config;
+    let state = if run.interrupted {
+        "interrupted; what finished before is complete".to_string()
+    } else {
+        run.finished_utc.as_ref().map_or("in progress".to_string(), |f| format!("finished {f}"))
+    };
+    page.note(&format!("Started {}, {state}.", run.started_utc));
+    page.heading(2, "environment", "Environment");
+    let mut env = vec![
+        ("CPU", e.cpu_model.clone()),
+        ("Cores", format!("{} online; this run could use {}", e.cores, e.allowed_cpus)),
+        ("Memory", format!("{} GiB", one(e.memory_bytes as f64 / f64::from(1u32 << 30)))),
+        ("Kernel", e.kernel.clone()),
+        ("OS", e.os.clone()),
+        (
+            "Load average",
+            format!(
+                "{:.2} {:.2} {:.2} (1, 5, 15 min) at the start",
+                e.load_average[0], e.load_average[1], e.load_average[2]
+            ),
+        ),
+        ("serverbench", e.serverbench_version.clone()),
+    ];
+    env.extend(e.tools.iter().map(|(k, v)| (k.as_str(), v.clone())));
+    env.push(("Command", e.command_line.join(" ")));
+    page.raw(&facts(&env));
+
+    page.heading(2, "rules", "Measurement rules");
+    let stop = match (c.duration_s, c.requests_per_connection) {
+        (Some(d), _) => format!("{d} s each"),
+        (None, Some(n)) => format!("{n} requests per connection each"),
+        _ => ABSENT.to_string(),
+    };
+    let mut mode = c.mode.clone();
+    if let Some(t) = c.think_time_ms {
+        mode.push_str(&format!(", think time {t} ms"));
+    }
+    if let Some(r) = c.rate_per_s {
+        mode.push_str(&format!(", {r} req/s in total"));
+    }
+    let connections: Vec<String> = c.connections.iter().map(|n| n.to_string()).collect();
+    page.raw(&facts(&[
+        ("Run type", c.run_type.clone()),
+        ("Server CPUs", format!("{} ({} worker{})", c.server_cpus, c.workers, if c.workers == 1 { "" } else { "s" })),
+        (
+            "Client CPUs",
+            format!("{} ({} thread{})", c.client_cpus, c.client_threads, if c.client_threads == 1 { "" } else { "s" }),
+        ),
+        (
+            "Rounds",
+            format!(
+                "{} warm-up (discarded) + {} measured, interleaved across contestants",
+                c.warmup_rounds, c.measured_rounds
+            ),
+        ),
+        ("Round length", stop),
+        ("Mode", mode),
+        ("Connections", connections.join(", ")),
+        ("Pipeline", c.pipeline.to_string()),
+        ("Load tool", c.tool.clone()),
+        ("Timeout", format!("{} s", c.timeout_s)),
+    ]));
+    page.note(&format!(
+        "Bars show the mean over measured rounds with its 95% confidence interval (Student's t); the ± figure is \
+         half the interval relative to the mean. Latency percentiles come from the HdrHistogram of all measured \
+         rounds merged. A hatched bar marked {FLAG_CLIENT_BOUND} had rounds in which the server was not busy \
+         (below 90% of its CPUs) while the client was: those req/s measure the client, not the server. Server \
+         CPU and memory cover the server's whole process tree. Click a table header to sort by that column."
+    ));
+}
+
+fn configuration(page: &mut Page, run: &RunResult, id: &str, scenario: &str, rows: &[Row]) {
+    let mut rows: Vec<&Row> = rows.iter().collect();
+    rows.sort_by(|a, b| {
+        mean(&b.s.requests_per_s).total_cmp(&mean(&a.s.requests_per_s)).then(a.m.contestant.cmp(&b.m.contestant))
+    });
+
+    let bars = grouped_bars(&rows, |r| {
+        let rounds = r.s.requests_per_s.as_ref();
+        Some(Bar {
+            label: r.m.contestant.clone(),
+            value: rounds.map_or(f64::NAN, |s| s.mean),
+            ci95: rounds.and_then(|s| s.ci95),
+            flag: (r.s.client_bound_rounds > 0)
+                .then(|| format!("{FLAG_CLIENT_BOUND} ({}/{} rounds)", r.s.client_bound_rounds, r.s.rounds)),
+        })
+    });
+    let chart = BarChart::new(
+        format!("{scenario}: throughput"),
+        "requests per second (mean of rounds, 95% CI)",
+        Unit::Count,
+        bars,
+    );
+    page.figure(
+        &svg::bar_chart(&format!("{id}-throughput"), &chart),
+        Some(&throughput_table(&format!("{id}-throughput-table"), &rows)),
+    );
+
+    let spectra: Vec<Series> = rows
+        .iter()
+        .filter_map(|r| {
+            spectrum(merged_histogram(r.m).as_ref(), &r.s.latency_ns)
+                .map(|points| Series { label: r.m.contestant.clone(), points })
+        })
+        .collect();
+    if !spectra.is_empty() {
+        let scale = Scale::for_values(spectra.iter().flat_map(|s| s.points.iter().map(|p| p.1)), 20.0);
+        let chart = LineChart {
+            title: format!("{scenario}: latency by percentile"),
+            x: Axis {
+                label: "percentile (log scale of 1 / (1 − q))".into(),
+                unit: Unit::Count,
+                scale: Scale::Linear,
+                ticks: SPECTRUM_TICKS.iter().enumerate().map(|(i, t)| (i as f64, t.to_string())).collect(),
+            },
+            y: Axis {
+                label: if scale == Scale::Log10 { "latency (log scale)".into() } else { "latency".into() },
+                unit: Unit::Nanos,
+                scale,
+                ticks: vec![],
+            },
+            series: spectra,
+        };
+        page.figure(
+            &svg::line_chart(&format!("{id}-latency"), &chart),
+            Some(&latency_table(&format!("{id}-latency-table"), &rows)),
+        );
+    }
+
+    let cpu = grouped_bars(&rows, |r| {
+        let per_round: Vec<f64> = r.m.measured_rounds().filter_map(|x| x.server.cpu_us_per_request).collect();
+        let value = r.s.server_cpu_us_per_request?;
+        Some(Bar {
+            label: r.m.contestant.clone(),
+            value,
+            ci95: Summary::of(&per_round).and_then(|s| s.ci95),
+            flag: None,
+        })
+    });
+    let rss = grouped_bars(&rows, |r| {
+        Some(Bar { label: r.m.contestant.clone(), value: r.s.peak_rss_bytes? as f64, ci95: None, flag: None })
+    });
+    if !cpu.is_empty() || !rss.is_empty() {
+        let cpu_chart = BarChart::new(
+            format!("{scenario}: server CPU per request"),
+            "server CPU microseconds per request (user + system, whole process tree)",
+            Unit::Micros,
+            cpu,
+        );
+        let rss_chart = BarChart::new(
+            format!("{scenario}: server peak memory"),
+            "peak resident memory of the server's process tree",
+            Unit::Bytes,
+            rss,
+        );
+        let charts = format!(
+            "{}{}",
+            svg::bar_chart(&format!("{id}-cpu"), &cpu_chart),
+            svg::bar_chart(&format!("{id}-rss"), &rss_chart)
+        );
+        page.figure(&charts, Some(&cost_table(&format!("{id}-cost-table"), run, &rows)));
+    }
+
+    if scenario == "echo" {
+        let bw = grouped_bars(&rows, |r| {
+            let b = r.s.bytes_per_s.as_ref()?;
+            Some(Bar { label: r.m.contestant.clone(), value: b.mean, ci95: b.ci95, flag: None })
+        });
+        let chart = BarChart::new(
+            format!("{scenario}: bandwidth ({})", rows[0].m.mode),
+            "bytes received per second (mean of rounds, 95% CI)",
+            Unit::BytesPerSec,
+            bw,
+        );
+        page.figure(&svg::bar_chart(&format!("{id}-bandwidth"), &chart), None);
+    }
+}
+
+fn mean(s: &Option<Summary>) -> f64 {
+    s.as_ref().map_or(f64::NEG_INFINITY, |s| s.mean)
+}
+
+/// Bars grouped by model family, families in a fixed order, rows in the order given; rows without a value
+/// are left out, and so are empty groups.
+fn grouped_bars(rows: &[&Row], bar: impl Fn(&Row) -> Option<Bar>) -> Vec<BarGroup> {
+    let families = MODEL_FAMILIES
+        .iter()
+        .map(|(f, models)| (*f, format!("{f} ({})", models.join(", "))))
+        .chain([("other", "other".to_string())]);
+    families
+        .map(|(family, label)| BarGroup {
+            label,
+            bars: rows.iter().filter(|r| family_of(&r.model) == family).filter_map(|r| bar(r)).collect(),
+        })
+        .filter(|g| !g.bars.is_empty())
+        .collect()
+}
+
+/// The latency spectrum: (log10(1 / (1 − q)), latency ns) from the merged histogram of the measured rounds,
+/// stopping where the histogram runs out of samples (1 − q < 1 / count), the last point at the maximum. An
+/// external tool's figures give a few points instead.
+fn spectrum(histogram: Option<&Histogram<u64>>, points: &LatencyPoints) -> Option<Vec<(f64, f64)>> {
+    if let Some(h) = histogram {
+        let count = h.len() as f64;
+        let mut out = Vec::new();
+        for k in 0..=SPECTRUM_STEPS {
+            let x = SPECTRUM_DECADES * k as f64 / SPECTRUM_STEPS as f64;
+            let tail = 10f64.powf(-x);
+            if tail * count < 1.0 {
+                out.push((count.log10().min(SPECTRUM_DECADES), h.max() as f64));
+                break;
+            }
+            out.push((x, h.value_at_quantile(1.0 - tail) as f64));
+        }
+        return Some(out);
+    }
+    let known = [
+        (0.0, points.min),
+        (0.5, points.p50),
+        (0.9, points.p90),
+        (0.99, points.p99),
+        (0.999, points.p999),
+        (0.9999, points.p9999),
+    ];
+    let out: Vec<(f64, f64)> = known.iter().filter_map(|(q, v)| Some(((1.0f64 / (1.0 - q)).log10(), (*v)?))).collect();
+    (!out.is_empty()).then_some(out)
+}
+
+/// The histogram of all measured rounds; None when a round has none (an external load tool).
+fn merged_histogram(m: &Measurement) -> Option<Histogram<u64>> {
+    let mut merged = new_latency_histogram();
+    for r in m.measured_rounds() {
+        if r.load.latency.is_empty() {
+            return None;
+        }
+        merged.add(&r.load.latency).ok()?;
+    }
+    (!merged.is_empty()).then_some(merged)
+}
+
+fn opt_num(v: Option<f64>, f: impl Fn(f64) -> String) -> Cell {
+    let v = v.filter(|v| v.is_finite());
+    Cell::num(or_absent(v, f), v.unwrap_or(f64::NAN))
+}
+
+fn throughput_table(id: &str, rows: &[&Row]) -> Table {
+    let headers = [
+        "contestant",
+        "model",
+        "req/s",
+        "95% CI ±",
+        "min",
+        "max",
+        "rounds",
+        "outliers",
+        "server CPU %",
+        "client CPU %",
+        "errors",
+        "flags",
+    ];
+    let body = rows
+        .iter()
+        .map(|r| {
+            let s = r.s.requests_per_s.as_ref();
+            let mut flags = Vec::new();
+            if r.s.client_bound_rounds > 0 {
+                flags.push(format!("{FLAG_CLIENT_BOUND} {}/{}", r.s.client_bound_rounds, r.s.rounds));
+            }
+            if r.m.status == MeasurementStatus::Interrupted {
+                flags.push("interrupted".to_string());
+            }
+            let flag_cell = Cell::text(flags.join(", "));
+            vec![
+                Cell::text(&r.m.contestant),
+                Cell::text(&r.model),
+                opt_num(s.map(|s| s.mean), int),
+                opt_num(s.and_then(|s| s.ci95_relative_pct()), |p| format!("{p:.1}%")),
+                opt_num(s.map(|s| s.min), int),
+                opt_num(s.map(|s| s.max), int),
+                Cell::num(r.s.rounds.to_string(), r.s.rounds as f64),
+                Cell::num(s.map_or(0, |s| s.outliers.len()).to_string(), s.map_or(0, |s| s.outliers.len()) as f64),
+                opt_num(r.s.server_utilisation_pct, pct),
+                opt_num(r.s.client_busy_pct, pct),
+                Cell::num(r.s.errors.total().to_string(), r.s.errors.total() as f64),
+                if flags.is_empty() { flag_cell } else { flag_cell.with_class("flag") },
+            ]
+        })
+        .collect();
+    Table { id: id.into(), caption: Some("Throughput".into()), headers: headers.map(String::from).to_vec(), rows: body }
+}
+
+fn latency_table(id: &str, rows: &[&Row]) -> Table {
+    let headers = ["contestant", "mean µs", "p50 µs", "p90 µs", "p99 µs", "p99.9 µs", "p99.99 µs", "max µs"];
+    let body = rows
+        .iter()
+        .map(|r| {
+            let l = &r.s.latency_ns;
+            let mut cells = vec![Cell::text(&r.m.contestant)];
+            cells.extend([l.mean, l.p50, l.p90, l.p99, l.p999, l.p9999, l.max].map(|v| opt_num(v, us)));
+            cells
+        })
+        .collect();
+    let caption = if rows.iter().all(|r| r.s.latency_from_histogram) {
+        "Latency (merged histogram of the measured rounds)"
+    } else {
+        "Latency (without a histogram from the load tool: the mean of the rounds' own figures)"
+    };
+    Table { id: id.into(), caption: Some(caption.into()), headers: headers.map(String::from).to_vec(), rows: body }
+}
+
+fn cost_table(id: &str, run: &RunResult, rows: &[&Row]) -> Table {
+    let headers = ["contestant", "CPU µs/req", "server CPU %", "peak RSS MiB", "processes", "Res[B]", "category"];
+    let body = rows
+        .iter()
+        .map(|r| {
+            let processes = r.m.measured_rounds().map(|x| x.server.processes).max().unwrap_or(0);
+            vec![
+                Cell::text(&r.m.contestant),
+                opt_num(r.s.server_cpu_us_per_request, |v| format!("{v:.2}")),
+                opt_num(r.s.server_utilisation_pct, pct),
+                opt_num(r.s.peak_rss_bytes.map(|b| b as f64), mib),
+                Cell::num(processes.to_string(), processes as f64),
+                opt_num(r.s.response_bytes.map(|b| b as f64), int),
+                Cell::text(run.contestant(&r.m.contestant).map_or(ABSENT, |c| c.category.as_str())),
+            ]
+        })
+        .collect();
+    Table { id: id.into(), caption: Some("Cost".into()), headers: headers.map(String::from).to_vec(), rows: body }
+}
+
+/// req/s and p99 against connections, one line per contestant.
+fn scaling(page: &mut Page, id: &str, by_connections: &BTreeMap<usize, Vec<Row>>) {
+    let mut names: Vec<&str> = by_connections.values().flatten().map(|r| r.m.contestant.as_str()).collect();
+    names.sort_unstable();
+    names.dedup();
+    let series = |f: &dyn Fn(&Row) -> Option<f64>| -> Vec<Series> {
+        names
+            .iter()
+            .map(|name| Series {
+                label: name.to_string(),
+                points: by_connections
+                    .iter()
+                    .filter_map(|(c, rows)| {
+                        rows.iter().find(|r| r.m.contestant == *name).and_then(f).map(|v| (*c as f64, v))
+                    })
+                    .collect(),
+            })
+            .collect()
+    };
+    let connections: Vec<f64> = by_connections.keys().map(|c| *c as f64).collect();
+    let x = Axis {
+        label: "connections".into(),
+        unit: Unit::Count,
+        scale: Scale::for_values(connections.iter().copied(), 9.0),
+        ticks: by_connections.keys().map(|c| (*c as f64, c.to_string())).collect(),
+    };
+    let rps = LineChart {
+        title: "throughput over connections".into(),
+        x: x.clone(),
+        y: Axis {
+            label: "requests per second (mean of rounds)".into(),
+            unit: Unit::Count,
+            scale: Scale::Linear,
+            ticks: vec![],
+        },
+        series: series(&|r| r.s.requests_per_s.as_ref().map(|s| s.mean)),
+    };
+    let p99 = series(&|r| r.s.latency_ns.p99);
+    let p99_scale = Scale::for_values(p99.iter().flat_map(|s| s.points.iter().map(|p| p.1)), 20.0);
+    let p99 = LineChart {
+        title: "p99 latency over connections".into(),
+        x,
+        y: Axis { label: "p99 latency".into(), unit: Unit::Nanos, scale: p99_scale, ticks: vec![] },
+        series: p99,
+    };
+    page.figure(&svg::line_chart(&format!("{id}-scaling-rps"), &rps), None);
+    page.figure(&svg::line_chart(&format!("{id}-scaling-p99"), &p99), None);
+}
+
+/// Contestants and configurations that were not measured, with the reason; warnings; broken manifests.
+fn problems(page: &mut Page, run: &RunResult) {
+    let mut rows = Vec::new();
+    for c in run.contestants.iter().filter(|c| matches!(c.status, ContestantStatus::Failed | ContestantStatus::Skipped))
+    {
+        let status = if c.status == ContestantStatus::Failed { "build failed" } else { "skipped" };
+        rows.push([c.name.clone(), ABSENT.into(), status.into(), c.reason.clone().unwrap_or_default()]);
+    }
+    for m in run
+        .measurements
+        .iter()
+        .filter(|m| matches!(m.status, MeasurementStatus::Failed | MeasurementStatus::Interrupted))
+    {
+        let why = if m.status == MeasurementStatus::Interrupted {
+            "stopped by a signal".into()
+        } else {
+            m.reason.clone().unwrap_or_default()
+        };
+        let status = if m.status == MeasurementStatus::Failed { "failed" } else { "interrupted" };
+        rows.push([m.contestant.clone(), format!("{} c={}", m.scenario, m.connections), status.into(), why]);
+    }
+    for c in &run.contestants {
+        rows.extend(c.warnings.iter().map(|w| [c.name.clone(), ABSENT.into(), "warning".into(), w.clone()]));
+    }
+    rows.extend(
+        run.catalog_errors.iter().map(|e| [ABSENT.into(), ABSENT.into(), "invalid manifest".into(), e.clone()]),
+    );
+    if rows.is_empty() {
+        return;
+    }
+    page.heading(2, "problems", "Not measured, and warnings");
+    let table = Table {
+        id: "problems-table".into(),
+        caption: None,
+        headers: ["contestant", "configuration", "status", "why"].map(String::from).to_vec(),
+        rows: rows
+            .into_iter()
+            .map(|[a, b, c, d]| vec![Cell::text(a), Cell::text(b), Cell::text(c), Cell::text(d).with_class("wrap")])
+            .collect(),
+    };
+    page.raw(&table.to_html());
+    page.note("Logs are in the run folder under logs/; run.json keeps the full reasons.");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spectrum_stops_where_the_samples_run_out() {
+        let mut h = new_latency_histogram();
+        for v in 1..=1000u64 {
+            h.record(v * 1000).unwrap();
+        }
+        let line = spectrum(Some(&h), &LatencyPoints::default()).unwrap();
+        // 1000 samples reach the 99.9th percentile (x = 3), where the line ends at the maximum.
+        assert_eq!(line.len(), 62);
+        assert_eq!(line[0], (0.0, 1000.0));
+        assert_eq!(line[20].0, 1.0);
+        assert!((line[20].1 - 900_000.0).abs() / 900_000.0 < 0.001, "{:?}", line[20]);
+        assert_eq!(*line.last().unwrap(), (3.0, h.max() as f64));
+    }
+
+    #[test]
+    fn spectrum_of_a_tool_without_histogram_joins_its_percentiles() {
+        let points = LatencyPoints { p50: Some(10.0), p99: Some(40.0), p9999: Some(90.0), ..LatencyPoints::default() };
+        let line = spectrum(None, &points).unwrap();
+        let xs: Vec<f64> = line.iter().map(|p| (p.0 * 1e9).round() / 1e9).collect();
+        assert_eq!(xs, [2f64.log10(), 2.0, 4.0].map(|x| (x * 1e9).round() / 1e9));
+        assert_eq!(line.iter().map(|p| p.1).collect::<Vec<_>>(), [10.0, 40.0, 90.0]);
+        assert!(spectrum(None, &LatencyPoints::default()).is_none());
+    }
+
+    #[test]
+    fn models_fall_into_the_two_families() {
+        assert_eq!(family_of("work-stealing"), "shared run queue");
+        assert_eq!(family_of("thread-per-connection"), "shared run queue");
+        assert_eq!(family_of("prefork"), "per-core");
+        assert_eq!(family_of("single-loop"), "per-core");
+        assert_eq!(family_of("actor"), "other");
+    }
+}

@@ -1,0 +1,255 @@
+//! report.html: a snapshot of the exporter on a small synthetic run, the full synthetic run checked for
+//! every chart, table and caveat, `serverbench report` regenerating it from run.json alone, and the page
+//! opened in headless Chromium: no script error, every chart in the DOM, sorting works, a screenshot
+//! written.
+
+#[path = "fixtures/runs/synthetic.rs"]
+mod synthetic;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serverbench::report::html;
+
+fn small_run() -> serverbench::run::result::RunResult {
+    let configs: Vec<synthetic::Config> = synthetic::base_configs()
+        .into_iter()
+        .filter(|c| matches!(c.contestant, "c-epoll" | "rust-tokio") && c.scenario == "hello")
+        .collect();
+    synthetic::run("small", &configs)
+}
+
+fn full_run() -> serverbench::run::result::RunResult {
+    synthetic::run("base", &synthetic::base_configs())
+}
+
+/// The id of every chart in a page.
+fn chart_ids(page: &str) -> Vec<String> {
+    page.match_indices("<svg id=\"").map(|(i, m)| page[i + m.len()..].split('"').next().unwrap().to_string()).collect()
+}
+
+#[test]
+fn snapshot_of_a_small_run() {
+    insta::assert_snapshot!(html::render(&small_run()));
+}
+
+#[test]
+fn every_chart_table_and_caveat_is_there() {
+    let page = html::render(&full_run());
+    let ids = chart_ids(&page);
+    let expected = [
+        "s0-c16-throughput",
+        "s0-c16-latency",
+        "s0-c16-cpu",
+        "s0-c16-rss",
+        "s0-c256-throughput",
+        "s0-c256-latency",
+        "s0-scaling-rps",
+        "s0-scaling-p99",
+        "s1-c16-throughput",
+        "s1-c16-bandwidth",
+    ];
+    for id in expected {
+        assert!(ids.iter().any(|i| i == id), "no chart {id} in {ids:?}");
+    }
+    assert!(!ids.iter().any(|i| i.starts_with("s1-scaling")), "echo ran at one connection count: no scaling chart");
+    for text in [
+        // the header: environment and rules
+        "Synthetic CPU @ 3.00GHz",
+        "6.1.0-synthetic",
+        "serverbench bench --scenario hello,echo -c 16,256 --rounds 5",
+        "go version go1.24.0 linux/amd64",
+        "1 warm-up (discarded) + 5 measured",
+        "<dd>4 (1 worker)</dd>",
+        "<dd>0-3 (4 threads)</dd>",
+        // the two families, with the models in each
+        "shared run queue (thread-per-connection, work-sharing, work-stealing)",
+        "per-core (per-core, prefork, single-loop)",
+        // client-bound: hatched, labelled in the chart and the table
+        "⚠ client-bound (5/5 rounds)",
+        "url(#s0-c256-throughput-hatch)",
+        r#"<td class="flag">client-bound 5/5</td>"#,
+        // the percentile axis
+        ">99.999%<",
+        // what was not measured
+        "build failed: &#39;mvn&#39; exited with status 1",
+        "the server answered &#39;hello&#39; with 52 bytes, expected 51",
+        "invalid manifest",
+    ] {
+        assert!(page.contains(text), "missing {text}");
+    }
+    // Only c-epoll at 256 connections is client-bound.
+    assert_eq!(page.matches("⚠ client-bound").count(), 1);
+    // Self-contained: nothing is fetched.
+    for external in ["http://", "https://", " src=", "<link", "@import", "url(http"] {
+        assert!(!page.contains(external), "the page refers to {external}");
+    }
+}
+
+#[test]
+fn report_command_regenerates_the_page_from_run_json() {
+    let dir = std::env::temp_dir().join(format!("sb-report-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/runs/base/run.json");
+    std::fs::copy(&fixture, dir.join("run.json")).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_serverbench")).arg("report").arg(&dir).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let written = std::fs::read_to_string(dir.join(html::FILE_NAME)).unwrap();
+    assert!(written == html::render(&serverbench::report::load(&dir).unwrap()), "report.html is the page of run.json");
+    // Once more: the same bytes, since nothing but run.json goes in.
+    Command::new(env!("CARGO_BIN_EXE_serverbench")).arg("report").arg(&dir).output().unwrap();
+    assert!(written == std::fs::read_to_string(dir.join(html::FILE_NAME)).unwrap(), "a second report differs");
+    assert!(written == html::render(&full_run()), "the page of the model the fixture was written from");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Headless Chromium
+
+const BROWSER_TIMEOUT: Duration = Duration::from_secs(90);
+
+/// Debian's chromium, installed with apt when missing and running as root. None with the reason when it
+/// cannot be had; under CI (CI=true) that is a failure, not a skip.
+fn chromium() -> Result<PathBuf, String> {
+    let find = || ["chromium", "chromium-browser", "google-chrome"].iter().find_map(|name| which(name));
+    if let Some(p) = find() {
+        return Ok(p);
+    }
+    let root = unsafe { libc::geteuid() } == 0;
+    if root && which("apt-get").is_some() {
+        eprintln!("chromium is missing; installing Debian's chromium with apt-get (this takes a minute)");
+        let quiet = |args: &[&str]| {
+            Command::new("apt-get").args(args).env("DEBIAN_FRONTEND", "noninteractive").stdout(Stdio::null()).status()
+        };
+        let _ = quiet(&["update"]);
+        let _ = quiet(&["install", "-y", "--no-install-recommends", "chromium"]);
+        if let Some(p) = find() {
+            return Ok(p);
+        }
+        return Err("apt-get install chromium did not provide a chromium binary".into());
+    }
+    Err(if root {
+        "chromium is not installed and apt-get is not available".into()
+    } else {
+        "chromium is not installed and installing it needs root (apt-get install chromium)".into()
+    })
+}
+
+fn which(name: &str) -> Option<PathBuf> {
+    std::env::var_os("PATH").and_then(|paths| std::env::split_paths(&paths).map(|d| d.join(name)).find(|p| p.is_file()))
+}
+
+/// Runs chromium headless on a URL with the given extra arguments; returns its stdout.
+fn browse(chromium: &Path, profile: &Path, url: &str, extra: &[&str]) -> String {
+    let mut child = Command::new(chromium)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--no-first-run",
+            "--disable-quic",
+            "--disable-dev-shm-usage",
+        ])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .args(extra)
+        .arg(url)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("chromium starts");
+    let stdout = child.stdout.take().unwrap();
+    let reader = std::thread::spawn(move || std::io::read_to_string(stdout).unwrap_or_default());
+    let start = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            assert!(status.success(), "chromium exited with {status} on {url}");
+            break;
+        }
+        if start.elapsed() > BROWSER_TIMEOUT {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("chromium did not finish {url} within {BROWSER_TIMEOUT:?}");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    reader.join().unwrap()
+}
+
+/// The `data-v` sort keys of one column of a table in a dumped DOM, in row order.
+fn column(dom: &str, table_id: &str, col: usize) -> Vec<f64> {
+    let start = dom.find(&format!("<table id=\"{table_id}\"")).unwrap_or_else(|| panic!("no table {table_id}"));
+    let table = &dom[start..start + dom[start..].find("</table>").unwrap()];
+    let body = &table[table.find("<tbody>").unwrap()..];
+    body.split("<tr>")
+        .skip(1)
+        .map(|row| {
+            let cell = row.split("<td").nth(col + 1).unwrap();
+            let v = cell.split("data-v=\"").nth(1).unwrap().split('"').next().unwrap();
+            v.parse().unwrap()
+        })
+        .collect()
+}
+
+#[test]
+fn pages_open_in_headless_chromium() {
+    let chromium = match chromium() {
+        Ok(p) => p,
+        Err(reason) if std::env::var("CI").as_deref() != Ok("true") => {
+            eprintln!("SKIPPED pages_open_in_headless_chromium: {reason}");
+            return;
+        }
+        Err(reason) => panic!("CI=true and no chromium: {reason}"),
+    };
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("html_report");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let report_page = html::render(&full_run());
+    for (name, page) in [("report.html", &report_page)] {
+        let path = dir.join(name);
+        std::fs::write(&path, page).unwrap();
+        let url = format!("file://{}", path.display());
+        let dom = browse(&chromium, &dir.join(format!("profile-{name}")), &url, &["--dump-dom"]);
+        assert!(dom.contains("data-sb-ready=\"1\""), "{name}: the page script did not finish");
+        if let Some(at) = dom.find("<p id=\"sb-js-error\"") {
+            panic!("{name}: a script error: {}", dom[at..].chars().take(300).collect::<String>());
+        }
+        let ids = chart_ids(page);
+        assert!(!ids.is_empty());
+        for id in ids {
+            assert!(dom.contains(&format!("<svg id=\"{id}\"")), "{name}: chart {id} is not in the DOM");
+        }
+        let shot = dir.join(name.replace(".html", ".png"));
+        browse(
+            &chromium,
+            &dir.join(format!("profile-shot-{name}")),
+            &url,
+            &[&format!("--screenshot={}", shot.display()), "--window-size=1280,2000"],
+        );
+        let png = std::fs::read(&shot).expect("a screenshot was written");
+        assert!(png.starts_with(b"\x89PNG") && png.len() > 10_000, "{name}: the screenshot looks empty");
+        eprintln!("screenshot: {}", shot.display());
+    }
+
+    // Sorting: open the latency table sorted by p99 (column 4), ascending and then descending.
+    let url = format!("file://{}", dir.join("report.html").display());
+    let up =
+        browse(&chromium, &dir.join("profile-sort-up"), &format!("{url}#sort=s0-c16-latency-table:4"), &["--dump-dom"]);
+    let p99 = column(&up, "s0-c16-latency-table", 4);
+    assert_eq!(p99.len(), 6);
+    assert!(p99.windows(2).all(|w| w[0] <= w[1]), "ascending: {p99:?}");
+    let down = browse(
+        &chromium,
+        &dir.join("profile-sort-down"),
+        &format!("{url}#sort=s0-c16-latency-table:4:desc"),
+        &["--dump-dom"],
+    );
+    let p99 = column(&down, "s0-c16-latency-table", 4);
+    assert!(p99.windows(2).all(|w| w[0] >= w[1]), "descending: {p99:?}");
+    // As rendered the rows follow req/s, not p99, so the sort did move them.
+    let unsorted = column(&report_page, "s0-c16-latency-table", 4);
+    assert_ne!(unsorted, p99);
+}
