@@ -143,7 +143,7 @@ impl Check<'_> {
         if let Some(n) = &name {
             if !is_kebab(n) {
                 self.error(format!(
-                    "field `{}` is \"{n}\"; it must be kebab-case: lowercase letters and digits in words joined by single '-' (e.g. \"c-epoll\")",
+                    "field `{}` is \"{n}\"; it must be kebab-case: lowercase letters and digits (an inner '_' allowed) in words joined by single '-' (e.g. \"c-epoll\", \"c-io_uring\")",
                     path("name")
                 ));
             }
@@ -364,10 +364,17 @@ fn kind(v: &Value) -> &'static str {
     }
 }
 
-/// Lowercase ASCII words of letters and digits joined by single hyphens.
+/// Lowercase ASCII words of letters and digits joined by single hyphens. A word may keep an inner
+/// underscore where the library spells itself so (`c-io_uring`, `erlang-gen_tcp`).
 pub fn is_kebab(s: &str) -> bool {
     !s.is_empty()
-        && s.split('-').all(|w| !w.is_empty() && w.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit()))
+        && s.split('-').all(|w| {
+            !w.is_empty()
+                && !w.starts_with('_')
+                && !w.ends_with('_')
+                && !w.contains("__")
+                && w.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
+        })
 }
 
 fn is_debian_package(s: &str) -> bool {
@@ -450,7 +457,8 @@ run = "{dir}/build/server --edge {scenario} {host} {port} {workers}"
     #[test]
     fn kebab_case() {
         assert!(is_kebab("c-epoll") && is_kebab("go-net2") && is_kebab("x"));
-        assert!(!is_kebab("C-epoll") && !is_kebab("c--epoll") && !is_kebab("-c") && !is_kebab("c_epoll"));
+        assert!(is_kebab("c-io_uring") && is_kebab("erlang-gen_tcp"));
+        assert!(!is_kebab("C-epoll") && !is_kebab("c--epoll") && !is_kebab("-c") && !is_kebab("c-_epoll") && !is_kebab("c-io__uring"));
     }
 
     #[test]
