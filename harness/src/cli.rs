@@ -35,6 +35,9 @@ pub enum Command {
     Versions(ListArgs),
     /// Regenerate summary.md and summary.csv of a run from its run.json alone.
     Report(ReportArgs),
+    /// Compare two runs: B/A of req/s, p99 and CPU per request per configuration, with Welch's t-test over
+    /// the rounds; Markdown to stdout, an HTML page to compare.html (or -o FILE).
+    Compare(crate::compare::CompareArgs),
 }
 
 /// Which contestants a command works on.

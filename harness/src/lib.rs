@@ -3,6 +3,7 @@
 pub mod catalog;
 pub mod cli;
 pub mod commands;
+pub mod compare;
 pub mod load;
 pub mod report;
 pub mod run;
@@ -24,6 +25,7 @@ pub fn run(cli: cli::Cli) -> anyhow::Result<()> {
         cli::Command::Responses(args) => commands::responses(args, &ui),
         cli::Command::Versions(args) => commands::versions(args),
         cli::Command::Report(args) => commands::report(args, &ui),
+        cli::Command::Compare(args) => compare::run(args),
     }
 }
 

@@ -1,7 +1,7 @@
 //! report.html: a snapshot of the exporter on a small synthetic run, the full synthetic run checked for
 //! every chart, table and caveat, `serverbench report` regenerating it from run.json alone, and the page
-//! opened in headless Chromium: no script error, every chart in the DOM, sorting works, a screenshot
-//! written.
+//! (with a comparison page) opened in headless Chromium: no script error, every chart in the DOM, sorting
+//! works, a screenshot written.
 
 #[path = "fixtures/runs/synthetic.rs"]
 mod synthetic;
@@ -208,7 +208,10 @@ fn pages_open_in_headless_chromium() {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     let report_page = html::render(&full_run());
-    for (name, page) in [("report.html", &report_page)] {
+    let base = synthetic::run("base", &synthetic::base_configs());
+    let regressed = synthetic::run("regressed", &synthetic::regressed_configs());
+    let compare_page = serverbench::compare::html::render(&serverbench::compare::compare(&base, &regressed, 0.05));
+    for (name, page) in [("report.html", &report_page), ("compare.html", &compare_page)] {
         let path = dir.join(name);
         std::fs::write(&path, page).unwrap();
         let url = format!("file://{}", path.display());

@@ -1,0 +1,185 @@
+//! The comparison as Markdown: what was compared and how, the verdicts beyond noise first, then a table per
+//! configuration.
+
+use std::fmt::Write as _;
+
+use super::{Change, Comparison, Metric, Row, Verdict};
+use crate::report::format::{int, or_absent, us, ABSENT};
+use crate::report::table::{Align, Table};
+
+pub fn render(c: &Comparison) -> String {
+    let mut out = String::from("# serverbench compare\n\n");
+    let _ = writeln!(out, "- A: {} (started {}; {})", c.a.run_id, c.a.started_utc, c.a.machine);
+    let _ = writeln!(out, "- B: {} (started {}; {})", c.b.run_id, c.b.started_utc, c.b.machine);
+    let _ = writeln!(out, "- {}\n", method(c.alpha));
+    out.push_str(&differences(c));
+    out.push_str(&verdicts(c));
+    for (configuration, rows) in by_configuration(&c.rows) {
+        let _ = writeln!(out, "\n## {configuration}\n");
+        out.push_str(&table(&rows).markdown());
+    }
+    out.push_str(&unmatched(c));
+    out
+}
+
+/// How the numbers were computed, in one sentence a reader can check.
+pub fn method(alpha: f64) -> String {
+    format!(
+        "B/A is the ratio of the means over the measured rounds (p99: the mean of each round's own p99). A change \
+         is marked ▲ better or ▼ worse when Welch's two-sided t-test over the rounds gives p < {alpha}; ~ same \
+         otherwise; ? untested with fewer than two rounds on a side."
+    )
+}
+
+fn differences(c: &Comparison) -> String {
+    if c.differences.is_empty() {
+        return "Both runs used the same machine, tools and measurement rules.\n".into();
+    }
+    let mut t = Table::new(&[("setting", Align::Left), ("A", Align::Left), ("B", Align::Left)]);
+    for (what, a, b) in &c.differences {
+        t.row(vec![what.clone(), a.clone(), b.clone()]);
+    }
+    format!("Settings that differ between the runs (a difference here can explain a change below):\n\n{}", t.markdown())
+}
+
+/// The changes beyond noise, worst first, or a sentence saying there are none.
+pub fn flagged(c: &Comparison) -> Vec<(&Row, &Change)> {
+    let mut v: Vec<(&Row, &Change)> = c
+        .rows
+        .iter()
+        .flat_map(|r| r.changes.iter().map(move |ch| (r, ch)))
+        .filter(|(_, ch)| matches!(ch.verdict, Verdict::Better | Verdict::Worse))
+        .collect();
+    v.sort_by_key(|(r, ch)| (ch.verdict != Verdict::Worse, r.key.clone()));
+    v
+}
+
+fn verdicts(c: &Comparison) -> String {
+    let count = |v: Verdict| c.rows.iter().flat_map(|r| &r.changes).filter(|ch| ch.verdict == v).count();
+    let mut out = format!(
+        "\n{} configurations in both runs; of their {} figures: {} worse, {} better, {} within noise, {} untested.\n",
+        c.rows.len(),
+        c.rows.len() * Metric::ALL.len(),
+        count(Verdict::Worse),
+        count(Verdict::Better),
+        count(Verdict::Same),
+        count(Verdict::Untested)
+    );
+    for (row, ch) in flagged(c) {
+        let _ = writeln!(
+            out,
+            "- {} {} · {}: {} {}",
+            ch.verdict.marker(),
+            row.key.contestant,
+            row.key.configuration(),
+            ch.metric.name(),
+            ratio_text(ch)
+        );
+    }
+    out
+}
+
+/// "0.800× (p = 0.00012)".
+pub fn ratio_text(ch: &Change) -> String {
+    match (ch.ratio, ch.test) {
+        (Some(r), Some(t)) => format!("{r:.3}× (p = {})", p_text(t.p)),
+        (Some(r), None) => format!("{r:.3}×"),
+        _ => ABSENT.into(),
+    }
+}
+
+/// A p-value with two significant digits.
+pub fn p_text(p: f64) -> String {
+    if p >= 0.1 {
+        format!("{p:.2}")
+    } else if p >= 0.01 {
+        format!("{p:.3}")
+    } else if p > 0.0 {
+        let e = p.log10().floor() as i32;
+        format!("{:.1}e{e}", p / 10f64.powi(e))
+    } else {
+        "0".into()
+    }
+}
+
+/// Rows grouped under their configuration, in order (the rows come sorted by configuration).
+pub fn by_configuration(rows: &[Row]) -> Vec<(String, Vec<&Row>)> {
+    let mut out: Vec<(String, Vec<&Row>)> = Vec::new();
+    for r in rows {
+        let conf = r.key.configuration();
+        match out.last_mut() {
+            Some((c, v)) if *c == conf => v.push(r),
+            _ => out.push((conf, vec![r])),
+        }
+    }
+    out
+}
+
+/// How a metric's mean is written in the tables, with the unit for the header.
+pub fn value_text(metric: Metric, v: Option<f64>) -> String {
+    match metric {
+        Metric::RequestsPerS => or_absent(v, int),
+        Metric::P99 => or_absent(v, us),
+        Metric::CpuPerRequest => or_absent(v, |x| format!("{x:.2}")),
+    }
+}
+
+pub fn unit_suffix(metric: Metric) -> &'static str {
+    match metric {
+        Metric::RequestsPerS => "",
+        Metric::P99 => " µs",
+        Metric::CpuPerRequest => " µs",
+    }
+}
+
+fn table(rows: &[&Row]) -> Table {
+    let mut columns: Vec<(String, Align)> = vec![("contestant".into(), Align::Left)];
+    for m in Metric::ALL {
+        let (name, unit) = (m.name(), unit_suffix(m));
+        columns.extend([
+            (format!("{name} A{unit}"), Align::Right),
+            (format!("{name} B{unit}"), Align::Right),
+            (format!("{name} B/A"), Align::Left),
+        ]);
+    }
+    columns.push(("notes".into(), Align::Left));
+    let spec: Vec<(&str, Align)> = columns.iter().map(|(h, a)| (h.as_str(), *a)).collect();
+    let mut t = Table::new(&spec);
+    for r in rows {
+        let mut cells = vec![r.key.contestant.clone()];
+        for ch in &r.changes {
+            cells.push(value_text(ch.metric, ch.mean_a));
+            cells.push(value_text(ch.metric, ch.mean_b));
+            cells.push(format!("{} {}", ratio_text(ch), ch.verdict.marker()));
+        }
+        cells.push(r.notes.join("; "));
+        t.row(cells);
+    }
+    t
+}
+
+fn unmatched(c: &Comparison) -> String {
+    let mut out = String::new();
+    for (side, keys) in [("A", &c.only_a), ("B", &c.only_b)] {
+        if !keys.is_empty() {
+            let _ = writeln!(out, "\nMeasured only in {side} (not compared):\n");
+            for k in keys {
+                let _ = writeln!(out, "- {} · {}", k.contestant, k.configuration());
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn p_values_keep_two_significant_digits() {
+        assert_eq!(p_text(0.8123), "0.81");
+        assert_eq!(p_text(0.0213), "0.021");
+        assert_eq!(p_text(0.00123), "1.2e-3");
+        assert_eq!(p_text(0.0), "0");
+    }
+}

@@ -1,0 +1,183 @@
+//! `serverbench compare` on synthetic runs whose differences are known: the committed fixtures match their
+//! builder, a planted regression and improvement are flagged and a change inside the noise is not, two
+//! runs of the same values (in another order, or the same file twice) show no change, and the command
+//! writes Markdown and an HTML page.
+
+#[path = "fixtures/runs/synthetic.rs"]
+mod synthetic;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serverbench::compare::{compare, markdown, Comparison, Metric, Verdict, DEFAULT_ALPHA};
+use serverbench::report::{self, Exporter};
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/runs")
+}
+
+/// The committed fixture runs: a baseline, and the baseline with planted changes.
+fn fixture_runs() -> Vec<(&'static str, serverbench::run::result::RunResult)> {
+    vec![
+        ("base", synthetic::run("base", &synthetic::base_configs())),
+        ("regressed", synthetic::run("regressed", &synthetic::regressed_configs())),
+    ]
+}
+
+/// The baseline measured again: the same round values in another order.
+fn rerun() -> serverbench::run::result::RunResult {
+    let configs: Vec<synthetic::Config> = synthetic::base_configs()
+        .into_iter()
+        .map(|c| synthetic::Config { factors: synthetic::NOISE_REORDERED.to_vec(), ..c })
+        .collect();
+    synthetic::run("rerun", &configs)
+}
+
+/// The committed run.json files are what the builder makes; `SB_UPDATE_FIXTURES=1` rewrites them (after a
+/// change of the result model, say).
+#[test]
+fn fixtures_match_their_builder() {
+    for (name, run) in fixture_runs() {
+        let path = fixtures().join(name).join("run.json");
+        let bytes = report::json::Json.serialize(&run).unwrap();
+        if std::env::var_os("SB_UPDATE_FIXTURES").is_some() {
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(&path, &bytes).unwrap();
+        }
+        let committed = std::fs::read(&path).unwrap_or_default();
+        assert!(
+            committed == bytes,
+            "{} differs from what the builder makes; rerun with SB_UPDATE_FIXTURES=1",
+            path.display()
+        );
+    }
+}
+
+fn load(name: &str) -> serverbench::run::result::RunResult {
+    report::load(&fixtures().join(name)).unwrap()
+}
+
+fn verdicts(c: &Comparison, contestant: &str, scenario: &str, connections: usize) -> Vec<Verdict> {
+    let row = c
+        .rows
+        .iter()
+        .find(|r| r.key.contestant == contestant && r.key.scenario == scenario && r.key.connections == connections)
+        .unwrap_or_else(|| panic!("no row for {contestant} {scenario} {connections}"));
+    row.changes.iter().map(|ch| ch.verdict).collect()
+}
+
+#[test]
+fn a_planted_regression_is_flagged_and_noise_is_not() {
+    let c = compare(&load("base"), &load("regressed"), DEFAULT_ALPHA);
+    use Verdict::*;
+    assert_eq!(Metric::ALL, [Metric::RequestsPerS, Metric::P99, Metric::CpuPerRequest]);
+    assert_eq!(verdicts(&c, "rust-tokio", "hello", 16), [Worse, Worse, Worse]);
+    assert_eq!(verdicts(&c, "go-net", "hello", 16), [Better, Same, Same]);
+    assert_eq!(verdicts(&c, "c-epoll-shared", "hello", 16), [Same, Same, Same], "+1% inside ±2% noise");
+    let row = c
+        .rows
+        .iter()
+        .find(|r| r.key.contestant == "rust-tokio" && r.key.connections == 16 && r.key.scenario == "hello")
+        .unwrap();
+    let ratio = |k: usize| row.changes[k].ratio.unwrap();
+    assert!((ratio(0) - 0.8).abs() < 0.002, "req/s B/A {}", ratio(0));
+    assert!((ratio(1) - 1.3).abs() < 0.01, "p99 B/A {}", ratio(1));
+    assert!((ratio(2) - 1.25).abs() < 0.002, "CPU/req B/A {}", ratio(2));
+    let (lo, hi) = row.changes[0].ratio_ci95.unwrap();
+    assert!(lo < 0.8 && 0.8 < hi && hi < 1.0, "req/s interval ({lo}, {hi}) excludes 1");
+    // Every other figure is unchanged.
+    let flagged = c.rows.iter().flat_map(|r| &r.changes).filter(|ch| matches!(ch.verdict, Better | Worse)).count();
+    assert_eq!(flagged, 4);
+    assert_eq!(c.rows.len(), 18);
+    assert!(c.only_a.is_empty() && c.only_b.is_empty());
+    assert!(c.differences.is_empty(), "{:?}", c.differences);
+    // The client-bound rounds are named, since their req/s measure the client.
+    let bound = c.rows.iter().find(|r| r.key.contestant == "c-epoll" && r.key.connections == 256).unwrap();
+    assert_eq!(bound.notes, ["client-bound in A (5/5 rounds)", "client-bound in B (5/5 rounds)"]);
+}
+
+#[test]
+fn identical_runs_show_no_change() {
+    let c = compare(&load("base"), &rerun(), DEFAULT_ALPHA);
+    assert_eq!(c.rows.len(), 18);
+    for row in &c.rows {
+        for ch in &row.changes {
+            assert_eq!(
+                ch.verdict,
+                Verdict::Same,
+                "{} {} {}",
+                row.key.contestant,
+                row.key.configuration(),
+                ch.metric.name()
+            );
+            assert!((ch.ratio.unwrap() - 1.0).abs() < 1e-9);
+            assert!(ch.test.unwrap().p > 0.999);
+        }
+    }
+    assert!(markdown::render(&c).contains("0 worse, 0 better, 54 within noise, 0 untested"));
+}
+
+#[test]
+fn markdown_snapshot() {
+    let c = compare(&load("base"), &load("regressed"), DEFAULT_ALPHA);
+    insta::assert_snapshot!(markdown::render(&c));
+}
+
+#[test]
+fn settings_that_differ_are_listed() {
+    let a = load("base");
+    let mut b = rerun();
+    b.environment.kernel = "6.12.0-other".into();
+    b.config.measured_rounds = 30;
+    let c = compare(&a, &b, DEFAULT_ALPHA);
+    let names: Vec<&str> = c.differences.iter().map(|d| d.0.as_str()).collect();
+    assert_eq!(names, ["kernel", "measured rounds"]);
+    assert!(markdown::render(&c).contains("| kernel          | 6.1.0-synthetic | 6.12.0-other |"));
+}
+
+#[test]
+fn the_command_prints_markdown_and_writes_the_page() {
+    let dir = std::env::temp_dir().join(format!("sb-compare-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_serverbench"))
+        .arg("compare")
+        .arg(fixtures().join("base"))
+        .arg(fixtures().join("regressed"))
+        .arg("-o")
+        .arg(dir.join("page.html"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        stdout.contains("- ▼ worse rust-tokio · hello · throughput · 16 connections: req/s 0.800× (p = "),
+        "{stdout}"
+    );
+    assert!(stdout.contains("- ▲ better go-net · hello · throughput · 16 connections: req/s 1.150×"), "{stdout}");
+    let html = std::fs::read_to_string(dir.join("page.html")).unwrap();
+    assert!(html.contains(r#"<svg id="c0-ratios""#) && html.contains(r#"id="verdicts-table""#));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("wrote"));
+
+    // Without -o the page goes to compare.html in the current directory; a run against itself changes nothing.
+    let out = Command::new(env!("CARGO_BIN_EXE_serverbench"))
+        .current_dir(&dir)
+        .args(["compare"])
+        .arg(fixtures().join("base"))
+        .arg(fixtures().join("base"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(dir.join("compare.html").is_file());
+    assert!(String::from_utf8_lossy(&out.stdout).contains(" 0 worse, 0 better, 54 within noise"));
+
+    // A folder without run.json says what to give instead.
+    let out = Command::new(env!("CARGO_BIN_EXE_serverbench"))
+        .arg("compare")
+        .arg(&dir)
+        .arg(fixtures().join("base"))
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("give the folder of a run"));
+    std::fs::remove_dir_all(&dir).ok();
+}
