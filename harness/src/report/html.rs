@@ -70,7 +70,7 @@ pub fn render(run: &RunResult) -> String {
         }
         if by_connections.len() > 1 {
             page.heading(3, &format!("s{si}-scaling"), &format!("{scenario} · scaling over connections"));
-            scaling(&mut page, &format!("s{si}"), &by_connections);
+            scaling(&mut page, run, &format!("s{si}"), &by_connections);
         }
     }
     problems(&mut page, run);
@@ -82,6 +82,11 @@ fn contents(links: &[(String, String)]) -> String {
     let items: Vec<String> =
         links.iter().map(|(id, text)| format!(r##"<a href="#{}">{}</a>"##, esc(id), esc(text))).collect();
     format!(r#"<nav class="contents">{}</nav>"#, items.join(""))
+}
+
+/// A contestant's line style: its place in the run's list, the same in every chart.
+fn style(run: &RunResult, contestant: &str) -> usize {
+    run.contestants.iter().position(|c| c.name == contestant).unwrap_or(run.contestants.len())
 }
 
 /// A measured configuration with its summary.
@@ -211,8 +216,11 @@ fn configuration(page: &mut Page, run: &RunResult, id: &str, scenario: &str, row
     let spectra: Vec<Series> = rows
         .iter()
         .filter_map(|r| {
-            spectrum(merged_histogram(r.m).as_ref(), &r.s.latency_ns)
-                .map(|points| Series { label: r.m.contestant.clone(), points })
+            spectrum(merged_histogram(r.m).as_ref(), &r.s.latency_ns).map(|points| Series {
+                label: r.m.contestant.clone(),
+                points,
+                style: style(run, &r.m.contestant),
+            })
         })
         .collect();
     if !spectra.is_empty() {
@@ -441,7 +449,7 @@ fn cost_table(id: &str, run: &RunResult, rows: &[&Row]) -> Table {
 }
 
 /// req/s and p99 against connections, one line per contestant.
-fn scaling(page: &mut Page, id: &str, by_connections: &BTreeMap<usize, Vec<Row>>) {
+fn scaling(page: &mut Page, run: &RunResult, id: &str, by_connections: &BTreeMap<usize, Vec<Row>>) {
     let mut names: Vec<&str> = by_connections.values().flatten().map(|r| r.m.contestant.as_str()).collect();
     names.sort_unstable();
     names.dedup();
@@ -456,6 +464,7 @@ fn scaling(page: &mut Page, id: &str, by_connections: &BTreeMap<usize, Vec<Row>>
                         rows.iter().find(|r| r.m.contestant == *name).and_then(f).map(|v| (*c as f64, v))
                     })
                     .collect(),
+                style: style(run, name),
             })
             .collect()
     };

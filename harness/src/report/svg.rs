@@ -418,6 +418,9 @@ pub struct Axis {
 pub struct Series {
     pub label: String,
     pub points: Vec<(f64, f64)>,
+    /// Which colour, dash and marker (see `series_style`): give a contestant the same number in every chart
+    /// of a page so that it looks the same everywhere.
+    pub style: usize,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -601,7 +604,7 @@ pub fn line_chart(id: &str, chart: &LineChart) -> String {
 
     let mut end_labels = Vec::new();
     for (i, (points, spec)) in series.iter().zip(&chart.series).enumerate() {
-        let (colour, dash, marker) = series_style(i);
+        let (colour, dash, marker) = series_style(spec.style);
         let px: Vec<(f64, f64)> = points.iter().map(|(x, y)| (mx.map(*x), my.map(*y))).collect();
         let _ = write!(s, r#"<g class="series"><title>{}</title>"#, esc(&spec.label));
         if px.len() > 1 {
@@ -623,7 +626,7 @@ pub fn line_chart(id: &str, chart: &LineChart) -> String {
     // Direct labels at the line ends, pushed apart so that none overlaps the next.
     let placed = spread(end_labels.iter().map(|l| l.2).collect(), FONT_PX + 2.0, top, bottom + 20.0);
     for ((i, x, y), ly) in end_labels.iter().zip(placed) {
-        let colour = series_style(*i).0;
+        let colour = series_style(chart.series[*i].style).0;
         if (ly - y).abs() > 2.0 {
             let _ = write!(
                 s,
@@ -644,7 +647,7 @@ pub fn line_chart(id: &str, chart: &LineChart) -> String {
     }
     // Legend: line sample, marker, name.
     for (i, spec) in chart.series.iter().enumerate() {
-        let (colour, dash, marker) = series_style(i);
+        let (colour, dash, marker) = series_style(spec.style);
         let col_w = (WIDTH - 20.0) / legend_cols as f64;
         let (lx, ly) = (20.0 + (i % legend_cols) as f64 * col_w, legend_top + (i / legend_cols) as f64 * 20.0);
         let _ = write!(
@@ -858,8 +861,8 @@ mod tests {
             },
             y: Axis { label: "latency".into(), unit: Unit::Nanos, scale: Scale::Log10, ticks: vec![] },
             series: vec![
-                Series { label: "a".into(), points: vec![(0.0, 1000.0), (2.5, 5000.0), (5.0, 1e6)] },
-                Series { label: "b".into(), points: vec![(0.0, 2000.0), (5.0, 0.0)] },
+                Series { label: "a".into(), points: vec![(0.0, 1000.0), (2.5, 5000.0), (5.0, 1e6)], style: 0 },
+                Series { label: "b".into(), points: vec![(0.0, 2000.0), (5.0, 0.0)], style: 1 },
             ],
         };
         let svg = line_chart("lat", &chart);
