@@ -29,6 +29,8 @@ pub enum Command {
     List(ListArgs),
     /// Build, start, verify and measure contestants; write results/<run-id>/ (run.json, summary.md, summary.csv).
     Bench(BenchArgs),
+    /// Check dependencies (installing Debian packages as root) and build contestants, without measuring.
+    Build(BuildArgs),
     /// Show each contestant's response per scenario, with its size.
     Responses(ResponsesArgs),
     /// Print the toolchain and contestant versions as Markdown tables.
@@ -180,6 +182,22 @@ impl BenchArgs {
             command_line,
         }
     }
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct BuildArgs {
+    #[command(flatten)]
+    pub select: SelectArgs,
+    /// Where build logs (under .build-logs/) and build stamps go; use the same as for bench to share
+    /// them [default: <repo>/results]
+    #[arg(short, long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Build even when sources are unchanged since the last successful build.
+    #[arg(long)]
+    pub rebuild: bool,
+    /// Never install missing Debian packages (by default they are installed when running as root).
+    #[arg(long)]
+    pub no_install: bool,
 }
 
 #[derive(Debug, Clone, Args)]

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use crate::catalog::build::Builder;
 use crate::catalog::requires::{self, Readiness, System};
 use crate::catalog::{Catalog, Contestant};
-use crate::cli::{BenchArgs, ListArgs, ReportArgs, ResponsesArgs, SelectArgs};
+use crate::cli::{BenchArgs, BuildArgs, ListArgs, ReportArgs, ResponsesArgs, SelectArgs};
 use crate::report::table::{Align, Table};
 use crate::report::{self, markdown};
 use crate::run::options::BenchOptions;
@@ -116,6 +116,60 @@ pub fn bench(args: BenchArgs, ui: &Ui) -> anyhow::Result<()> {
         "nothing was measured; the reasons are in {}",
         dir.join(markdown::FILE_NAME).display()
     );
+    Ok(())
+}
+
+pub fn build(args: BuildArgs, ui: &Ui) -> anyhow::Result<()> {
+    let catalog = catalog(&args.select)?;
+    let selected = catalog.select(&args.select.selection())?;
+    let out = args.out.clone().unwrap_or_else(|| repo_root().join("results"));
+    let logs = out.join(".build-logs");
+    let stop = interrupt_flag()?;
+    let sys = System::detect();
+    let mut builder = Builder::new(run::stamp_dir(&out), logs.clone(), args.rebuild);
+    let mut t = Table::new(&[("Name", Align::Left), ("Build", Align::Left), ("Seconds", Align::Right), ("Log", Align::Left)]);
+    let (mut failed, mut skipped) = (Vec::new(), 0);
+    ui.start(selected.len() as u64, "building");
+    for c in &selected {
+        let (what, seconds, log) = match run::make_ready(c, &catalog, &mut builder, sys, !args.no_install, &logs, ui, &stop)? {
+            Prepared::Ready(o) => {
+                let what = match o.result {
+                    crate::catalog::build::BuildResult::Cached => "cached",
+                    crate::catalog::build::BuildResult::NothingToBuild => "nothing to build",
+                    _ => "built",
+                };
+                (what.to_string(), format!("{:.1}", o.seconds), o.log.display().to_string())
+            }
+            Prepared::Failed(reason, o) => {
+                failed.push(c.name.clone());
+                (format!("FAILED: {}", reason.lines().next().unwrap_or_default()), format!("{:.1}", o.seconds), o.log.display().to_string())
+            }
+            Prepared::Skipped(reason) => {
+                skipped += 1;
+                (format!("skipped: {reason}"), String::new(), String::new())
+            }
+            Prepared::Interrupted => return Err(Interrupted(logs).into()),
+        };
+        t.row(vec![c.name.clone(), what, seconds, log]);
+        ui.step();
+    }
+    ui.finish();
+    print!("{}", t.markdown());
+    print_catalog_errors(&catalog);
+    if skipped > 0 {
+        println!("\n{skipped} contestant(s) cannot run here; `serverbench list` says why.");
+    }
+    // Invalid manifests fail a build of everything; a build of named contestants concerns only those.
+    let whole_catalog = args.select.selection() == crate::catalog::Selection::default();
+    let broken = if whole_catalog { catalog.errors.len() } else { 0 };
+    let mut problems = Vec::new();
+    if !failed.is_empty() {
+        problems.push(format!("{} build(s) failed ({}); the logs are in {}", failed.len(), failed.join(", "), logs.display()));
+    }
+    if broken > 0 {
+        problems.push(format!("{broken} manifest(s) are invalid (listed above)"));
+    }
+    anyhow::ensure!(problems.is_empty(), "{}", problems.join("; "));
     Ok(())
 }
 

@@ -113,6 +113,29 @@ fn responses_and_versions() {
 }
 
 #[test]
+fn build_reports_every_contestant_and_caches() {
+    let (tmp, catalog) = common::fixture_copy("catalog");
+    let out = tmp.path().join("results");
+    let args = |names: &[&str]| -> Vec<String> {
+        let mut a: Vec<String> = ["build", "--contestants", catalog.to_str().unwrap(), "-o", out.to_str().unwrap()].map(String::from).to_vec();
+        a.extend(names.iter().map(|n| n.to_string()));
+        a
+    };
+    let o = serverbench().args(args(&["fake-good"])).output().unwrap();
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(text(&o.stdout).lines().any(|l| l.contains("fake-good") && l.contains("| built")), "{}", text(&o.stdout));
+    let o = serverbench().args(args(&["fake-good"])).output().unwrap();
+    assert!(text(&o.stdout).lines().any(|l| l.contains("fake-good") && l.contains("| cached")), "{}", text(&o.stdout));
+
+    let o = serverbench().args(args(&["fake-good", "fake-fails-build", "fake-needs-tool"])).output().unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    let stdout = text(&o.stdout);
+    assert!(stdout.lines().any(|l| l.contains("fake-fails-build") && l.contains("FAILED: build failed (exit status: 3): error: this fake contestant never builds")), "{stdout}");
+    assert!(stdout.lines().any(|l| l.contains("fake-needs-tool") && l.contains("skipped: command")), "{stdout}");
+    assert!(text(&o.stderr).contains("1 build(s) failed (fake-fails-build)"), "{}", text(&o.stderr));
+}
+
+#[test]
 fn mistakes_get_messages_that_say_what_to_do() {
     let catalog = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/catalog");
     let o = run(&["bench", "nope", "--contestants", catalog.to_str().unwrap(), "-o", "/nonexistent/never"]);

@@ -115,6 +115,7 @@ fn model() -> RunResult {
             os: "Debian GNU/Linux 12 (bookworm)".into(),
             memory_bytes: 8 << 30,
             load_average: [0.5, 0.25, 0.125],
+            load_average_end: Some([1.5, 0.5, 0.25]),
             tools: BTreeMap::from([("cc".into(), "cc 12.2.0".into()), ("go".into(), "go1.22".into())]),
             command_line: vec!["serverbench".into(), "bench".into()],
             serverbench_version: "0.1.0".into(),

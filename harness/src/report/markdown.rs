@@ -104,7 +104,7 @@ fn setting(run: &RunResult) -> String {
     }
     let tools: Vec<String> = e.tools.iter().map(|(k, v)| format!("{k}: {v}")).collect();
     let mut s = format!(
-        "- Started {}, {state}\n- Machine: {}, {} CPUs, {} GiB, {}, {}; load average {:.2} {:.2} {:.2}\n- Command: `{}`\n\
+        "- Started {}, {state}\n- Machine: {}, {} CPUs, {} GiB, {}, {}; load average {:.2} {:.2} {:.2} at the start{}\n- Command: `{}`\n\
          - Rules: {}, server CPUs {} ({} worker{}), client CPUs {} ({} thread{}); {} warm-up + {} measured rounds {stop}; \
          mode {mode}; load from {}\n",
         run.started_utc,
@@ -116,6 +116,7 @@ fn setting(run: &RunResult) -> String {
         e.load_average[0],
         e.load_average[1],
         e.load_average[2],
+        e.load_average_end.map(|l| format!(", {:.2} {:.2} {:.2} at the end", l[0], l[1], l[2])).unwrap_or_default(),
         e.command_line.join(" "),
         c.run_type,
         c.server_cpus,
@@ -163,6 +164,7 @@ fn throughput(rows: &[(&Measurement, MeasurementSummary)]) -> Table {
         ("server CPU %", R),
         ("CPU us/req", R),
         ("peak RSS MiB", R),
+        ("client CPU %", R),
         ("flags", L),
     ]);
     for (m, s) in rows {
@@ -174,6 +176,7 @@ fn throughput(rows: &[(&Measurement, MeasurementSummary)]) -> Table {
             or_absent(s.server_utilisation_pct, pct),
             or_absent(s.server_cpu_us_per_request, one),
             or_absent(s.peak_rss_bytes.map(|b| b as f64), mib),
+            or_absent(s.client_busy_pct, pct),
             flags(m, s),
         ]);
     }

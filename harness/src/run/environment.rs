@@ -51,12 +51,6 @@ pub fn capture(tools: BTreeMap<String, String>, command_line: Vec<String>) -> En
         .map(|(_, v)| v.trim().to_string())
         .unwrap_or_else(|| "unknown".into());
     let online = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) };
-    let load: Vec<f64> = std::fs::read_to_string("/proc/loadavg")
-        .unwrap_or_default()
-        .split_whitespace()
-        .take(3)
-        .filter_map(|v| v.parse().ok())
-        .collect();
     let memory_kib: u64 = std::fs::read_to_string("/proc/meminfo")
         .unwrap_or_default()
         .lines()
@@ -76,11 +70,23 @@ pub fn capture(tools: BTreeMap<String, String>, command_line: Vec<String>) -> En
         kernel: kernel_release(),
         os,
         memory_bytes: memory_kib * 1024,
-        load_average: [0, 1, 2].map(|i| load.get(i).copied().unwrap_or(0.0)),
+        load_average: load_average(),
+        load_average_end: None,
         tools,
         command_line,
         serverbench_version: env!("CARGO_PKG_VERSION").to_string(),
     }
+}
+
+/// The 1, 5 and 15 minute load averages now.
+pub fn load_average() -> [f64; 3] {
+    let load: Vec<f64> = std::fs::read_to_string("/proc/loadavg")
+        .unwrap_or_default()
+        .split_whitespace()
+        .take(3)
+        .filter_map(|v| v.parse().ok())
+        .collect();
+    [0, 1, 2].map(|i| load.get(i).copied().unwrap_or(0.0))
 }
 
 fn kernel_release() -> String {

@@ -116,6 +116,7 @@ pub fn bench(
     }
     run.interrupted = interrupted;
     run.finished_utc = Some(environment::utc_timestamp(SystemTime::now()));
+    run.environment.load_average_end = Some(environment::load_average());
     save(&run)?;
     ui.finish();
     Ok(run)
@@ -280,6 +281,9 @@ impl<'a, 's> Runner<'a, 's> {
                 }
                 (self.save)(self.run)?;
             }
+            if !live.is_empty() {
+                self.ui.line(&format!("{scenario}: {} server(s) started and verified", live.len()));
+            }
             let result = self.rounds(scenario, &mut live);
             for l in live {
                 self.stop_server(l.contestant, l.server);
@@ -363,6 +367,11 @@ impl<'a, 's> Runner<'a, 's> {
         for (ci, &connections) in o.connections.iter().enumerate() {
             for r in 0..total {
                 let n = live.len();
+                let (kind, index, of) = if r < o.warmup { ("warm-up", r + 1, o.warmup) } else { ("round", r - o.warmup + 1, o.rounds) };
+                let running = live.iter().filter(|l| !l.failed).count();
+                if running > 0 && !self.stopped() {
+                    self.ui.line(&format!("{scenario} c={connections}: {kind} {index} of {of} across {running} server(s)"));
+                }
                 for k in 0..n {
                     if self.stopped() {
                         return Ok(());
@@ -373,8 +382,6 @@ impl<'a, 's> Runner<'a, 's> {
                     }
                     let mi = l.measurements[ci];
                     let warmup = r < o.warmup;
-                    let index = if warmup { r + 1 } else { r - o.warmup + 1 };
-                    let kind = if warmup { "warm-up" } else { "round" };
                     self.ui.status(format!("{} {scenario} c={connections} {kind} {index}", l.contestant.name));
                     self.run.measurements[mi].status = MeasurementStatus::Running;
                     let plan = RoundPlan {

@@ -48,6 +48,9 @@ pub struct Environment {
     pub memory_bytes: u64,
     /// 1, 5 and 15 minute load averages when the run started.
     pub load_average: [f64; 3],
+    /// The same when it finished: load from outside the run shows here.
+    #[serde(default)]
+    pub load_average_end: Option<[f64; 3]>,
     /// Tool and compiler versions by tool name.
     pub tools: BTreeMap<String, String>,
     pub command_line: Vec<String>,

@@ -17,6 +17,7 @@ use super::process;
 /// Lines of a server's log quoted in a failure message.
 pub const LOG_TAIL_LINES: usize = 15;
 const KILL_WAIT: Duration = Duration::from_secs(2);
+const PORT_RELEASE_WAIT: Duration = Duration::from_secs(2);
 
 /// How to start one server.
 pub struct Launch<'a> {
@@ -191,7 +192,15 @@ impl Server {
             self.wait_gone(KILL_WAIT);
         }
         report.survivors = self.alive().iter().map(|p| format!("{} ({})", p.pid, p.comm)).collect();
-        report.port_in_use = port_in_use(self.port);
+        // A socket closed through io_uring is released asynchronously: give the kernel a moment.
+        let deadline = Instant::now() + PORT_RELEASE_WAIT;
+        report.port_in_use = loop {
+            let busy = port_in_use(self.port);
+            if !busy || Instant::now() >= deadline {
+                break busy;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        };
         report
     }
 
