@@ -61,6 +61,7 @@ fn every_chart_table_and_caveat_is_there() {
         "serverbench bench --scenario hello,echo -c 16,256 --rounds 5",
         "go version go1.24.0 linux/amd64",
         "1 warm-up (discarded) + 5 measured",
+        "0.12 0.34 0.56 at the start, 0.90 0.50 0.60 at the end (1, 5, 15 min)",
         "<dd>4 (1 worker)</dd>",
         "<dd>0-3 (4 threads)</dd>",
         // the two families, with the models in each

@@ -129,13 +129,7 @@ fn header(page: &mut Page, run: &RunResult) {
         ("Memory", format!("{} GiB", one(e.memory_bytes as f64 / f64::from(1u32 << 30)))),
         ("Kernel", e.kernel.clone()),
         ("OS", e.os.clone()),
-        (
-            "Load average",
-            format!(
-                "{:.2} {:.2} {:.2} (1, 5, 15 min) at the start",
-                e.load_average[0], e.load_average[1], e.load_average[2]
-            ),
-        ),
+        ("Load average", load_average(e.load_average, e.load_average_end)),
         ("serverbench", e.serverbench_version.clone()),
     ];
     env.extend(e.tools.iter().map(|(k, v)| (k.as_str(), v.clone())));
@@ -184,6 +178,16 @@ fn header(page: &mut Page, run: &RunResult) {
          (below 90% of its CPUs) while the client was: those req/s measure the client, not the server. Server \
          CPU and memory cover the server's whole process tree. Click a table header to sort by that column."
     ));
+}
+
+/// "0.12 0.34 0.56 at the start, 1.50 0.50 0.25 at the end (1, 5, 15 min)": load from outside the run
+/// shows as a rise.
+fn load_average(start: [f64; 3], end: Option<[f64; 3]>) -> String {
+    let three = |l: [f64; 3]| format!("{:.2} {:.2} {:.2}", l[0], l[1], l[2]);
+    match end {
+        Some(end) => format!("{} at the start, {} at the end (1, 5, 15 min)", three(start), three(end)),
+        None => format!("{} at the start (1, 5, 15 min)", three(start)),
+    }
 }
 
 fn configuration(page: &mut Page, run: &RunResult, id: &str, scenario: &str, rows: &[Row]) {
