@@ -1,6 +1,7 @@
 //! serverbench: a benchmark of approaches to writing server applications.
 
 pub mod catalog;
+pub mod check;
 pub mod cli;
 pub mod commands;
 pub mod compare;

@@ -1,0 +1,253 @@
+//! Bad input, after which the server must still answer a fresh connection correctly: random bytes, a
+//! request cut in the middle, a reset mid-request, a half-closed socket, headers over 64 KiB, and
+//! thousands of connections opened and dropped at once.
+
+use std::io::Write as _;
+use std::net::Shutdown;
+use std::os::fd::RawFd;
+use std::time::{Duration, Instant};
+
+use super::client::{get, post_json, set_linger_zero, show, Closed, Conn, Rng};
+use super::wire::{check_json, check_plaintext, probe, read_hello};
+use super::{Options, Scenario, Target};
+use crate::load::sys;
+
+/// The scenario's ordinary request (echo: a few bytes).
+fn request(t: &Target) -> Vec<u8> {
+    match t.scenario {
+        Scenario::Hello | Scenario::HelloTimeout => get("/"),
+        Scenario::Plaintext => get("/plaintext"),
+        Scenario::Json => post_json("{\"sequence\": 7}"),
+        Scenario::Echo => b"0123456789abcdef".to_vec(),
+    }
+}
+
+/// The proof that the bad input did no harm: one ordinary exchange on a fresh connection.
+fn still_answers(t: &Target, o: &Options, after: &str, timeout: Duration) -> Result<(), String> {
+    probe(t, o, timeout).map_err(|e| format!("after {after}, a fresh connection got no correct answer: {e}"))
+}
+
+/// Writes `bytes` from a second thread while reading whatever comes back until the server closes or
+/// `wait` passes. Returns the bytes read, whether the server closed, and the write error if any.
+fn send_and_drain(c: &mut Conn, bytes: Vec<u8>, wait: Duration) -> (Vec<u8>, bool, Option<String>) {
+    let mut writer = match c.stream.try_clone() {
+        Ok(w) => w,
+        Err(e) => return (Vec::new(), false, Some(e.to_string())),
+    };
+    let sender = std::thread::spawn(move || writer.write_all(&bytes).err().map(|e| e.to_string()));
+    let (answer, closed) = c.drain_until_close(Instant::now() + wait);
+    if !closed {
+        // Unblock a sender the server no longer reads from.
+        let _ = c.stream.shutdown(Shutdown::Write);
+    }
+    let write_error = sender.join().unwrap_or_else(|_| Some("the writing thread panicked".into()));
+    (answer, closed, write_error)
+}
+
+fn what_came_back(answer: &[u8], closed: bool, write_error: &Option<String>) -> String {
+    let mut parts = Vec::new();
+    parts.push(if answer.is_empty() { "no answer".to_string() } else { format!("answered {} bytes starting {}", answer.len(), show(answer, 24)) });
+    if closed {
+        parts.push("closed".into());
+    }
+    if let Some(e) = write_error {
+        parts.push(format!("stopped reading ({e})"));
+    }
+    parts.join(", ")
+}
+
+/// 64 KiB of random bytes on one connection.
+pub fn random_bytes(t: &Target, o: &Options) -> Result<String, String> {
+    let mut junk = Rng::new(o.seed).bytes(64 * 1024);
+    junk[0] = 0; // not the first letter of any method
+    let mut c = Conn::open(t.addr, o.answer_timeout)?;
+    let (answer, closed, write_error) = send_and_drain(&mut c, junk, Duration::from_secs(1));
+    drop(c);
+    still_answers(t, o, "64 KiB of random bytes", o.answer_timeout)?;
+    Ok(format!("64 KiB of random bytes: {}; then served a fresh connection", what_came_back(&answer, closed, &write_error)))
+}
+
+/// Half a request left hanging while another connection is served; then the half request's connection
+/// goes away.
+pub fn cut_request(t: &Target, o: &Options) -> Result<String, String> {
+    let full = request(t);
+    let half = full[..full.len() / 2].to_vec();
+    let mut c = Conn::open(t.addr, o.answer_timeout)?;
+    c.send(&half)?;
+    std::thread::sleep(Duration::from_millis(50));
+    still_answers(t, o, "half a request left hanging on another connection", o.answer_timeout)?;
+    c.shutdown_write()?;
+    let (_, closed) = c.drain_until_close(Instant::now() + Duration::from_secs(1));
+    drop(c);
+    still_answers(t, o, "a request cut in the middle", o.answer_timeout)?;
+    Ok(format!(
+        "served another connection while {} of {} request bytes hung, and again after the cut ({})",
+        half.len(),
+        full.len(),
+        if closed { "the server closed the cut connection" } else { "the cut connection was left to the client" }
+    ))
+}
+
+/// Connections reset (RST) mid-request, and right after many pipelined requests whose answers the server
+/// is still writing (a server that does not ignore SIGPIPE dies here).
+pub fn reset(t: &Target, o: &Options) -> Result<String, String> {
+    let full = request(t);
+    let after = |e: String| format!("after connections reset mid-request: {e}");
+    let c = Conn::open(t.addr, o.answer_timeout).map_err(after)?;
+    (&c.stream).write_all(&full[..full.len() / 2]).map_err(|e| after(e.to_string()))?;
+    std::thread::sleep(Duration::from_millis(20));
+    c.reset();
+    let pipelined: Vec<u8> = full.iter().copied().cycle().take(full.len() * 200).collect();
+    for i in 0..20 {
+        let c = Conn::open(t.addr, o.answer_timeout).map_err(after)?;
+        let _ = (&c.stream).write_all(&pipelined);
+        // Vary the moment of the reset so some land while the server is writing.
+        std::thread::sleep(Duration::from_micros(200 * (i % 5)));
+        c.reset();
+    }
+    std::thread::sleep(Duration::from_millis(100));
+    still_answers(t, o, "connections reset mid-request", o.answer_timeout)?;
+    Ok("1 connection reset in the middle of a request and 20 reset after 200 pipelined requests; then served a fresh connection".into())
+}
+
+/// A whole request, then the client shuts down its sending side: the request is still answered, the
+/// server then closes, and serves the next connection.
+pub fn half_close(t: &Target, o: &Options) -> Result<String, String> {
+    let mut c = Conn::open(t.addr, o.answer_timeout)?;
+    let payload = Rng::new(o.seed).bytes(1000);
+    let what = match t.scenario {
+        Scenario::Echo => {
+            c.send(&payload)?;
+            c.shutdown_write()?;
+            let back = c.read_exact(payload.len()).map_err(|e| format!("1,000 bytes then a half-close: {e}"))?;
+            if back != payload {
+                return Err("1,000 bytes then a half-close: different bytes came back".into());
+            }
+            "1,000 bytes then a half-close: echoed"
+        }
+        _ => {
+            c.send(&request(t))?;
+            c.shutdown_write()?;
+            let answered = match t.scenario {
+                Scenario::Plaintext => c.read_response().and_then(|r| check_plaintext(&r)),
+                Scenario::Json => c.read_response().and_then(|r| check_json(&r, 7)),
+                _ => read_hello(&mut c, t.micro).map(|_| ()),
+            };
+            answered.map_err(|e| format!("a request followed by a half-close (shutdown SHUT_WR) was not answered: {e}"))?;
+            "a request then a half-close: answered"
+        }
+    };
+    let since = Instant::now();
+    let closed = match c.wait_close(since, o.answer_timeout) {
+        Closed::Fin(d) | Closed::Reset(d) => format!("closed {} ms later", d.as_millis()),
+        Closed::Open => {
+            return Err(format!("{what}, but the server kept the half-closed connection open for {} s", o.answer_timeout.as_secs()))
+        }
+        Closed::Data(b) => return Err(format!("{what}, then {} more bytes nobody asked for: {}", b.len(), show(&b, 80))),
+    };
+    drop(c);
+    still_answers(t, o, "a half-closed connection", o.answer_timeout)?;
+    Ok(format!("{what}, {closed}; then served a fresh connection"))
+}
+
+/// Size of the oversized head: over 64 KiB of headers.
+const HUGE_HEADERS_BYTES: usize = 80 * 1024;
+
+/// A request with 80 KiB of headers. Platform contestants must refuse it (a 4xx/5xx status or a close);
+/// micro ones only have to survive it.
+pub fn huge_headers(t: &Target, o: &Options) -> Result<String, String> {
+    let full = request(t);
+    let split = super::client::find(&full, b"\r\n").expect("a request line") + 2;
+    let mut req = full[..split].to_vec();
+    let filler = "x".repeat(1000);
+    let mut i = 0;
+    while req.len() < HUGE_HEADERS_BYTES {
+        req.extend(format!("X-Fill-{i}: {filler}\r\n").into_bytes());
+        i += 1;
+    }
+    req.extend_from_slice(&full[split..]);
+    let mut c = Conn::open(t.addr, o.answer_timeout)?;
+    let (answer, closed, write_error) = send_and_drain(&mut c, req, Duration::from_secs(2));
+    drop(c);
+    let status = status_of(&answer);
+    let seen = match status {
+        Some(s) => format!("status {s}{}", if closed { ", then closed" } else { "" }),
+        None => what_came_back(&answer, closed, &write_error),
+    };
+    if !t.micro && status.is_some_and(|s| s < 400) {
+        return Err(format!(
+            "{} KiB of headers were accepted ({seen}); a platform server must answer an error (431/400) or close",
+            HUGE_HEADERS_BYTES / 1024
+        ));
+    }
+    still_answers(t, o, "a request with 80 KiB of headers", o.answer_timeout)?;
+    Ok(format!("{} KiB of headers: {seen}; then served a fresh connection", HUGE_HEADERS_BYTES / 1024))
+}
+
+/// The status code of the answer's first line, if it starts like an HTTP response.
+fn status_of(answer: &[u8]) -> Option<u16> {
+    let rest = answer.strip_prefix(b"HTTP/1.")?;
+    std::str::from_utf8(rest.get(2..5)?).ok()?.parse().ok()
+}
+
+/// `drop_connections` connections opened at once (a third send a request, a third half of one, a third
+/// nothing), then all closed at once, half of them with a reset.
+pub fn drop_many(t: &Target, o: &Options) -> Result<String, String> {
+    let n = o.drop_connections;
+    sys::ensure_open_files(n as u64 + 256).map_err(|e| format!("{e:#}"))?;
+    let full = request(t);
+    let mut fds: Vec<RawFd> = Vec::with_capacity(n);
+    let mut refused = 0;
+    for _ in 0..n {
+        match sys::connect_nonblocking(&t.addr) {
+            Ok((fd, _)) => fds.push(fd),
+            Err(_) => refused += 1,
+        }
+    }
+    // Wait (bounded) for the handshakes, so that most of them reach the server before the drop.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let mut connected = vec![false; fds.len()];
+    let mut pending: Vec<usize> = (0..fds.len()).collect();
+    while !pending.is_empty() && Instant::now() < deadline {
+        let mut polls: Vec<libc::pollfd> =
+            pending.iter().map(|&i| libc::pollfd { fd: fds[i], events: libc::POLLOUT, revents: 0 }).collect();
+        unsafe { libc::poll(polls.as_mut_ptr(), polls.len() as libc::nfds_t, 100) };
+        let mut still = Vec::new();
+        for (k, &i) in pending.iter().enumerate() {
+            let r = polls[k].revents;
+            if r == 0 {
+                still.push(i);
+            } else if r & (libc::POLLERR | libc::POLLHUP) == 0 && sys::socket_error(fds[i]) == 0 {
+                connected[i] = true;
+            } else {
+                refused += 1;
+            }
+        }
+        pending = still;
+    }
+    let up = connected.iter().filter(|c| **c).count();
+    for (i, &fd) in fds.iter().enumerate() {
+        if connected[i] {
+            match i % 3 {
+                0 => drop(sys::write(fd, &full)),
+                1 => drop(sys::write(fd, &full[..full.len() / 2])),
+                _ => {}
+            }
+        }
+    }
+    for (i, &fd) in fds.iter().enumerate() {
+        if i % 2 == 0 {
+            set_linger_zero(fd);
+        }
+        sys::close(fd);
+    }
+    still_answers(t, o, &format!("{n} connections opened and dropped at once"), Duration::from_secs(10))?;
+    let mut note = format!("{up} of {n} connections established");
+    if refused > 0 {
+        note.push_str(&format!(", {refused} refused or failed"));
+    }
+    if !pending.is_empty() {
+        note.push_str(&format!(", {} still connecting after 5 s", pending.len()));
+    }
+    Ok(format!("{note}, then all dropped at once (half reset); then served a fresh connection"))
+}

@@ -1,0 +1,243 @@
+//! Conformance: whether a server keeps its scenario's wire contract and timeouts, survives bad input,
+//! holds many connections, and is accepted by real clients (curl, wrk, h2load). Every check takes a
+//! plain address.
+
+pub mod bad_input;
+pub mod client;
+pub mod scale;
+pub mod timeout;
+pub mod tools;
+pub mod wire;
+
+use std::fmt;
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+
+/// The `SB_TIMEOUT_MS` every server is started with while it is checked, so that `hello-timeout` can be
+/// timed and `hello` is shown to ignore it.
+pub const CHECK_TIMEOUT_MS: u64 = 300;
+
+/// The scenarios of DESIGN.md's wire contract.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Scenario {
+    Hello,
+    HelloTimeout,
+    Plaintext,
+    Json,
+    Echo,
+}
+
+impl Scenario {
+    pub const ALL: [Scenario; 5] = [Scenario::Hello, Scenario::HelloTimeout, Scenario::Plaintext, Scenario::Json, Scenario::Echo];
+
+    pub fn parse(name: &str) -> Option<Scenario> {
+        Scenario::ALL.into_iter().find(|s| s.name() == name)
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            Scenario::Hello => "hello",
+            Scenario::HelloTimeout => "hello-timeout",
+            Scenario::Plaintext => "plaintext",
+            Scenario::Json => "json",
+            Scenario::Echo => "echo",
+        }
+    }
+    pub fn is_http(self) -> bool {
+        self != Scenario::Echo
+    }
+    pub fn is_hello(self) -> bool {
+        matches!(self, Scenario::Hello | Scenario::HelloTimeout)
+    }
+}
+
+impl fmt::Display for Scenario {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A running server to check: where it listens, what it serves and under which rules.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Target {
+    pub addr: SocketAddr,
+    pub scenario: Scenario,
+    /// `micro` contestants answer `hello` byte for byte; `platform` ones may add headers.
+    pub micro: bool,
+}
+
+/// Limits and sizes of the checks. The defaults are what `serverbench check` uses.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Options {
+    /// The `SB_TIMEOUT_MS` the server was started with.
+    pub server_timeout: Duration,
+    /// Longest wait for any one answer.
+    pub answer_timeout: Duration,
+    /// How long `hello` must keep an idle connection open.
+    pub idle_open: Duration,
+    /// Connections opened and dropped at once by `bad-drop`.
+    pub drop_connections: usize,
+    /// Seed of every random payload and value; printed with a failure so it can be replayed.
+    pub seed: u64,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            server_timeout: Duration::from_millis(CHECK_TIMEOUT_MS),
+            answer_timeout: Duration::from_secs(5),
+            idle_open: Duration::from_secs(2),
+            drop_connections: 5_000,
+            seed: 0x5EED_0F_5E_4BE7C4,
+        }
+    }
+}
+
+impl Options {
+    /// The latest a `hello-timeout` server may close a connection whose timer started at zero.
+    pub fn close_bound(&self) -> Duration {
+        self.server_timeout + Duration::from_millis(1500)
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    Pass,
+    Fail,
+    /// Not run, with the reason (a tool that is missing and cannot be installed).
+    Skip,
+}
+
+impl fmt::Display for Status {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Status::Pass => "pass",
+            Status::Fail => "FAIL",
+            Status::Skip => "skip",
+        })
+    }
+}
+
+/// What one check concluded and why; a pass says what was seen, a failure what was wrong.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Verdict {
+    pub status: Status,
+    pub reason: String,
+}
+
+impl Verdict {
+    pub fn pass(reason: impl Into<String>) -> Verdict {
+        Verdict { status: Status::Pass, reason: reason.into() }
+    }
+    pub fn fail(reason: impl Into<String>) -> Verdict {
+        Verdict { status: Status::Fail, reason: reason.into() }
+    }
+    pub fn skip(reason: impl Into<String>) -> Verdict {
+        Verdict { status: Status::Skip, reason: reason.into() }
+    }
+    pub fn passed(&self) -> bool {
+        self.status == Status::Pass
+    }
+}
+
+impl From<Result<String, String>> for Verdict {
+    fn from(r: Result<String, String>) -> Verdict {
+        match r {
+            Ok(reason) => Verdict::pass(reason),
+            Err(reason) => Verdict::fail(reason),
+        }
+    }
+}
+
+/// Which part of the contract a check covers; a failed check of any group gets the next one a fresh server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Group {
+    Wire,
+    Timeout,
+    BadInput,
+    Client,
+    Scale,
+}
+
+/// One check: a name that is stable (docs/conformance.md and run.json use it), the scenarios it applies
+/// to, and the function that runs it against an address.
+pub struct Check {
+    pub name: &'static str,
+    pub group: Group,
+    pub applies: fn(&Target) -> bool,
+    pub run: fn(&Target, &Options) -> Verdict,
+}
+
+impl fmt::Debug for Check {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Check").field("name", &self.name).field("group", &self.group).finish()
+    }
+}
+
+fn hello(t: &Target) -> bool {
+    t.scenario.is_hello()
+}
+fn http(t: &Target) -> bool {
+    t.scenario.is_http()
+}
+fn any(_: &Target) -> bool {
+    true
+}
+
+/// Every check against one address, in the order they run. The scale check is apart (`scale::run`): it
+/// needs the server's process for its memory and a server of its own.
+pub const CHECKS: &[Check] = &[
+    Check { name: "hello-response", group: Group::Wire, applies: hello, run: |t, o| wire::hello_response(t, o).into() },
+    Check { name: "plaintext-response", group: Group::Wire, applies: |t| t.scenario == Scenario::Plaintext, run: |t, o| wire::plaintext_response(t, o).into() },
+    Check { name: "plaintext-date", group: Group::Wire, applies: |t| t.scenario == Scenario::Plaintext, run: |t, o| wire::plaintext_date(t, o).into() },
+    Check { name: "plaintext-404", group: Group::Wire, applies: |t| t.scenario == Scenario::Plaintext, run: |t, o| wire::plaintext_404(t, o).into() },
+    Check { name: "plaintext-pipeline", group: Group::Wire, applies: |t| t.scenario == Scenario::Plaintext, run: |t, o| wire::plaintext_pipeline(t, o).into() },
+    Check { name: "json-sequence", group: Group::Wire, applies: |t| t.scenario == Scenario::Json, run: |t, o| wire::json_sequence(t, o).into() },
+    Check { name: "echo-1mib", group: Group::Wire, applies: |t| t.scenario == Scenario::Echo, run: |t, o| wire::echo_1mib(t, o).into() },
+    Check { name: "idle-open", group: Group::Timeout, applies: |t| t.scenario == Scenario::Hello, run: |t, o| timeout::idle_open(t, o).into() },
+    Check { name: "timeout-active", group: Group::Timeout, applies: |t| t.scenario == Scenario::HelloTimeout, run: |t, o| timeout::active(t, o).into() },
+    Check { name: "timeout-idle", group: Group::Timeout, applies: |t| t.scenario == Scenario::HelloTimeout, run: |t, o| timeout::idle_close(t, o).into() },
+    Check { name: "timeout-silent", group: Group::Timeout, applies: |t| t.scenario == Scenario::HelloTimeout, run: |t, o| timeout::silent_close(t, o).into() },
+    Check { name: "timeout-no-reader", group: Group::Timeout, applies: |t| t.scenario == Scenario::HelloTimeout, run: |t, o| timeout::no_reader(t, o).into() },
+    Check { name: "bad-random-64k", group: Group::BadInput, applies: any, run: |t, o| bad_input::random_bytes(t, o).into() },
+    Check { name: "bad-cut-request", group: Group::BadInput, applies: any, run: |t, o| bad_input::cut_request(t, o).into() },
+    Check { name: "bad-reset", group: Group::BadInput, applies: any, run: |t, o| bad_input::reset(t, o).into() },
+    Check { name: "bad-half-close", group: Group::BadInput, applies: any, run: |t, o| bad_input::half_close(t, o).into() },
+    Check { name: "bad-huge-headers", group: Group::BadInput, applies: http, run: |t, o| bad_input::huge_headers(t, o).into() },
+    Check { name: "bad-drop-5000", group: Group::BadInput, applies: any, run: |t, o| bad_input::drop_many(t, o).into() },
+    Check { name: "client-curl", group: Group::Client, applies: http, run: tools::curl },
+    Check { name: "client-wrk", group: Group::Client, applies: http, run: tools::wrk },
+    Check { name: "client-h2load", group: Group::Client, applies: http, run: tools::h2load },
+];
+
+/// The checks that apply to a target, in order.
+pub fn checks_for(t: &Target) -> Vec<&'static Check> {
+    CHECKS.iter().filter(|c| (c.applies)(t)).collect()
+}
+
+pub fn find_check(name: &str) -> Option<&'static Check> {
+    CHECKS.iter().find(|c| c.name == name)
+}
+
+/// One check's outcome as printed and as stored in run.json.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CheckResult {
+    pub contestant: String,
+    /// Empty for checks of the whole contestant (scale, start-up).
+    pub scenario: String,
+    pub check: String,
+    pub status: Status,
+    pub reason: String,
+    pub seconds: f64,
+}
+
+/// Runs one check and times it.
+pub fn run_one(check: &Check, t: &Target, o: &Options) -> (Verdict, f64) {
+    let start = Instant::now();
+    let verdict = (check.run)(t, o);
+    (verdict, start.elapsed().as_secs_f64())
+}

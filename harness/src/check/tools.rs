@@ -1,0 +1,263 @@
+//! Real clients that no one here wrote: curl, wrk and h2load (HTTP/1.1) must get valid answers from every
+//! HTTP scenario, with no errors. A missing tool is a skip that names the Debian package to install.
+
+use std::io::Read as _;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use super::{Options, Scenario, Target, Verdict};
+
+/// The Debian package of each tool.
+pub const TOOLS: &[(&str, &str)] = &[("curl", "curl"), ("wrk", "wrk"), ("h2load", "nghttp2-client")];
+
+const JSON_SEQUENCE: u64 = 42;
+
+struct Run {
+    ok: bool,
+    stdout: String,
+    stderr: String,
+}
+
+/// Runs a tool with a deadline; None when it is not installed.
+fn run(tool: &str, args: &[String], timeout: Duration) -> Result<Option<Run>, String> {
+    let mut child = match Command::new(tool).args(args).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn() {
+        Ok(c) => c,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(format!("cannot start {tool}: {e}")),
+    };
+    let (mut out, mut err) = (child.stdout.take().expect("piped"), child.stderr.take().expect("piped"));
+    let reader = std::thread::spawn(move || {
+        let (mut o, mut e) = (String::new(), String::new());
+        let _ = out.read_to_string(&mut o);
+        let _ = err.read_to_string(&mut e);
+        (o, e)
+    });
+    let deadline = Instant::now() + timeout;
+    let status = loop {
+        if let Some(s) = child.try_wait().map_err(|e| e.to_string())? {
+            break Some(s);
+        }
+        if Instant::now() >= deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let (stdout, stderr) = reader.join().unwrap_or_default();
+    match status {
+        None => Err(format!("{tool} did not finish within {timeout:?}")),
+        Some(s) => Ok(Some(Run { ok: s.success(), stdout, stderr })),
+    }
+}
+
+fn missing(tool: &str) -> Verdict {
+    let pkg = TOOLS.iter().find(|(t, _)| *t == tool).map(|(_, p)| *p).unwrap_or(tool);
+    Verdict::skip(format!("{tool} is not installed (fix: `apt-get install -y {pkg}`)"))
+}
+
+fn path(t: &Target) -> &'static str {
+    match t.scenario {
+        Scenario::Plaintext => "/plaintext",
+        Scenario::Json => "/ping",
+        _ => "/",
+    }
+}
+
+fn url(t: &Target) -> String {
+    format!("http://{}{}", t.addr, path(t))
+}
+
+fn expected_body(t: &Target) -> String {
+    match t.scenario {
+        Scenario::Plaintext => "Hello, World!".into(),
+        Scenario::Json => format!("{{\"sequence\":{JSON_SEQUENCE}}}"),
+        _ => "Hello world!".into(),
+    }
+}
+
+fn json_body() -> String {
+    format!("{{\"sequence\": {JSON_SEQUENCE}}}")
+}
+
+/// A body equal to the expected one; JSON compared as values.
+fn body_ok(t: &Target, body: &str) -> bool {
+    if t.scenario == Scenario::Json {
+        serde_json::from_str::<serde_json::Value>(body).ok() == serde_json::from_str(&expected_body(t)).ok()
+    } else {
+        body == expected_body(t)
+    }
+}
+
+fn last_lines(text: &str, n: usize) -> String {
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    lines[lines.len().saturating_sub(n)..].join(" | ")
+}
+
+/// A temporary file removed when dropped.
+struct TempFile(PathBuf);
+
+impl TempFile {
+    fn new(suffix: &str, text: &str) -> Result<TempFile, String> {
+        use std::sync::atomic::{AtomicU64, Ordering};
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        let name = format!("serverbench-check-{}-{}{suffix}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed));
+        let path = std::env::temp_dir().join(name);
+        std::fs::write(&path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        Ok(TempFile(path))
+    }
+    fn arg(&self) -> String {
+        self.0.display().to_string()
+    }
+}
+
+impl Drop for TempFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+/// Three requests on one curl connection; each must be a 200 with the scenario's body.
+pub fn curl(t: &Target, _o: &Options) -> Verdict {
+    let mut args: Vec<String> =
+        ["-sS", "--http1.1", "--max-time", "5", "-w", "\\n%{http_code}\\n"].iter().map(|s| s.to_string()).collect();
+    if t.scenario == Scenario::Json {
+        args.extend(["-H".into(), "Content-Type: application/json".into(), "--data-binary".into(), json_body()]);
+    }
+    for _ in 0..3 {
+        args.push(url(t));
+    }
+    let r = match run("curl", &args, Duration::from_secs(20)) {
+        Ok(Some(r)) => r,
+        Ok(None) => return missing("curl"),
+        Err(e) => return Verdict::fail(e),
+    };
+    if !r.ok {
+        return Verdict::fail(format!("curl failed: {}", last_lines(&r.stderr, 3)));
+    }
+    // Each URL prints its body, a newline and its status.
+    let lines: Vec<&str> = r.stdout.split('\n').collect();
+    let answers: Vec<(&str, &str)> = lines.chunks(2).filter(|c| c.len() == 2).map(|c| (c[0], c[1])).collect();
+    if answers.len() != 3 {
+        return Verdict::fail(format!("curl printed {:?}; expected three answers", r.stdout));
+    }
+    for (i, (body, code)) in answers.iter().enumerate() {
+        if *code != "200" || !body_ok(t, body) {
+            return Verdict::fail(format!("curl request {}: status {code}, body {body:?}; expected 200 and {:?}", i + 1, expected_body(t)));
+        }
+    }
+    Verdict::pass(format!("3 requests on one connection: 200 with {:?}", expected_body(t)))
+}
+
+/// wrk for one second on 8 connections, with a Lua check of every body; no socket error, no non-2xx
+/// answer, no wrong body.
+pub fn wrk(t: &Target, _o: &Options) -> Verdict {
+    let expected = expected_body(t);
+    let body_test = if t.scenario == Scenario::Json {
+        format!(r#"string.match(body, '^%s*{{%s*"sequence"%s*:%s*{JSON_SEQUENCE}%s*}}%s*$') ~= nil"#)
+    } else {
+        format!("body == {expected:?}")
+    };
+    let request = if t.scenario == Scenario::Json {
+        format!("wrk.method = \"POST\"\nwrk.body = '{}'\nwrk.headers[\"Content-Type\"] = \"application/json\"\n", json_body())
+    } else {
+        String::new()
+    };
+    let script = format!(
+        r#"{request}local threads = {{}}
+function setup(thread) table.insert(threads, thread) end
+function init(args) wrong = 0 end
+function response(status, headers, body)
+  if not ({body_test}) then wrong = wrong + 1 end
+end
+function done(summary, latency, requests)
+  local w = 0
+  for _, t in ipairs(threads) do w = w + t:get("wrong") end
+  io.write(string.format("sb-wrong-bodies: %d\n", w))
+end
+"#
+    );
+    let script = match TempFile::new(".lua", &script) {
+        Ok(f) => f,
+        Err(e) => return Verdict::fail(e),
+    };
+    let args: Vec<String> =
+        ["-t1", "-c8", "-d1s", "--timeout", "2s", "-s", &script.arg(), &url(t)].iter().map(|s| s.to_string()).collect();
+    let r = match run("wrk", &args, Duration::from_secs(20)) {
+        Ok(Some(r)) => r,
+        Ok(None) => return missing("wrk"),
+        Err(e) => return Verdict::fail(e),
+    };
+    if !r.ok {
+        return Verdict::fail(format!("wrk failed: {}", last_lines(&(r.stderr + &r.stdout), 3)));
+    }
+    let requests = r.stdout.lines().find_map(|l| l.trim().split_once(" requests in").and_then(|(n, _)| n.trim().parse::<u64>().ok()));
+    let socket_errors = r.stdout.lines().find(|l| l.contains("Socket errors:")).map(|l| l.trim().to_string());
+    let non_2xx = r.stdout.lines().find(|l| l.contains("Non-2xx or 3xx responses:")).map(|l| l.trim().to_string());
+    let wrong: u64 = r
+        .stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("sb-wrong-bodies: ").and_then(|n| n.trim().parse().ok()))
+        .unwrap_or(u64::MAX);
+    let problems: Vec<String> = [
+        socket_errors,
+        non_2xx,
+        (wrong == u64::MAX).then(|| "the body check did not report".to_string()),
+        (wrong > 0 && wrong != u64::MAX).then(|| format!("{wrong} answers with a body other than {expected:?}")),
+        (requests.unwrap_or(0) == 0).then(|| "no request completed".to_string()),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    if !problems.is_empty() {
+        return Verdict::fail(format!("wrk: {}", problems.join("; ")));
+    }
+    Verdict::pass(format!("wrk -t1 -c8 -d1s: {} requests, no errors, every body {expected:?}", requests.unwrap_or(0)))
+}
+
+/// h2load in HTTP/1.1 mode: 200 requests on 4 connections, all succeeded with 2xx.
+pub fn h2load(t: &Target, _o: &Options) -> Verdict {
+    let mut args: Vec<String> = ["--h1", "-n", "200", "-c", "4", "-t", "1"].iter().map(|s| s.to_string()).collect();
+    let body_file;
+    if t.scenario == Scenario::Json {
+        body_file = match TempFile::new(".json", &json_body()) {
+            Ok(f) => f,
+            Err(e) => return Verdict::fail(e),
+        };
+        args.extend(["-d".into(), body_file.arg(), "-H".into(), "Content-Type: application/json".into()]);
+    }
+    args.push(url(t));
+    let r = match run("h2load", &args, Duration::from_secs(30)) {
+        Ok(Some(r)) => r,
+        Ok(None) => return missing("h2load"),
+        Err(e) => return Verdict::fail(e),
+    };
+    let line = |prefix: &str| r.stdout.lines().find(|l| l.trim_start().starts_with(prefix)).map(|l| l.trim().to_string());
+    let Some(requests) = line("requests:") else {
+        return Verdict::fail(format!("h2load printed no summary: {}", last_lines(&(r.stderr.clone() + &r.stdout), 3)));
+    };
+    // "requests: 200 total, 200 started, 200 done, 200 succeeded, 0 failed, 0 errored, 0 timeout"
+    let count = |what: &str| {
+        requests.split(',').find_map(|p| {
+            let p = p.trim().trim_start_matches("requests:").trim();
+            p.strip_suffix(what).and_then(|n| n.trim().parse::<u64>().ok())
+        })
+    };
+    let status = line("status codes:").unwrap_or_default();
+    let twoxx = status
+        .trim_start_matches("status codes:")
+        .split(',')
+        .find_map(|p| p.trim().strip_suffix("2xx").and_then(|n| n.trim().parse::<u64>().ok()));
+    let (total, succeeded) = (count("total"), count("succeeded"));
+    let clean = r.ok
+        && total == Some(200)
+        && succeeded == Some(200)
+        && twoxx == Some(200)
+        && ["failed", "errored", "timeout"].iter().all(|w| count(w) == Some(0));
+    if clean {
+        Verdict::pass("h2load --h1 -n 200 -c 4: 200 succeeded, all 2xx")
+    } else {
+        Verdict::fail(format!("h2load --h1 -n 200 -c 4: {requests}; {status}"))
+    }
+}

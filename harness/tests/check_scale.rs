@@ -1,0 +1,74 @@
+//! The scale check on fake servers: connections held at once and each served, memory read at each step,
+//! a server that closes some of them or dies caught; and the client processes that carry connections past
+//! one process's open-files limit.
+
+mod check_support;
+
+use check_support::{options, start, Flaws};
+use serverbench::check::scale::{self, ScaleOptions, ServerProcess};
+use serverbench::check::{Scenario, Status};
+
+/// This test process stands in for the server's process tree.
+struct Me {
+    hard_limit: u64,
+}
+
+impl ServerProcess for Me {
+    fn rss_bytes(&self) -> Option<u64> {
+        let statm = std::fs::read_to_string("/proc/self/statm").ok()?;
+        Some(statm.split_whitespace().nth(1)?.parse::<u64>().ok()? * 4096)
+    }
+    fn open_files(&self) -> Option<(u64, u64)> {
+        let open = std::fs::read_dir("/proc/self/fd").ok()?.count() as u64;
+        Some((open, self.hard_limit))
+    }
+}
+
+fn small(connections: usize) -> ScaleOptions {
+    ScaleOptions { connections, steps: vec![2, 50], client_exe: None, per_process: None }
+}
+
+#[test]
+fn holds_every_connection_and_reads_memory_at_each_step() {
+    let o = options();
+    let good = start(Scenario::Hello, Flaws::default());
+    let me = Me { hard_limit: u64::MAX / 2 };
+    let r = scale::run(&good.target(true), &o, &small(300), Some(&me));
+    assert_eq!(r.verdict.status, Status::Pass, "{}", r.verdict.reason);
+    assert_eq!((r.asked, r.held, r.capped.is_none()), (300, 300, true));
+    let counts: Vec<usize> = r.rss.iter().map(|p| p.connections).collect();
+    assert_eq!(counts, [2, 50, 300]);
+    assert!(r.rss.iter().all(|p| p.rss_bytes.is_some_and(|b| b > 0)));
+}
+
+#[test]
+fn a_server_limit_caps_the_count_and_says_so() {
+    let o = options();
+    let good = start(Scenario::Plaintext, Flaws::default());
+    let open = std::fs::read_dir("/proc/self/fd").unwrap().count() as u64;
+    let me = Me { hard_limit: open + 64 + 120 };
+    let r = scale::run(&good.target(false), &o, &small(300), Some(&me));
+    assert_eq!(r.verdict.status, Status::Pass, "{}", r.verdict.reason);
+    assert!(r.held >= 100 && r.held < 300, "held {}", r.held);
+    assert!(r.capped.as_ref().is_some_and(|c| c.contains("hard limit")), "{:?}", r.capped);
+    assert!(r.verdict.reason.contains("300 asked"), "{}", r.verdict.reason);
+}
+
+#[test]
+fn connections_closed_by_the_server_are_caught() {
+    let o = options();
+    let crowded = start(Scenario::Hello, Flaws { keep_at_most: Some(100), ..Flaws::default() });
+    let r = scale::run(&crowded.target(true), &o, &small(200), None);
+    assert_eq!(r.verdict.status, Status::Fail, "{}", r.verdict.reason);
+    assert!(r.verdict.reason.contains("still open"), "{}", r.verdict.reason);
+    assert!(r.held <= 101, "held {}", r.held);
+}
+
+#[test]
+fn a_server_that_dies_fails() {
+    let o = options();
+    let fragile = start(Scenario::Echo, Flaws { die_above: Some(120), ..Flaws::default() });
+    let r = scale::run(&fragile.target(true), &o, &small(200), None);
+    assert_eq!(r.verdict.status, Status::Fail, "{}", r.verdict.reason);
+    assert!(r.verdict.reason.contains("connection 12"), "{}", r.verdict.reason);
+}
