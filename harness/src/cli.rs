@@ -29,6 +29,8 @@ pub enum Command {
     List(ListArgs),
     /// Build, start, verify and measure contestants; write results/<run-id>/ (run.json, summary.md, summary.csv).
     Bench(BenchArgs),
+    /// Check contestants against their wire contract, timeouts, bad input, 20,000 connections and real clients.
+    Check(crate::check::cli::CheckArgs),
     /// Check dependencies (installing Debian packages as root) and build contestants, without measuring.
     Build(BuildArgs),
     /// Show each contestant's response per scenario, with its size.

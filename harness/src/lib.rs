@@ -23,6 +23,7 @@ pub fn run(cli: cli::Cli) -> anyhow::Result<()> {
         cli::Command::Load(args) => load::cli::run(args),
         cli::Command::List(args) => commands::list(args),
         cli::Command::Bench(args) => commands::bench(args, &ui),
+        cli::Command::Check(args) => check::cli::run(args, &ui),
         cli::Command::Build(args) => commands::build(args, &ui),
         cli::Command::Responses(args) => commands::responses(args, &ui),
         cli::Command::Versions(args) => commands::versions(args),

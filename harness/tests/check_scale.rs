@@ -72,3 +72,19 @@ fn a_server_that_dies_fails() {
     assert_eq!(r.verdict.status, Status::Fail, "{}", r.verdict.reason);
     assert!(r.verdict.reason.contains("connection 12"), "{}", r.verdict.reason);
 }
+
+#[test]
+fn client_processes_carry_a_share_each() {
+    let o = options();
+    let good = start(Scenario::Json, Flaws::default());
+    let s = ScaleOptions {
+        connections: 450,
+        steps: vec![2],
+        client_exe: Some(env!("CARGO_BIN_EXE_serverbench").into()),
+        per_process: Some(200),
+    };
+    let r = scale::run(&good.target(false), &o, &s, None);
+    assert_eq!(r.verdict.status, Status::Pass, "{}", r.verdict.reason);
+    assert_eq!(r.held, 450);
+    assert!(r.verdict.reason.contains("3 client processes"), "{}", r.verdict.reason);
+}

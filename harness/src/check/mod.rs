@@ -1,10 +1,12 @@
 //! Conformance: whether a server keeps its scenario's wire contract and timeouts, survives bad input,
 //! holds many connections, and is accepted by real clients (curl, wrk, h2load). Every check takes a
-//! plain address.
+//! plain address; `suite` runs them against servers started fresh by the runner's launcher.
 
 pub mod bad_input;
+pub mod cli;
 pub mod client;
 pub mod scale;
+pub mod suite;
 pub mod timeout;
 pub mod tools;
 pub mod wire;

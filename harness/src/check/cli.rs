@@ -1,0 +1,234 @@
+//! `serverbench check`: builds the chosen contestants, runs every check against fresh servers, prints a
+//! line per check, a summary and the memory table, writes `check.json`, and fails when any check fails.
+//! Also the hidden client-process mode of the scale check (`--hold`).
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use clap::Args;
+
+use super::scale::{self, ScaleOptions};
+use super::suite::{check_contestant, ContestantChecks, SuiteSetup};
+use super::{CheckResult, Options, Scenario, Status, CHECKS};
+use crate::catalog::build::Builder;
+use crate::catalog::requires::{self, System};
+use crate::catalog::Catalog;
+use crate::cli::SelectArgs;
+use crate::commands::repo_root;
+use crate::load::sys;
+use crate::report::table::{Align, Table};
+use crate::run::cpus::CpuSet;
+use crate::run::options::{parse_duration, STOP_GRACE};
+use crate::run::ui::Ui;
+use crate::run::{self, Prepared, ServerSetup};
+
+#[derive(Debug, Clone, Args)]
+pub struct CheckArgs {
+    #[command(flatten)]
+    pub select: SelectArgs,
+    /// Only these checks, e.g. hello-response,bad-reset,scale (see docs/conformance.md) [default: all]
+    #[arg(long, value_delimiter = ',', value_name = "LIST")]
+    pub only: Vec<String>,
+    /// Connections the scale check holds open at once (capped by the server's open-files limit).
+    #[arg(long, default_value_t = 20_000, value_name = "N")]
+    pub scale_connections: usize,
+    /// Skip the scale check.
+    #[arg(long)]
+    pub no_scale: bool,
+    /// CPUs for the servers, as taskset -c takes them [default: the upper half]
+    #[arg(long, value_name = "LIST")]
+    pub server_cpus: Option<String>,
+    /// The `{workers}` given to every server [default: the number of server CPUs]
+    #[arg(long, value_name = "N")]
+    pub workers: Option<usize>,
+    /// Where the check folder is written: <DIR>/checks/<id>/ [default: <repo>/results]
+    #[arg(short, long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// How long a server may take to accept its first connection.
+    #[arg(long, value_parser = parse_duration, default_value = "30s", value_name = "TIME")]
+    pub start_timeout: Duration,
+    /// Never install missing Debian packages (contestants' and curl, wrk, h2load).
+    #[arg(long)]
+    pub no_install: bool,
+
+    /// Client process of the scale check: hold connections to this address open until stdin closes.
+    #[arg(long, hide = true, value_name = "ADDR")]
+    pub hold: Option<SocketAddr>,
+    #[arg(long, hide = true, default_value_t = 0)]
+    pub hold_count: usize,
+    #[arg(long, hide = true, default_value = "hello")]
+    pub hold_scenario: String,
+    #[arg(long, hide = true)]
+    pub hold_micro: bool,
+    #[arg(long, hide = true, default_value_t = 10_000)]
+    pub hold_timeout_ms: u64,
+    #[arg(long, hide = true, default_value_t = 0)]
+    pub hold_seed: u64,
+}
+
+/// The file of a check folder holding every result.
+pub const FILE_NAME: &str = "check.json";
+
+pub fn run(args: CheckArgs, ui: &Ui) -> anyhow::Result<()> {
+    if let Some(addr) = args.hold {
+        let scenario = Scenario::parse(&args.hold_scenario)
+            .ok_or_else(|| anyhow::anyhow!("--hold-scenario {:?} is not a scenario", args.hold_scenario))?;
+        let timeout = Duration::from_millis(args.hold_timeout_ms);
+        return scale::hold_main(addr, scenario, args.hold_micro, args.hold_count, timeout, args.hold_seed);
+    }
+    for name in &args.only {
+        let known = CHECKS.iter().any(|c| c.name == name) || ["scale", "start", "stop"].contains(&name.as_str());
+        if !known {
+            let mut names: Vec<&str> = CHECKS.iter().map(|c| c.name).collect();
+            names.extend(["scale", "stop"]);
+            anyhow::bail!("--only {name}: no such check; checks: {}", names.join(", "));
+        }
+    }
+    let root = repo_root();
+    let catalog = Catalog::discover(&args.select.contestants.clone().unwrap_or_else(|| root.join("contestants")))?;
+    for e in &catalog.errors {
+        ui.warn(&format!("invalid manifest: {e}"));
+    }
+    let selected = catalog.select(&args.select.selection())?;
+    anyhow::ensure!(!selected.is_empty(), "no contestant matches; see `serverbench list`");
+    let server_cpus = match &args.server_cpus {
+        Some(list) => CpuSet::parse(list)?,
+        None => CpuSet::split(&CpuSet::allowed()).0,
+    };
+    let workers = args.workers.unwrap_or(server_cpus.len()).max(1);
+    let out = args.out.clone().unwrap_or_else(|| root.join("results"));
+    let (id, dir) = run::create_run_dir(&out.join("checks"))?;
+    let logs = dir.join("logs");
+    ui.line(&format!("check {id}: writing {}", dir.display()));
+    let stop = interrupt_flag()?;
+    let sys_info = System::detect();
+    install_clients(sys_info, !args.no_install, &logs, ui);
+    // The bad-input check opens thousands of sockets; the scale check spreads the rest over processes.
+    let mut lim = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) };
+    let _ = sys::ensure_open_files(lim.rlim_max);
+
+    let setup = SuiteSetup {
+        server: ServerSetup { cpus: &server_cpus, workers, start_timeout: args.start_timeout, timeout: Duration::from_secs(5) },
+        logs: logs.clone(),
+        options: Options::default(),
+        scale: (!args.no_scale).then(|| ScaleOptions { connections: args.scale_connections, ..ScaleOptions::default() }),
+        only: args.only.clone(),
+        stop_grace: STOP_GRACE,
+    };
+    let mut builder = Builder::new(run::stamp_dir(&out), logs.clone(), false);
+    let mut all: Vec<ContestantChecks> = Vec::new();
+    println!("{:<24} {:<13} {:<20} {:<6} reason", "contestant", "scenario", "check", "result");
+    for c in &selected {
+        if stop.load(Ordering::Relaxed) {
+            break;
+        }
+        let mut print = |r: &CheckResult| println!("{}", line(r));
+        let checks = match run::make_ready(c, &catalog, &mut builder, sys_info, !args.no_install, &logs, ui, &stop)? {
+            Prepared::Ready(_) => check_contestant(c, &setup, ui, &stop, &mut print),
+            Prepared::Interrupted => break,
+            Prepared::Skipped(reason) => single(&c.name, Status::Skip, reason, &mut print),
+            Prepared::Failed(reason, _) => single(&c.name, Status::Fail, format!("does not build: {reason}"), &mut print),
+        };
+        all.push(checks);
+        std::fs::write(dir.join(FILE_NAME), serde_json::to_vec_pretty(&all)?)?;
+    }
+    ui.finish();
+    println!("\n{}", summary(&all));
+    ui.warn(&format!("results: {}", dir.join(FILE_NAME).display()));
+    anyhow::ensure!(!stop.load(Ordering::Relaxed), "interrupted; the finished checks are in {}", dir.display());
+    let failed: usize = all.iter().map(|c| c.failed()).sum();
+    let total: usize = all.iter().map(|c| c.results.len()).sum();
+    anyhow::ensure!(failed == 0, "{failed} of {total} checks failed (reasons above; server logs in {})", logs.display());
+    Ok(())
+}
+
+/// The outcome of a contestant that was not checked (not built, or not runnable here).
+fn single(name: &str, status: Status, reason: String, print: &mut dyn FnMut(&CheckResult)) -> ContestantChecks {
+    let r = CheckResult { contestant: name.into(), scenario: String::new(), check: "build".into(), status, reason, seconds: 0.0 };
+    print(&r);
+    ContestantChecks { contestant: name.into(), results: vec![r], ..Default::default() }
+}
+
+/// One printed line per check.
+pub fn line(r: &CheckResult) -> String {
+    let reason = r.reason.lines().collect::<Vec<_>>().join(" / ");
+    format!("{:<24} {:<13} {:<20} {:<6} {reason}", r.contestant, r.scenario, r.check, r.status.to_string())
+}
+
+/// Counts per contestant, every failure again, and the scale table.
+pub fn summary(all: &[ContestantChecks]) -> String {
+    let mut t = Table::new(&[
+        ("Contestant", Align::Left),
+        ("Passed", Align::Right),
+        ("Failed", Align::Right),
+        ("Skipped", Align::Right),
+        ("Failed checks", Align::Left),
+    ]);
+    for c in all {
+        let count = |s: Status| c.results.iter().filter(|r| r.status == s).count().to_string();
+        let failed: Vec<String> = c
+            .results
+            .iter()
+            .filter(|r| r.status == Status::Fail)
+            .map(|r| if r.scenario.is_empty() { r.check.clone() } else { format!("{} {}", r.scenario, r.check) })
+            .collect();
+        t.row(vec![c.contestant.clone(), count(Status::Pass), count(Status::Fail), count(Status::Skip), failed.join(", ")]);
+    }
+    let mut out = format!("## Checks\n\n{}", t.markdown());
+    let mib = |b: Option<u64>| b.map(|b| format!("{:.1}", b as f64 / (1024.0 * 1024.0))).unwrap_or_else(|| "-".into());
+    // Memory at the fixed steps, then at the most connections held (the top, which a limit may cap).
+    let steps = ScaleOptions::default().steps;
+    if all.iter().any(|c| !c.rss.is_empty()) {
+        let headers: Vec<String> = steps.iter().map(|n| format!("RSS MiB at {n}")).collect();
+        let mut columns: Vec<(&str, Align)> = vec![("Contestant", Align::Left), ("Scenario", Align::Left)];
+        columns.extend(headers.iter().map(|h| (h.as_str(), Align::Right)));
+        columns.extend([("RSS MiB at the top", Align::Right), ("Top: held at once", Align::Right), ("Scale check", Align::Left)]);
+        let mut t = Table::new(&columns);
+        for c in all.iter().filter(|c| !c.rss.is_empty() || c.scale_scenario.is_some()) {
+            let at = |n: usize| c.rss.iter().find(|p| p.connections == n).and_then(|p| p.rss_bytes);
+            let top = c.rss.iter().find(|p| !steps.contains(&p.connections)).and_then(|p| p.rss_bytes);
+            let mut row = vec![c.contestant.clone(), c.scale_scenario.clone().unwrap_or_default()];
+            row.extend(steps.iter().map(|n| mib(at(*n))));
+            row.push(mib(top));
+            row.push(format!("{} of {}", c.scale_held, c.scale_asked));
+            let scale = c.results.iter().find(|r| r.check == "scale").map(|r| r.status.to_string()).unwrap_or_default();
+            row.push(scale);
+            t.row(row);
+        }
+        out.push_str(&format!("\n## Server memory (whole process tree) by open connections\n\n{}", t.markdown()));
+    }
+    out
+}
+
+/// curl, wrk and h2load, installed from Debian's packages when missing and allowed.
+fn install_clients(sys_info: System, install: bool, logs: &Path, ui: &Ui) {
+    let missing: Vec<String> = super::tools::TOOLS
+        .iter()
+        .filter(|(tool, _)| requires::find_command(tool).is_none())
+        .map(|(_, pkg)| pkg.to_string())
+        .collect();
+    if missing.is_empty() {
+        return;
+    }
+    if !install || !sys_info.can_install() {
+        ui.warn(&format!("client checks will be skipped where a tool is missing (fix: `apt-get install -y {}`)", missing.join(" ")));
+        return;
+    }
+    ui.line(&format!("installing {} with apt-get (running as root)", missing.join(" ")));
+    if let Err(e) = std::fs::create_dir_all(logs).map_err(anyhow::Error::from).and_then(|_| requires::install(&missing, &logs.join("clients.apt.log"))) {
+        ui.warn(&format!("installing {} failed: {e:#}", missing.join(" ")));
+    }
+}
+
+/// Ctrl-C and SIGTERM raise the flag instead of ending the process, so every server is stopped.
+fn interrupt_flag() -> anyhow::Result<Arc<AtomicBool>> {
+    let flag = Arc::new(AtomicBool::new(false));
+    for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        signal_hook::flag::register(signal, flag.clone())?;
+    }
+    Ok(flag)
+}
