@@ -60,7 +60,7 @@ fn connections_closed_by_the_server_are_caught() {
     let crowded = start(Scenario::Hello, Flaws { keep_at_most: Some(100), ..Flaws::default() });
     let r = scale::run(&crowded.target(true), &o, &small(200), None);
     assert_eq!(r.verdict.status, Status::Fail, "{}", r.verdict.reason);
-    assert!(r.verdict.reason.contains("still open"), "{}", r.verdict.reason);
+    assert!(r.verdict.reason.contains("the server closed"), "{}", r.verdict.reason);
     assert!(r.held <= 101, "held {}", r.held);
 }
 
@@ -70,7 +70,7 @@ fn a_server_that_dies_fails() {
     let fragile = start(Scenario::Echo, Flaws { die_above: Some(120), ..Flaws::default() });
     let r = scale::run(&fragile.target(true), &o, &small(200), None);
     assert_eq!(r.verdict.status, Status::Fail, "{}", r.verdict.reason);
-    assert!(r.verdict.reason.contains("connection 12"), "{}", r.verdict.reason);
+    assert!(r.verdict.reason.contains("connection 1"), "{}", r.verdict.reason);
 }
 
 #[test]
@@ -87,4 +87,24 @@ fn client_processes_carry_a_share_each() {
     assert_eq!(r.verdict.status, Status::Pass, "{}", r.verdict.reason);
     assert_eq!(r.held, 450);
     assert!(r.verdict.reason.contains("3 client processes"), "{}", r.verdict.reason);
+}
+
+#[test]
+fn held_connections_are_kept_served_past_an_idle_timeout() {
+    use std::time::{Duration, Instant};
+    let idle = start(Scenario::Hello, Flaws { idle_close: Some(Duration::from_millis(2500)), ..Flaws::default() });
+    let t = idle.target(true);
+    let mut kept = scale::Held::new(&t, Duration::from_secs(2), 1);
+    let mut left_idle = scale::Held::new(&t, Duration::from_secs(2), 2);
+    kept.add(10).unwrap();
+    left_idle.add(10).unwrap();
+    let until = Instant::now() + Duration::from_millis(3500);
+    while Instant::now() < until {
+        kept.keep_alive();
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    kept.serve_all();
+    left_idle.serve_all();
+    assert_eq!((kept.len(), kept.lost), (10, 0), "{:?}", kept.first_loss);
+    assert_eq!((left_idle.len(), left_idle.lost), (0, 10));
 }

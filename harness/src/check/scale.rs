@@ -1,11 +1,12 @@
-//! Scale: many keep-alive connections open at once, each served at least once, and the server's resident
-//! memory at a few connection counts. One process cannot hold more sockets than its open-files limit, so
-//! past that the connections are spread over client processes (`serverbench check --hold`), each holding
-//! its share open until told to let go; the check confirms they were all still open at the same moment.
+//! Scale: many keep-alive connections open at once, each served, and the server's resident memory at a
+//! few connection counts. Connections are opened in batches, each served once, and every held connection
+//! is served again every couple of seconds, so that a server's idle keep-alive timeout does not thin them
+//! out while the rest are opened. One process cannot hold more sockets than its open-files limit, so past
+//! that the connections are spread over client processes (`serverbench check --hold`), each holding its
+//! share until told to let go; at the top every connection is served once more, all at the same time.
 
 use std::io::{BufRead, BufReader, Write as _};
 use std::net::SocketAddr;
-use std::os::fd::AsRawFd;
 use std::path::PathBuf;
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc;
@@ -24,6 +25,12 @@ const FD_RESERVE: u64 = 128;
 const SERVER_FD_SLACK: u64 = 24;
 /// Longest the client processes may take to open and serve their share.
 const HOLD_TIMEOUT: Duration = Duration::from_secs(180);
+/// Connections opened (and first served) together.
+const OPEN_BATCH: usize = 100;
+/// Held connections served together: each gets its request, then each answer is read.
+const SERVE_BATCH: usize = 500;
+/// Longest a held connection stays idle: below the 5 s idle keep-alive timeout common in frameworks.
+const KEEP_ALIVE_EVERY: Duration = Duration::from_secs(2);
 
 /// What the scale check can learn about the server's processes (from /proc).
 pub trait ServerProcess {
@@ -69,26 +76,37 @@ pub struct ScaleReport {
     pub capped: Option<String>,
 }
 
-/// One ordinary exchange on an open connection, so that the connection counts as served.
-pub fn serve_once(c: &mut Conn, scenario: Scenario, micro: bool, rng: &mut Rng) -> Result<(), String> {
+/// What an answer must be.
+enum Expect {
+    Hello,
+    Plaintext,
+    Json(u64),
+    Echo(Vec<u8>),
+}
+
+/// The scenario's ordinary request, and what its answer must be.
+fn exchange(scenario: Scenario, rng: &mut Rng) -> (Vec<u8>, Expect) {
     match scenario {
-        Scenario::Hello | Scenario::HelloTimeout => {
-            c.send(&get("/"))?;
-            read_hello(c, micro).map(|_| ())
-        }
-        Scenario::Plaintext => {
-            c.send(&get("/plaintext"))?;
-            check_plaintext(&c.read_response()?)
-        }
+        Scenario::Hello | Scenario::HelloTimeout => (get("/"), Expect::Hello),
+        Scenario::Plaintext => (get("/plaintext"), Expect::Plaintext),
         Scenario::Json => {
             let n = rng.below(1 << 31);
-            c.send(&post_json(&format!("{{\"sequence\": {n}}}")))?;
-            check_json(&c.read_response()?, n)
+            (post_json(&format!("{{\"sequence\": {n}}}")), Expect::Json(n))
         }
         Scenario::Echo => {
             let payload = rng.bytes(64);
-            c.send(&payload)?;
-            if c.read_exact(payload.len())? != payload {
+            (payload.clone(), Expect::Echo(payload))
+        }
+    }
+}
+
+fn check_answer(c: &mut Conn, micro: bool, expect: &Expect) -> Result<(), String> {
+    match expect {
+        Expect::Hello => read_hello(c, micro).map(|_| ()),
+        Expect::Plaintext => check_plaintext(&c.read_response()?),
+        Expect::Json(n) => check_json(&c.read_response()?, *n),
+        Expect::Echo(payload) => {
+            if c.read_exact(payload.len())? != *payload {
                 return Err("the echoed bytes differ".into());
             }
             Ok(())
@@ -96,28 +114,106 @@ pub fn serve_once(c: &mut Conn, scenario: Scenario, micro: bool, rng: &mut Rng) 
     }
 }
 
-/// Opens `count` connections one after the other, serving each once, and keeps them.
-pub fn open_and_serve(t: &Target, count: usize, timeout: Duration, held: &mut Vec<Conn>, seed: u64) -> Result<(), String> {
-    let mut rng = Rng::new(seed);
-    for _ in 0..count {
-        let n = held.len() + 1;
-        let mut c = Conn::open(t.addr, timeout).map_err(|e| format!("connection {n}: {e}"))?;
-        serve_once(&mut c, t.scenario, t.micro, &mut rng).map_err(|e| format!("connection {n}: {e}"))?;
-        held.push(c);
+/// One ordinary exchange on an open connection.
+pub fn serve_once(c: &mut Conn, scenario: Scenario, micro: bool, rng: &mut Rng) -> Result<(), String> {
+    let (request, expect) = exchange(scenario, rng);
+    c.send(&request)?;
+    check_answer(c, micro, &expect)
+}
+
+/// Serves every connection of `batch` once: all requests first, then every answer, within `timeout` for
+/// the whole batch. Returns the index and reason of each connection that failed.
+fn serve_batch(batch: &mut [Conn], t: &Target, rng: &mut Rng, timeout: Duration) -> Vec<(usize, String)> {
+    let mut failed = Vec::new();
+    let mut waiting = Vec::with_capacity(batch.len());
+    for (i, c) in batch.iter_mut().enumerate() {
+        let (request, expect) = exchange(t.scenario, rng);
+        match c.send(&request) {
+            Ok(()) => waiting.push((i, expect)),
+            Err(e) => failed.push((i, e)),
+        }
     }
-    Ok(())
+    let deadline = Instant::now() + timeout;
+    for (i, expect) in waiting {
+        let c = &mut batch[i];
+        c.timeout = deadline.saturating_duration_since(Instant::now()).max(Duration::from_millis(1));
+        if let Err(e) = check_answer(c, t.micro, &expect) {
+            failed.push((i, e));
+        }
+    }
+    failed
 }
 
-/// How many of the held connections are still open (not closed by the server in the meantime).
-pub fn still_open(held: &[Conn]) -> usize {
-    held.iter().filter(|c| is_established(c.stream.as_raw_fd())).count()
+/// Connections held open and kept served.
+pub struct Held {
+    t: Target,
+    conns: Vec<Conn>,
+    rng: Rng,
+    timeout: Duration,
+    last_served: Instant,
+    /// Held connections that the server closed or stopped answering (they are dropped).
+    pub lost: usize,
+    pub first_loss: Option<String>,
 }
 
-fn is_established(fd: i32) -> bool {
-    let mut info: libc::tcp_info = unsafe { std::mem::zeroed() };
-    let mut len = std::mem::size_of::<libc::tcp_info>() as libc::socklen_t;
-    let r = unsafe { libc::getsockopt(fd, libc::IPPROTO_TCP, libc::TCP_INFO, &mut info as *mut _ as *mut libc::c_void, &mut len) };
-    r == 0 && info.tcpi_state == 1 // TCP_ESTABLISHED: no FIN or reset from the server
+impl Held {
+    pub fn new(t: &Target, timeout: Duration, seed: u64) -> Held {
+        Held { t: *t, conns: Vec::new(), rng: Rng::new(seed), timeout, last_served: Instant::now(), lost: 0, first_loss: None }
+    }
+
+    pub fn len(&self) -> usize {
+        self.conns.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.conns.is_empty()
+    }
+
+    /// Opens `n` more connections in batches, each served once, keeping the older ones served meanwhile.
+    /// A connection that cannot be opened or served is an error.
+    pub fn add(&mut self, n: usize) -> Result<(), String> {
+        let mut left = n;
+        while left > 0 {
+            let size = left.min(OPEN_BATCH);
+            let mut fresh = Vec::with_capacity(size);
+            for _ in 0..size {
+                let k = self.conns.len() + fresh.len() + 1;
+                fresh.push(Conn::open(self.t.addr, self.timeout).map_err(|e| format!("connection {k}: {e}"))?);
+            }
+            let t = self.t;
+            if let Some((i, e)) = serve_batch(&mut fresh, &t, &mut self.rng, self.timeout).into_iter().next() {
+                return Err(format!("connection {}: {e}", self.conns.len() + i + 1));
+            }
+            self.conns.extend(fresh);
+            left -= size;
+            self.keep_alive();
+        }
+        Ok(())
+    }
+
+    /// Serves every held connection again when the last round is `KEEP_ALIVE_EVERY` old.
+    pub fn keep_alive(&mut self) {
+        if self.last_served.elapsed() >= KEEP_ALIVE_EVERY {
+            self.serve_all();
+        }
+    }
+
+    /// Serves every held connection once more; those that fail are dropped and counted as lost.
+    pub fn serve_all(&mut self) {
+        let t = self.t;
+        let mut lost = Vec::new();
+        for (b, batch) in self.conns.chunks_mut(SERVE_BATCH).enumerate() {
+            for (i, e) in serve_batch(batch, &t, &mut self.rng, self.timeout) {
+                lost.push(b * SERVE_BATCH + i);
+                self.first_loss.get_or_insert(e);
+            }
+        }
+        self.lost += lost.len();
+        for i in lost.into_iter().rev() {
+            self.conns.swap_remove(i);
+        }
+        self.last_served = Instant::now();
+    }
 }
 
 /// Descriptors this process may still open, once its soft limit is raised as far as it goes.
@@ -140,7 +236,6 @@ struct Holder {
     child: Child,
     stdin: Option<ChildStdin>,
     lines: mpsc::Receiver<String>,
-    share: usize,
 }
 
 impl Holder {
@@ -157,15 +252,21 @@ impl Holder {
                 }
             }
         });
-        Ok(Holder { stdin: child.stdin.take(), child, lines: rx, share })
+        Ok(Holder { stdin: child.stdin.take(), child, lines: rx })
     }
 
-    fn next_line(&self, deadline: Instant) -> Result<String, String> {
-        let left = deadline.saturating_duration_since(Instant::now());
-        self.lines.recv_timeout(left).map_err(|e| match e {
-            mpsc::RecvTimeoutError::Timeout => format!("a client process did not report within {} s", HOLD_TIMEOUT.as_secs()),
-            mpsc::RecvTimeoutError::Disconnected => "a client process exited without reporting".to_string(),
-        })
+    /// The next line the process prints, keeping this process's own connections served while waiting.
+    fn next_line(&self, deadline: Instant, held: &mut Held) -> Result<String, String> {
+        loop {
+            match self.lines.recv_timeout(Duration::from_millis(200)) {
+                Ok(line) => return Ok(line),
+                Err(mpsc::RecvTimeoutError::Disconnected) => return Err("a client process exited without reporting".into()),
+                Err(mpsc::RecvTimeoutError::Timeout) if Instant::now() >= deadline => {
+                    return Err(format!("a client process did not report within {} s", HOLD_TIMEOUT.as_secs()))
+                }
+                Err(mpsc::RecvTimeoutError::Timeout) => held.keep_alive(),
+            }
+        }
     }
 
     fn ask(&mut self, line: &str) {
@@ -213,29 +314,63 @@ pub fn hold_args(t: &Target, count: usize, timeout: Duration, seed: u64) -> Vec<
     args
 }
 
-/// The client process: opens and serves `count` connections, prints `held N` (or `error: ...`), then
-/// answers each `count` line on stdin with `open N` and exits when stdin closes.
+/// The client process: opens and serves `count` connections, prints `held N lost M[ first: reason]` (or
+/// `error: ...`), keeps them served, answers each `count` line on stdin by serving all once more and
+/// printing `open N lost M[ first: reason]`, and exits when stdin closes.
 pub fn hold_main(addr: SocketAddr, scenario: Scenario, micro: bool, count: usize, timeout: Duration, seed: u64) -> anyhow::Result<()> {
     sys::ensure_open_files(count as u64 + FD_RESERVE)?;
     let t = Target { addr, scenario, micro };
-    let mut held = Vec::with_capacity(count);
-    let stdout = std::io::stdout();
-    match open_and_serve(&t, count, timeout, &mut held, seed) {
-        Ok(()) => writeln!(stdout.lock(), "held {}", held.len())?,
-        Err(e) => writeln!(stdout.lock(), "error: {e} ({} connections held)", held.len())?,
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::stdin().lock().lines() {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let mut held = Held::new(&t, timeout, seed);
+    let mut out = std::io::stdout().lock();
+    match held.add(count) {
+        Ok(()) => writeln!(out, "{}", counts_line("held", &held))?,
+        Err(e) => writeln!(out, "error: {e} ({} connections held)", held.len())?,
     }
-    stdout.lock().flush()?;
-    for line in std::io::stdin().lock().lines() {
-        if line?.trim() == "count" {
-            writeln!(stdout.lock(), "open {}", still_open(&held))?;
-            stdout.lock().flush()?;
+    out.flush()?;
+    loop {
+        match rx.recv_timeout(Duration::from_millis(200)) {
+            Ok(Ok(line)) if line.trim() == "count" => {
+                held.serve_all();
+                writeln!(out, "{}", counts_line("open", &held))?;
+                out.flush()?;
+            }
+            Ok(Ok(_)) => {}
+            Ok(Err(_)) | Err(mpsc::RecvTimeoutError::Disconnected) => return Ok(()),
+            Err(mpsc::RecvTimeoutError::Timeout) => held.keep_alive(),
         }
     }
-    Ok(())
+}
+
+/// `WORD N lost M[ first: reason]`: what a client process holds and has lost.
+fn counts_line(word: &str, held: &Held) -> String {
+    let first = held.first_loss.as_ref().map(|e| format!(" first: {e}")).unwrap_or_default();
+    format!("{word} {} lost {}{first}", held.len(), held.lost)
+}
+
+/// Parses a `counts_line` that starts with `word`.
+fn parse_counts(line: &str, word: &str) -> Option<(usize, usize, Option<String>)> {
+    let (counts, first) = match line.split_once(" first: ") {
+        Some((c, f)) => (c, Some(f.to_string())),
+        None => (line, None),
+    };
+    let f: Vec<&str> = counts.split_whitespace().collect();
+    match f.as_slice() {
+        [w, n, "lost", m] if *w == word => Some((n.parse().ok()?, m.parse().ok()?, first)),
+        _ => None,
+    }
 }
 
 /// Holds `s.connections` connections open at once (fewer when the server's open-files limit cannot
-/// take them; the report says so), each served once, reading the server's memory at each step.
+/// take them; the report says so), each served when opened, kept served, and served again together at
+/// the top; reads the server's memory at each step.
 pub fn run(t: &Target, o: &Options, s: &ScaleOptions, server: Option<&dyn ServerProcess>) -> ScaleReport {
     let mut report = ScaleReport { verdict: Verdict::fail("not run"), rss: Vec::new(), asked: s.connections, held: 0, capped: None };
     let mut target = s.connections;
@@ -249,11 +384,11 @@ pub fn run(t: &Target, o: &Options, s: &ScaleOptions, server: Option<&dyn Server
         }
     }
     let timeout = o.answer_timeout * 2;
-    let mut held: Vec<Conn> = Vec::new();
+    let mut held = Held::new(t, timeout, o.seed);
     let mut steps: Vec<usize> = s.steps.iter().copied().filter(|&n| n < target).collect();
     steps.sort_unstable();
     for step in steps {
-        if let Err(e) = open_and_serve(t, step - held.len(), timeout, &mut held, o.seed ^ step as u64) {
+        if let Err(e) = held.add(step - held.len()) {
             report.held = held.len();
             report.verdict = Verdict::fail(format!("on the way to {step} connections: {e}"));
             return report;
@@ -267,7 +402,7 @@ pub fn run(t: &Target, o: &Options, s: &ScaleOptions, server: Option<&dyn Server
     let mut holders = Vec::new();
     let started = Instant::now();
     if rest <= room && s.per_process.is_none() {
-        if let Err(e) = open_and_serve(t, rest, timeout, &mut held, o.seed) {
+        if let Err(e) = held.add(rest) {
             report.held = held.len();
             report.verdict = Verdict::fail(format!("on the way to {target} connections: {e}"));
             return report;
@@ -293,8 +428,8 @@ pub fn run(t: &Target, o: &Options, s: &ScaleOptions, server: Option<&dyn Server
         let deadline = started + HOLD_TIMEOUT;
         let mut errors = Vec::new();
         for h in &holders {
-            match h.next_line(deadline) {
-                Ok(line) if line == format!("held {}", h.share) => {}
+            match h.next_line(deadline, &mut held) {
+                Ok(line) if parse_counts(&line, "held").is_some() => {}
                 Ok(line) => errors.push(line),
                 Err(e) => errors.push(e),
             }
@@ -306,15 +441,20 @@ pub fn run(t: &Target, o: &Options, s: &ScaleOptions, server: Option<&dyn Server
     }
     let opened_s = started.elapsed().as_secs_f64();
     let top_rss = settle_and_read(server);
-    // Were they all open at the same moment? Ask every holder, count here.
-    let mut open_now = still_open(&held);
-    let deadline = Instant::now() + Duration::from_secs(30);
+    // The top: every connection, in every process, served once more at the same time.
     for h in holders.iter_mut() {
         h.ask("count");
     }
+    held.serve_all();
+    let (mut open_now, mut lost, mut first_loss) = (held.len(), held.lost, held.first_loss.clone());
+    let deadline = Instant::now() + HOLD_TIMEOUT;
     for h in &holders {
-        match h.next_line(deadline).ok().and_then(|l| l.strip_prefix("open ").and_then(|n| n.parse::<usize>().ok())) {
-            Some(n) => open_now += n,
+        match h.next_line(deadline, &mut held).ok().and_then(|l| parse_counts(&l, "open")) {
+            Some((n, m, first)) => {
+                open_now += n;
+                lost += m;
+                first_loss = first_loss.or(first);
+            }
             None => {
                 report.verdict = Verdict::fail("a client process did not say how many of its connections were still open");
                 return report;
@@ -328,14 +468,19 @@ pub fn run(t: &Target, o: &Options, s: &ScaleOptions, server: Option<&dyn Server
     drop(held);
     let after = probe(t, o, Duration::from_secs(10));
     let capped = report.capped.as_ref().map(|c| format!(" ({} asked; {c})", s.connections)).unwrap_or_default();
-    report.verdict = if open_now < target {
+    report.verdict = if lost > 0 || open_now < target {
         Verdict::fail(format!(
-            "all {target} connections were served once, but only {open_now} were still open when the last had been served ({opened_s:.1} s); the server closed the others{capped}"
+            "the server closed (or stopped answering) {lost} of the {target} held connections ({opened_s:.1} s to open them all; each was served every {} s); {open_now} answered at the top; the first: {}{capped}",
+            KEEP_ALIVE_EVERY.as_secs(),
+            first_loss.unwrap_or_else(|| "-".into())
         ))
     } else if let Err(e) = after {
         Verdict::fail(format!("{target} connections held at once, but after they were closed the server did not answer: {e}"))
     } else {
-        Verdict::pass(format!("{target} connections open at once, each served once, held by {processes}{capped}"))
+        Verdict::pass(format!(
+            "{target} connections open at once, each served when opened, every {} s and all together at the top; held by {processes}{capped}",
+            KEEP_ALIVE_EVERY.as_secs()
+        ))
     };
     report
 }
