@@ -48,6 +48,11 @@ fn half_closed_sockets() {
     }
     let deaf = start(Scenario::Plaintext, Flaws { ignore_half_close: true, ..Flaws::default() });
     assert_fails(bad_input::half_close(&deaf.target(false), &o), "was not answered");
+    // Closing without an answer is how some HTTP stacks take a half-close; only micro contestants must answer.
+    let aborting = start(Scenario::Plaintext, Flaws { close_on_half_close: true, ..Flaws::default() });
+    let r = bad_input::half_close(&aborting.target(false), &o).unwrap();
+    assert!(r.contains("closed without an answer"), "{r}");
+    assert_fails(bad_input::half_close(&aborting.target(true), &o), "was not answered");
 }
 
 #[test]

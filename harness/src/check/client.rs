@@ -6,6 +6,9 @@ use std::net::{Shutdown, SocketAddr, TcpStream};
 use std::os::fd::AsRawFd;
 use std::time::{Duration, Instant};
 
+/// The error of a read that found the connection closed before any byte of an answer.
+pub const CLOSED_WITHOUT_ANSWER: &str = "the server closed the connection without answering";
+
 /// One client connection. Every wait is bounded by `timeout` (or by the deadline a call takes).
 pub struct Conn {
     pub stream: TcpStream,
@@ -131,7 +134,7 @@ impl Conn {
                         return Ok(resp);
                     }
                     return Err(if self.buf.is_empty() {
-                        "the server closed the connection without answering".to_string()
+                        CLOSED_WITHOUT_ANSWER.to_string()
                     } else {
                         format!("the server closed the connection in the middle of a response: {}", show(&self.buf, 120))
                     });

@@ -59,6 +59,8 @@ pub struct Flaws {
     pub die_on_reset: bool,
     /// A request followed by a half-close is neither answered nor closed.
     pub ignore_half_close: bool,
+    /// A request followed by a half-close is not answered; the connection is closed.
+    pub close_on_half_close: bool,
     /// plaintext/json: headers of any size accepted with a 200.
     pub accept_huge_headers: bool,
     /// More than this many connections open at once end the whole server.
@@ -232,8 +234,10 @@ fn serve(s: &mut TcpStream, ctx: &Ctx) {
                     let _ = s.write_all(b"HTTP/1.1 431 Request Header Fields Too Large\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
                     return;
                 }
-                if f.ignore_half_close && !answers.is_empty() && peer_half_closed(s) {
-                    std::thread::sleep(Duration::from_secs(10));
+                if (f.ignore_half_close || f.close_on_half_close) && !answers.is_empty() && peer_half_closed(s) {
+                    if f.ignore_half_close {
+                        std::thread::sleep(Duration::from_secs(10));
+                    }
                     return;
                 }
                 let mut answers = answers;
