@@ -12,7 +12,7 @@ use clap::Args;
 
 use super::scale::{self, ScaleOptions};
 use super::suite::{check_contestant, ContestantChecks, SuiteSetup};
-use super::{CheckResult, Options, Scenario, Status, CHECKS};
+use super::{CheckResult, Scenario, Status, CHECKS};
 use crate::catalog::build::Builder;
 use crate::catalog::requires::{self, System};
 use crate::catalog::Catalog;
@@ -21,7 +21,7 @@ use crate::commands::repo_root;
 use crate::load::sys;
 use crate::report::table::{Align, Table};
 use crate::run::cpus::CpuSet;
-use crate::run::options::{parse_duration, STOP_GRACE};
+use crate::run::options::parse_duration;
 use crate::run::ui::Ui;
 use crate::run::{self, Prepared, ServerSetup};
 
@@ -111,13 +111,11 @@ pub fn run(args: CheckArgs, ui: &Ui) -> anyhow::Result<()> {
     unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) };
     let _ = sys::ensure_open_files(lim.rlim_max);
 
+    let server = ServerSetup { cpus: &server_cpus, workers, start_timeout: args.start_timeout, timeout: Duration::from_secs(5) };
     let setup = SuiteSetup {
-        server: ServerSetup { cpus: &server_cpus, workers, start_timeout: args.start_timeout, timeout: Duration::from_secs(5) },
-        logs: logs.clone(),
-        options: Options::default(),
         scale: (!args.no_scale).then(|| ScaleOptions { connections: args.scale_connections, ..ScaleOptions::default() }),
         only: args.only.clone(),
-        stop_grace: STOP_GRACE,
+        ..SuiteSetup::new(server, logs.clone())
     };
     let mut builder = Builder::new(run::stamp_dir(&out), logs.clone(), false);
     let mut all: Vec<ContestantChecks> = Vec::new();

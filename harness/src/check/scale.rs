@@ -484,3 +484,16 @@ pub fn run(t: &Target, o: &Options, s: &ScaleOptions, server: Option<&dyn Server
     };
     report
 }
+
+#[cfg(test)]
+mod tests {
+    use super::parse_counts;
+
+    #[test]
+    fn client_process_lines() {
+        assert_eq!(parse_counts("held 10000 lost 0", "held"), Some((10000, 0, None)));
+        assert_eq!(parse_counts("open 9 lost 1 first: no answer within 10s", "open"), Some((9, 1, Some("no answer within 10s".into()))));
+        assert_eq!(parse_counts("open 9 lost 1", "held"), None);
+        assert_eq!(parse_counts("error: connection 5: refused (4 connections held)", "held"), None);
+    }
+}

@@ -29,6 +29,20 @@ pub struct SuiteSetup<'a> {
     pub stop_grace: Duration,
 }
 
+impl<'a> SuiteSetup<'a> {
+    /// Every check with the defaults of `serverbench check`, servers started as `server` says.
+    pub fn new(server: ServerSetup<'a>, logs: PathBuf) -> SuiteSetup<'a> {
+        SuiteSetup {
+            server,
+            logs,
+            options: Options::default(),
+            scale: Some(ScaleOptions::default()),
+            only: Vec::new(),
+            stop_grace: crate::run::options::STOP_GRACE,
+        }
+    }
+}
+
 /// The outcome of every check of one contestant, as printed and as stored next to a run.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ContestantChecks {
