@@ -44,8 +44,13 @@ pub fn render(run: &RunResult) -> String {
         sorted.sort_by(|a, b| rps(&b.1).total_cmp(&rps(&a.1)).then_with(|| a.0.contestant.cmp(&b.0.contestant)));
         out.push_str(&throughput(&sorted).markdown());
         let from_tool = sorted.iter().any(|(_, s)| !s.latency_from_histogram);
+        let corrected = if mode == "rate" {
+            "; in rate mode from each request's intended send time (corrected for coordinated omission; run.json also holds the uncorrected histogram)"
+        } else {
+            ""
+        };
         out.push_str(&format!(
-            "\nLatency in microseconds{}.\n\n",
+            "\nLatency in microseconds{}{corrected}.\n\n",
             if from_tool {
                 " (without a histogram from the load tool, quantiles are the mean of the rounds' own figures)"
             } else {

@@ -386,6 +386,7 @@ impl<'a, 's> Runner<'a, 's> {
                     self.run.measurements[mi].status = MeasurementStatus::Running;
                     let plan = RoundPlan {
                         opts: o,
+                        contestant: &l.contestant.name,
                         scenario,
                         micro: l.contestant.is_micro(),
                         connections,

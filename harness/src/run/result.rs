@@ -288,7 +288,8 @@ impl Measurement {
             latency_ns,
             latency_from_histogram: with_histogram,
             client_bound_rounds: rounds.iter().filter(|r| r.flags.iter().any(|f| f == FLAG_CLIENT_BOUND)).count(),
-            response_bytes: self.response_bytes.or_else(|| rounds.iter().map(|r| r.load.response_bytes).find(|b| *b > 0)),
+            // What the load saw (echo's message size, json's own sequence numbers); else the verified size.
+            response_bytes: rounds.iter().map(|r| r.load.response_bytes).find(|b| *b > 0).or(self.response_bytes),
         }
     }
 }

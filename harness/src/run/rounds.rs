@@ -17,6 +17,7 @@ use super::tools::{self, ToolRun};
 /// What one round of one server does.
 pub struct RoundPlan<'a> {
     pub opts: &'a BenchOptions,
+    pub contestant: &'a str,
     pub scenario: &'a str,
     /// Micro contestants get the byte-for-byte check of every `hello` response.
     pub micro: bool,
@@ -55,6 +56,7 @@ pub fn load_config(plan: &RoundPlan, target: std::net::SocketAddr) -> anyhow::Re
 /// counted in the round).
 pub fn run_round(server: &mut Server, plan: &RoundPlan, index: u32, warmup: bool, stop: &Arc<AtomicBool>) -> anyhow::Result<Round> {
     let o = plan.opts;
+    let label = format!("{}.{}.c{}", plan.contestant, plan.scenario, plan.connections);
     let sampler = Sampler::spawn(server.pid(), server.pid());
     let started = Instant::now();
     let outcome = match o.tool {
@@ -71,6 +73,7 @@ pub fn run_round(server: &mut Server, plan: &RoundPlan, index: u32, warmup: bool
                 timeout: o.timeout,
                 cpus: &o.client_cpus,
                 workdir: plan.workdir,
+                label: &label,
             },
             stop,
         )

@@ -67,8 +67,30 @@ impl StopReport {
     }
 }
 
-/// A port on 127.0.0.1 that nothing listens on right now.
+/// The lowest port handed out for servers.
+const PORT_FLOOR: u16 = 10_000;
+
+/// A port on 127.0.0.1 that nothing uses right now, below the kernel's ephemeral range: ports in that range
+/// are given to the load generator's own connections, and one of them could take the port between this
+/// check and the server's bind. The start is random so that parallel runs rarely probe the same ports.
 pub fn free_port() -> std::io::Result<u16> {
+    use std::hash::{BuildHasher, Hasher};
+    let ephemeral_low = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+        .ok()
+        .and_then(|t| t.split_whitespace().next()?.parse::<u16>().ok())
+        .unwrap_or(32_768);
+    if ephemeral_low > PORT_FLOOR + 100 {
+        let span = ephemeral_low - PORT_FLOOR;
+        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+        h.write_u32(std::process::id());
+        let start = (h.finish() % u64::from(span)) as u16;
+        for i in 0..span.min(500) {
+            let port = PORT_FLOOR + (start + i) % span;
+            if !port_in_use(port) {
+                return Ok(port);
+            }
+        }
+    }
     Ok(TcpListener::bind((Ipv4Addr::LOCALHOST, 0))?.local_addr()?.port())
 }
 
@@ -223,6 +245,16 @@ impl Server {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn free_ports_are_free_and_below_the_ephemeral_range() {
+        let port = free_port().unwrap();
+        assert!(!port_in_use(port));
+        let held = TcpListener::bind((Ipv4Addr::LOCALHOST, port)).unwrap();
+        assert!(port_in_use(port));
+        drop(held);
+        assert!(port >= PORT_FLOOR);
+    }
 
     #[test]
     fn simple_commands_replace_the_shell() {

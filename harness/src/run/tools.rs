@@ -29,6 +29,8 @@ pub struct ToolRun<'a> {
     pub cpus: &'a CpuSet,
     /// Where the request script or body and the tool's output are written.
     pub workdir: &'a Path,
+    /// Names the output file, e.g. `c-epoll.hello.c64`; it holds the last round's output.
+    pub label: &'a str,
 }
 
 /// What a tool reported.
@@ -93,7 +95,7 @@ pub fn run(t: &ToolRun, stop: &AtomicBool) -> anyhow::Result<(LoadReport, Latenc
         Tool::Builtin => anyhow::bail!("the built-in generator is not an external tool"),
     };
 
-    let out_path = t.workdir.join(format!("{program}.out"));
+    let out_path = t.workdir.join(format!("{}.{program}.out", t.label));
     let out = std::fs::File::create(&out_path)?;
     let mut cmd = std::process::Command::new(program);
     cmd.args(&args).stdin(Stdio::null()).stdout(out.try_clone()?).stderr(out);
