@@ -92,13 +92,13 @@ fn client_processes_carry_a_share_each() {
 #[test]
 fn held_connections_are_kept_served_past_an_idle_timeout() {
     use std::time::{Duration, Instant};
-    let idle = start(Scenario::Hello, Flaws { idle_close: Some(Duration::from_millis(2500)), ..Flaws::default() });
+    let idle = start(Scenario::Hello, Flaws { idle_close: Some(Duration::from_millis(4000)), ..Flaws::default() });
     let t = idle.target(true);
     let mut kept = scale::Held::new(&t, Duration::from_secs(2), 1);
     let mut left_idle = scale::Held::new(&t, Duration::from_secs(2), 2);
     kept.add(10).unwrap();
     left_idle.add(10).unwrap();
-    let until = Instant::now() + Duration::from_millis(3500);
+    let until = Instant::now() + Duration::from_millis(5000);
     while Instant::now() < until {
         kept.keep_alive();
         std::thread::sleep(Duration::from_millis(100));

@@ -1,10 +1,11 @@
 //! Scale: many keep-alive connections open at once, each served, and the server's resident memory at a
-//! few connection counts. Connections are opened in batches, each served once, and every held connection
-//! is served again every couple of seconds, so that a server's idle keep-alive timeout does not thin them
-//! out while the rest are opened. One process cannot hold more sockets than its open-files limit, so past
+//! few connection counts. Connections are opened in batches, each served once, and a held connection idle
+//! for a few seconds is served again, so that a server's idle keep-alive timeout does not thin them out
+//! while the rest are opened. One process cannot hold more sockets than its open-files limit, so past
 //! that the connections are spread over client processes (`serverbench check --hold`), each holding its
 //! share until told to let go; at the top every connection is served once more, all at the same time.
 
+use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Write as _};
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -29,8 +30,9 @@ const HOLD_TIMEOUT: Duration = Duration::from_secs(180);
 const OPEN_BATCH: usize = 100;
 /// Held connections served together: each gets its request, then each answer is read.
 const SERVE_BATCH: usize = 500;
-/// Longest a held connection stays idle: below the 5 s idle keep-alive timeout common in frameworks.
-const KEEP_ALIVE_EVERY: Duration = Duration::from_secs(2);
+/// A held connection idle this long is served again: well below the 5 s idle keep-alive timeout common
+/// in frameworks, with room for the time a round of serving takes.
+const KEEP_ALIVE_AFTER: Duration = Duration::from_secs(3);
 
 /// What the scale check can learn about the server's processes (from /proc).
 pub trait ServerProcess {
@@ -144,13 +146,13 @@ fn serve_batch(batch: &mut [Conn], t: &Target, rng: &mut Rng, timeout: Duration)
     failed
 }
 
-/// Connections held open and kept served.
+/// Connections held open and kept served, the longest idle first.
 pub struct Held {
     t: Target,
-    conns: Vec<Conn>,
+    /// Each connection with when it was last served, oldest first.
+    conns: VecDeque<(Conn, Instant)>,
     rng: Rng,
     timeout: Duration,
-    last_served: Instant,
     /// Held connections that the server closed or stopped answering (they are dropped).
     pub lost: usize,
     pub first_loss: Option<String>,
@@ -158,7 +160,7 @@ pub struct Held {
 
 impl Held {
     pub fn new(t: &Target, timeout: Duration, seed: u64) -> Held {
-        Held { t: *t, conns: Vec::new(), rng: Rng::new(seed), timeout, last_served: Instant::now(), lost: 0, first_loss: None }
+        Held { t: *t, conns: VecDeque::new(), rng: Rng::new(seed), timeout, lost: 0, first_loss: None }
     }
 
     pub fn len(&self) -> usize {
@@ -184,35 +186,49 @@ impl Held {
             if let Some((i, e)) = serve_batch(&mut fresh, &t, &mut self.rng, self.timeout).into_iter().next() {
                 return Err(format!("connection {}: {e}", self.conns.len() + i + 1));
             }
-            self.conns.extend(fresh);
+            let now = Instant::now();
+            self.conns.extend(fresh.into_iter().map(|c| (c, now)));
             left -= size;
             self.keep_alive();
         }
         Ok(())
     }
 
-    /// Serves every held connection again when the last round is `KEEP_ALIVE_EVERY` old.
+    /// Serves again every connection idle for `KEEP_ALIVE_AFTER`.
     pub fn keep_alive(&mut self) {
-        if self.last_served.elapsed() >= KEEP_ALIVE_EVERY {
-            self.serve_all();
-        }
+        let stale = self.conns.iter().take_while(|(_, served)| served.elapsed() >= KEEP_ALIVE_AFTER).count();
+        self.serve_oldest(stale);
     }
 
-    /// Serves every held connection once more; those that fail are dropped and counted as lost.
+    /// Serves every held connection once more.
     pub fn serve_all(&mut self) {
+        self.serve_oldest(self.conns.len());
+    }
+
+    /// Serves the `n` longest idle connections, in batches; those that fail are dropped and counted as lost.
+    fn serve_oldest(&mut self, n: usize) {
         let t = self.t;
-        let mut lost = Vec::new();
-        for (b, batch) in self.conns.chunks_mut(SERVE_BATCH).enumerate() {
-            for (i, e) in serve_batch(batch, &t, &mut self.rng, self.timeout) {
-                lost.push(b * SERVE_BATCH + i);
-                self.first_loss.get_or_insert(e);
+        let mut left = n.min(self.conns.len());
+        while left > 0 {
+            let size = left.min(SERVE_BATCH);
+            let mut batch: Vec<Conn> = self.conns.drain(..size).map(|(c, _)| c).collect();
+            let mut failed = serve_batch(&mut batch, &t, &mut self.rng, self.timeout);
+            failed.sort_unstable_by_key(|(i, _)| *i);
+            self.lost += failed.len();
+            if let Some((_, e)) = failed.first() {
+                self.first_loss.get_or_insert_with(|| e.clone());
             }
+            let now = Instant::now();
+            let mut dead = failed.iter().map(|(i, _)| *i).peekable();
+            for (i, c) in batch.into_iter().enumerate() {
+                if dead.peek() == Some(&i) {
+                    dead.next();
+                } else {
+                    self.conns.push_back((c, now));
+                }
+            }
+            left -= size;
         }
-        self.lost += lost.len();
-        for i in lost.into_iter().rev() {
-            self.conns.swap_remove(i);
-        }
-        self.last_served = Instant::now();
     }
 }
 
@@ -470,16 +486,16 @@ pub fn run(t: &Target, o: &Options, s: &ScaleOptions, server: Option<&dyn Server
     let capped = report.capped.as_ref().map(|c| format!(" ({} asked; {c})", s.connections)).unwrap_or_default();
     report.verdict = if lost > 0 || open_now < target {
         Verdict::fail(format!(
-            "the server closed (or stopped answering) {lost} of the {target} held connections ({opened_s:.1} s to open them all; each was served every {} s); {open_now} answered at the top; the first: {}{capped}",
-            KEEP_ALIVE_EVERY.as_secs(),
+            "the server closed (or stopped answering) {lost} of the {target} held connections ({opened_s:.1} s to open them all; each was served again after {} s idle); {open_now} answered at the top; the first: {}{capped}",
+            KEEP_ALIVE_AFTER.as_secs(),
             first_loss.unwrap_or_else(|| "-".into())
         ))
     } else if let Err(e) = after {
         Verdict::fail(format!("{target} connections held at once, but after they were closed the server did not answer: {e}"))
     } else {
         Verdict::pass(format!(
-            "{target} connections open at once, each served when opened, every {} s and all together at the top; held by {processes}{capped}",
-            KEEP_ALIVE_EVERY.as_secs()
+            "{target} connections open at once, each served when opened, again after every {} s idle, and all together at the top; held by {processes}{capped}",
+            KEEP_ALIVE_AFTER.as_secs()
         ))
     };
     report
