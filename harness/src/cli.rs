@@ -27,7 +27,7 @@ pub enum Command {
     Load(crate::load::cli::LoadArgs),
     /// List the contestants: language, framework, category, model, io, scenarios, and whether each can run here.
     List(ListArgs),
-    /// Build, start, verify and measure contestants; write results/<run-id>/ (run.json, summary.md, summary.csv).
+    /// Build, start, verify and measure contestants; write results/<run-id>/ (run.json and the summaries).
     Bench(BenchArgs),
     /// Check contestants against their wire contract, timeouts, bad input, 20,000 connections and real clients.
     Check(crate::check::cli::CheckArgs),
@@ -37,7 +37,7 @@ pub enum Command {
     Responses(ResponsesArgs),
     /// Print the toolchain and contestant versions as Markdown tables.
     Versions(ListArgs),
-    /// Regenerate summary.md and summary.csv of a run from its run.json alone.
+    /// Regenerate every summary of a run (summary.md, summary.csv, report.html) from its run.json alone.
     Report(ReportArgs),
     /// Compare two runs: B/A of req/s, p99 and CPU per request per configuration, with Welch's t-test over
     /// the rounds; Markdown to stdout, an HTML page to compare.html (or -o FILE).
