@@ -351,3 +351,12 @@ fn json_requests_count_up_per_connection() {
     assert_eq!(r.requests, 12);
     assert_eq!(*seen.lock().unwrap(), (0..12).collect::<Vec<_>>());
 }
+
+#[test]
+fn a_stop_before_the_clock_starts_is_an_empty_interrupted_report() {
+    let server = hello_server();
+    let r = load::run(&config(server.addr, 1, 4, 10), Arc::new(AtomicBool::new(true))).unwrap();
+    assert!(r.interrupted);
+    assert_eq!(r.requests, 0);
+    assert_eq!(r.errors.total(), 0);
+}

@@ -793,22 +793,7 @@ impl<'a> Worker<'a> {
 pub(super) fn merge(config: &LoadConfig, results: Vec<WorkerResult>) -> LoadReport {
     let mut latency = new_latency_histogram();
     let mut uncorrected = matches!(config.mode, Mode::Rate { .. }).then(new_latency_histogram);
-    let mut rep = LoadReport {
-        requests: 0,
-        errors: ErrorCounts::default(),
-        status: StatusCounts::default(),
-        duration_s: 0.0,
-        bytes_read: 0,
-        bytes_written: 0,
-        response_bytes: 0,
-        latency: new_latency_histogram(),
-        latency_uncorrected: None,
-        timeline: Vec::new(),
-        client_cpu_s: 0.0,
-        threads: results.len(),
-        connections: config.connections,
-        interrupted: false,
-    };
+    let mut rep = LoadReport::empty(results.len(), config.connections);
     let (mut first, mut last, mut measured) = (u64::MAX, 0u64, 0u64);
     for r in &results {
         rep.requests += r.requests;

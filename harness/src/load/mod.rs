@@ -97,6 +97,10 @@ pub fn run(config: &LoadConfig, stop: Arc<AtomicBool>) -> anyhow::Result<LoadRep
             .collect::<anyhow::Result<Vec<_>>>()
     })?;
     if let Some(e) = shared.setup_error.lock().unwrap().take() {
+        if shared.stop.load(std::sync::atomic::Ordering::Relaxed) {
+            // Stopped before the clock started: nothing was measured, which is not a failure.
+            return Ok(LoadReport { interrupted: true, ..LoadReport::empty(config.threads, config.connections) });
+        }
         bail!(e);
     }
     Ok(engine::merge(config, results))

@@ -102,6 +102,26 @@ pub struct LoadReport {
 }
 
 impl LoadReport {
+    /// A report with nothing measured yet.
+    pub fn empty(threads: usize, connections: usize) -> Self {
+        LoadReport {
+            requests: 0,
+            errors: ErrorCounts::default(),
+            status: StatusCounts::default(),
+            duration_s: 0.0,
+            bytes_read: 0,
+            bytes_written: 0,
+            response_bytes: 0,
+            latency: histogram::new_latency_histogram(),
+            latency_uncorrected: None,
+            timeline: Vec::new(),
+            client_cpu_s: 0.0,
+            threads,
+            connections,
+            interrupted: false,
+        }
+    }
+
     pub fn requests_per_s(&self) -> f64 {
         if self.duration_s > 0.0 { self.requests as f64 / self.duration_s } else { 0.0 }
     }

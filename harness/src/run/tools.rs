@@ -8,7 +8,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::load::{ErrorCounts, HttpRequest, LoadReport, StatusCounts};
-use crate::stats::histogram::new_latency_histogram;
 
 use super::cpus::CpuSet;
 use super::options::{StopRule, Tool};
@@ -141,16 +140,11 @@ pub fn run(t: &ToolRun, stop: &AtomicBool) -> anyhow::Result<(LoadReport, Latenc
         status: parsed.status,
         duration_s: if parsed.duration_s > 0.0 { parsed.duration_s } else { wall_s },
         bytes_read: parsed.bytes_read,
-        bytes_written: 0,
-        // Neither tool says; the runner fills in the size the verification saw.
-        response_bytes: 0,
-        latency: new_latency_histogram(),
-        latency_uncorrected: None,
-        timeline: Vec::new(),
+        // Neither tool reports bytes written or the response size (the runner fills in the size the
+        // verification saw) nor a full histogram (what they print is kept beside it).
         client_cpu_s: usage.cpu_s,
-        threads,
-        connections: t.connections,
         interrupted,
+        ..LoadReport::empty(threads, t.connections)
     };
     Ok((report, parsed.latency))
 }
