@@ -16,6 +16,22 @@ mkdir -p "$out"
 step() { printf '\n== %s\n' "$*"; }
 started=$SECONDS
 
+step "system packages the tests use"
+# chromium renders report.html; wrk, h2load (nghttp2-client) and curl are the real clients of the checks.
+missing=()
+for pair in chromium:chromium wrk:wrk h2load:nghttp2-client curl:curl; do
+  command -v "${pair%%:*}" >/dev/null 2>&1 || missing+=("${pair#*:}")
+done
+if ((${#missing[@]})); then
+  if [[ $(id -u) == 0 ]] && command -v apt-get >/dev/null; then
+    echo "installing ${missing[*]}"
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  else
+    echo "missing ${missing[*]}: run 'apt-get install ${missing[*]}' as root" >&2
+  fi
+fi
+
 step "harness tests"
 cargo test --locked --release -p serverbench 2>&1
 
@@ -76,6 +92,8 @@ for name in required:
     elif any(not r["load"]["latency"] for r in rounds):
         problems.append(f"{name}: a round without its latency histogram")
 
+if not (run_dir / "report.html").is_file():
+    problems.append("report.html was not written")
 summary = (run_dir / "summary.md").read_text()
 for needle in ("| Name", "req/s", "server CPU %", "q0.9999", "| Language | Framework | Category |", "Res[B]"):
     if needle not in summary:
