@@ -129,9 +129,9 @@ pub struct BenchArgs {
     /// Requests per connection in a round, instead of a duration.
     #[arg(short = 'n', long = "requests", value_name = "N", conflicts_with = "duration")]
     pub requests: Option<u64>,
-    /// Think time between a response and the next request (--mode latency), in milliseconds.
-    #[arg(long, default_value_t = 1.0, value_name = "MS")]
-    pub think_time_ms: f64,
+    /// Think time between a response and the next request (--mode latency): 1ms, 200us, 0.5ms
+    #[arg(long = "think-time", value_parser = parse_duration, default_value = "1ms", value_name = "TIME")]
+    pub think_time: Duration,
     /// Total request rate for --mode rate, requests per second.
     #[arg(long, value_name = "REQ_PER_S")]
     pub rate: Option<f64>,
@@ -163,7 +163,7 @@ impl BenchArgs {
             selection: self.select.selection(),
             scenarios: self.scenario.clone(),
             mode: self.mode,
-            think_time_ms: self.think_time_ms,
+            think_time_ms: self.think_time.as_secs_f64() * 1000.0,
             rate_per_s: self.rate,
             connections: self.connections.clone(),
             pipeline: self.pipeline,

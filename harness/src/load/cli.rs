@@ -116,13 +116,18 @@ pub struct LoadArgs {
     pub allow_remote: bool,
 }
 
-/// Durations as wrk and hyperfine users write them; a bare number is seconds.
+/// Durations as wrk and hyperfine users write them: `2`, `1.5s`, `500ms`, `200us`, `1m`, `1m30s`;
+/// a bare number is seconds. One parser for every command.
 pub fn parse_duration(s: &str) -> Result<Duration, String> {
     let t = s.trim();
-    if !t.is_empty() && t.chars().all(|c| c.is_ascii_digit() || c == '.') {
-        return t.parse::<f64>().map(Duration::from_secs_f64).map_err(|e| format!("'{s}': {e}"));
+    let bad = || format!("'{s}' is not a duration; write 2, 1.5s, 500ms, 200us or 1m");
+    const UNITS: [(&str, f64); 7] = [("ns", 1e-9), ("us", 1e-6), ("µs", 1e-6), ("ms", 1e-3), ("s", 1.0), ("m", 60.0), ("h", 3600.0)];
+    let (number, scale) = UNITS.iter().find_map(|(u, k)| t.strip_suffix(u).map(|n| (n, *k))).unwrap_or((t, 1.0));
+    match number.trim().parse::<f64>() {
+        Ok(v) if v >= 0.0 && v.is_finite() => Ok(Duration::from_secs_f64(v * scale)),
+        Ok(_) => Err(bad()),
+        Err(_) => humantime::parse_duration(t).map_err(|_| bad()),
     }
-    humantime::parse_duration(t).map_err(|e| format!("'{s}' is not a duration such as 10s, 500ms, 100us or 2m ({e})"))
 }
 
 /// A list of CPU numbers.
@@ -434,7 +439,10 @@ mod tests {
         assert_eq!(parse_duration("10").unwrap(), Duration::from_secs(10));
         assert_eq!(parse_duration("500ms").unwrap(), Duration::from_millis(500));
         assert_eq!(parse_duration("100us").unwrap(), Duration::from_micros(100));
+        assert_eq!(parse_duration("1.5s").unwrap(), Duration::from_millis(1500));
+        assert_eq!(parse_duration("1m30s").unwrap(), Duration::from_secs(90));
         assert!(parse_duration("ten").unwrap_err().contains("not a duration"));
+        assert!(parse_duration("-1").is_err());
         assert_eq!(parse_cpus("0-2,5").unwrap().0, vec![0, 1, 2, 5]);
         assert!(parse_cpus("3-1").is_err());
         assert!(parse_cpus("x").unwrap_err().contains("CPU list"));

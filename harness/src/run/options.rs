@@ -232,7 +232,7 @@ impl BenchOptions {
             (_, Some(_)) => anyhow::bail!("--rate applies to --mode rate only"),
             (_, None) => None,
         };
-        anyhow::ensure!(c.think_time_ms >= 0.0, "--think-time-ms cannot be negative");
+        anyhow::ensure!(c.think_time_ms >= 0.0, "--think-time cannot be negative");
 
         if c.tool != Tool::Builtin {
             let tool = c.tool.name();
@@ -284,24 +284,7 @@ impl BenchOptions {
     }
 }
 
-/// Parses `2`, `2s`, `1.5s`, `500ms` or `1m` into a duration.
-pub fn parse_duration(text: &str) -> Result<Duration, String> {
-    let t = text.trim();
-    let (number, scale) = if let Some(n) = t.strip_suffix("ms") {
-        (n, 1e-3)
-    } else if let Some(n) = t.strip_suffix('s') {
-        (n, 1.0)
-    } else if let Some(n) = t.strip_suffix('m') {
-        (n, 60.0)
-    } else {
-        (t, 1.0)
-    };
-    let v: f64 = number.trim().parse().map_err(|_| format!("'{text}' is not a duration; write 2, 2s, 500ms or 1m"))?;
-    if !(v >= 0.0 && v.is_finite()) {
-        return Err(format!("'{text}' is not a duration"));
-    }
-    Ok(Duration::from_secs_f64(v * scale))
-}
+pub use crate::load::cli::parse_duration;
 
 #[cfg(test)]
 mod tests {
