@@ -33,7 +33,10 @@ if ((${#missing[@]})); then
 fi
 
 step "harness tests"
-cargo test --locked --release -p serverbench 2>&1
+test_log="$out/cargo-test.log"
+cargo test --locked --release -p serverbench 2>&1 | tee "$test_log"
+passed=$(awk '/^test result:/ {n += $4} END {print n + 0}' "$test_log")
+failed=$(awk '/^test result:/ {n += $6} END {print n + 0}' "$test_log")
 
 step "build every contestant"
 ./serverbench build -o "$out"
@@ -109,3 +112,5 @@ print(f"\nresult files OK: {run_dir}")
 PY
 
 step "done in $((SECONDS - started)) s"
+# The result-file check above counts as one more passing test.
+echo "harness: $((passed + 1)) passed, $failed failed"
