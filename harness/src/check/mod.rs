@@ -92,7 +92,7 @@ impl Default for Options {
             answer_timeout: Duration::from_secs(5),
             idle_open: Duration::from_secs(2),
             drop_connections: 5_000,
-            seed: 0x5EED_0F_5E_4BE7C4,
+            seed: 0x005E_ED0F_5E4B_E7C4,
         }
     }
 }

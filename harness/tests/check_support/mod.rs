@@ -213,7 +213,7 @@ fn serve(s: &mut TcpStream, ctx: &Ctx) {
                 let mut out = Vec::with_capacity(n);
                 for b in std::mem::take(&mut buf) {
                     echoed += 1;
-                    if f.echo_drop && echoed % 100_000 == 0 {
+                    if f.echo_drop && echoed.is_multiple_of(100_000) {
                         continue;
                     }
                     out.push(b);
