@@ -20,29 +20,35 @@ func main() {
 	args := cli.Parse("hello", "plaintext", "json")
 	runtime.GOMAXPROCS(args.Workers)
 
+	// Only the started scenario's route is registered; every other path is 404.
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
-		w.Write([]byte("Hello world!"))
-	})
-	mux.HandleFunc("GET /plaintext", func(w http.ResponseWriter, r *http.Request) {
-		// net/http adds Date and, for a body this small, Content-Length.
-		w.Header().Set("Content-Type", "text/plain")
-		w.Write([]byte("Hello, World!"))
-	})
-	mux.HandleFunc("POST /ping", func(w http.ResponseWriter, r *http.Request) {
-		var p ping
-		if err := json.NewDecoder(r.Body).Decode(&p); err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
-			return
-		}
-		body, err := json.Marshal(p)
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusInternalServerError)
-			return
-		}
-		w.Header().Set("Content-Type", "application/json")
-		w.Write(body)
-	})
+	switch args.Scenario {
+	case "hello":
+		mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
+			w.Write([]byte("Hello world!"))
+		})
+	case "plaintext":
+		mux.HandleFunc("GET /plaintext", func(w http.ResponseWriter, r *http.Request) {
+			// net/http adds Date and, for a body this small, Content-Length.
+			w.Header().Set("Content-Type", "text/plain")
+			w.Write([]byte("Hello, World!"))
+		})
+	case "json":
+		mux.HandleFunc("POST /ping", func(w http.ResponseWriter, r *http.Request) {
+			var p ping
+			if err := json.NewDecoder(r.Body).Decode(&p); err != nil {
+				http.Error(w, err.Error(), http.StatusBadRequest)
+				return
+			}
+			body, err := json.Marshal(p)
+			if err != nil {
+				http.Error(w, err.Error(), http.StatusInternalServerError)
+				return
+			}
+			w.Header().Set("Content-Type", "application/json")
+			w.Write(body)
+		})
+	}
 
 	log.Fatal(http.ListenAndServe(args.Addr, mux))
 }
