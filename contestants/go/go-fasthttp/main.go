@@ -27,44 +27,48 @@ type ping struct {
 	Sequence int64 `json:"sequence"`
 }
 
-func handler(ctx *fasthttp.RequestCtx) {
-	switch string(ctx.Path()) {
-	case "/":
-		if ctx.IsGet() {
-			ctx.WriteString("Hello world!")
+// One handler per scenario; each answers its one route and 404 for the rest.
+var handlers = map[string]fasthttp.RequestHandler{
+	"hello": func(ctx *fasthttp.RequestCtx) {
+		if !ctx.IsGet() || string(ctx.Path()) != "/" {
+			ctx.Error("Not Found", fasthttp.StatusNotFound)
 			return
 		}
-	case "/plaintext":
-		if ctx.IsGet() {
-			ctx.SetContentType("text/plain") // Date is added by the server
-			ctx.WriteString("Hello, World!")
+		ctx.WriteString("Hello world!")
+	},
+	"plaintext": func(ctx *fasthttp.RequestCtx) {
+		if !ctx.IsGet() || string(ctx.Path()) != "/plaintext" {
+			ctx.Error("Not Found", fasthttp.StatusNotFound)
 			return
 		}
-	case "/ping":
-		if ctx.IsPost() {
-			var p ping
-			if err := json.Unmarshal(ctx.PostBody(), &p); err != nil {
-				ctx.Error(err.Error(), fasthttp.StatusBadRequest)
-				return
-			}
-			body, err := json.Marshal(p)
-			if err != nil {
-				ctx.Error(err.Error(), fasthttp.StatusInternalServerError)
-				return
-			}
-			ctx.SetContentType("application/json")
-			ctx.SetBody(body)
+		ctx.SetContentType("text/plain") // Date is added by the server
+		ctx.WriteString("Hello, World!")
+	},
+	"json": func(ctx *fasthttp.RequestCtx) {
+		if !ctx.IsPost() || string(ctx.Path()) != "/ping" {
+			ctx.Error("Not Found", fasthttp.StatusNotFound)
 			return
 		}
-	}
-	ctx.Error("Not Found", fasthttp.StatusNotFound)
+		var p ping
+		if err := json.Unmarshal(ctx.PostBody(), &p); err != nil {
+			ctx.Error(err.Error(), fasthttp.StatusBadRequest)
+			return
+		}
+		body, err := json.Marshal(p)
+		if err != nil {
+			ctx.Error(err.Error(), fasthttp.StatusInternalServerError)
+			return
+		}
+		ctx.SetContentType("application/json")
+		ctx.SetBody(body)
+	},
 }
 
 func main() {
 	args := cli.Parse("hello", "plaintext", "json")
 	runtime.GOMAXPROCS(args.Workers) // prefork starts one child per GOMAXPROCS
 
-	server := &fasthttp.Server{Handler: handler}
+	server := &fasthttp.Server{Handler: handlers[args.Scenario]}
 	if !*preforked {
 		log.Fatal(server.ListenAndServe(args.Addr))
 	}
