@@ -153,6 +153,10 @@ pub struct BenchArgs {
     /// Never install missing Debian packages (by default they are installed when running as root).
     #[arg(long)]
     pub no_install: bool,
+    /// Before measuring, run `serverbench check`'s suite (all but the scale check) on each contestant
+    /// and record the outcome in run.json and summary.md.
+    #[arg(long)]
+    pub check: bool,
 }
 
 impl BenchArgs {
@@ -181,6 +185,7 @@ impl BenchArgs {
             start_timeout: self.start_timeout,
             rebuild: self.rebuild,
             install: !self.no_install,
+            check: self.check,
             command_line,
         }
     }

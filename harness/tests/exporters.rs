@@ -178,6 +178,7 @@ fn model() -> RunResult {
             ),
         ],
         catalog_errors: vec!["contestants/c/x/contestant.toml: field `io` is \"iouring\"; allowed values: blocking, epoll, io_uring, runtime".into()],
+        checks: Vec::new(),
     }
 }
 

@@ -286,6 +286,20 @@ fn problems(run: &RunResult) -> String {
         out.push_str("\n## Warnings\n\n");
         out.extend(warnings);
     }
+    if !run.checks.is_empty() {
+        out.push_str("\n## Conformance (bench --check)\n\n");
+        for c in &run.checks {
+            let failed: Vec<String> = c
+                .results
+                .iter()
+                .filter(|r| r.status == crate::check::Status::Fail)
+                .map(|r| format!("{} {}: {}", r.scenario, r.check, first_line(Some(&r.reason))))
+                .collect();
+            let passed = c.results.len() - failed.len();
+            out.push_str(&format!("- {}: {passed} of {} checks passed", c.contestant, c.results.len()));
+            out.push_str(&if failed.is_empty() { "\n".to_string() } else { format!("; failed: {}\n", failed.join("; ")) });
+        }
+    }
     if !run.catalog_errors.is_empty() {
         out.push_str("\n## Invalid manifests\n\n");
         out.extend(run.catalog_errors.iter().map(|e| format!("- {}\n", first_line(Some(e)))));

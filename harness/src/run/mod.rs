@@ -43,14 +43,23 @@ const VERSION_TIMEOUT: Duration = Duration::from_secs(10);
 /// Receives the model after every change worth keeping (the exporters write it to disk).
 pub type Save<'a> = dyn FnMut(&RunResult) -> anyhow::Result<()> + 'a;
 
-/// A new, unique folder for a run under `out`: `<out>/<run-id>`.
+/// A new, unique folder for a run under `out`: `<out>/<run-id>`, checked to be writable. It is made before
+/// anything is built or started, so a folder that cannot be written stops the run before any server runs.
 pub fn create_run_dir(out: &Path) -> anyhow::Result<(String, PathBuf)> {
     let base = environment::run_id(SystemTime::now());
+    let unwritable = |e: std::io::Error| {
+        anyhow::anyhow!(
+            "cannot write the results folder {}: {e}; choose a writable folder with -o DIR (nothing was started)",
+            out.display()
+        )
+    };
     for n in 1.. {
         let id = if n == 1 { base.clone() } else { format!("{base}-{n}") };
         let dir = out.join(&id);
         if !dir.exists() {
-            std::fs::create_dir_all(dir.join("logs"))?;
+            std::fs::create_dir_all(dir.join("logs")).map_err(unwritable)?;
+            let probe = dir.join(".write-test");
+            std::fs::write(&probe, b"").and_then(|()| std::fs::remove_file(&probe)).map_err(unwritable)?;
             return Ok((id, dir));
         }
     }
@@ -94,6 +103,7 @@ pub fn bench(
         contestants: selected.iter().map(|c| record(c)).collect(),
         measurements: Vec::new(),
         catalog_errors: catalog.errors.iter().map(ToString::to_string).collect(),
+        checks: Vec::new(),
     };
     for e in &catalog.errors {
         ui.warn(&format!("invalid manifest: {e}"));
@@ -105,6 +115,9 @@ pub fn bench(
 
     let mut runner = Runner { opts, catalog, run_dir, ui, stop, run: &mut run, save };
     let ready = runner.prepare(&selected)?;
+    if opts.check && !runner.stopped() {
+        runner.check(&ready)?;
+    }
     if !runner.stopped() {
         runner.measure(&ready)?;
     }
@@ -258,6 +271,34 @@ impl<'a, 's> Runner<'a, 's> {
             self.ui.step();
         }
         Ok(ready)
+    }
+
+    /// `bench --check`: runs the conformance suite (all but the slow scale check) on each contestant
+    /// before any measurement and records the outcome; a failed check is reported, not fatal.
+    fn check(&mut self, ready: &[&Contestant]) -> anyhow::Result<()> {
+        let o = self.opts;
+        let server = ServerSetup { cpus: &o.server_cpus, workers: o.workers, start_timeout: o.start_timeout, timeout: o.timeout };
+        let logs = self.run_dir.join("logs").join("checks");
+        std::fs::create_dir_all(&logs).map_err(|e| anyhow::anyhow!("cannot create {}: {e}", logs.display()))?;
+        let mut setup = crate::check::suite::SuiteSetup::new(server, logs);
+        setup.scale = None;
+        for c in ready {
+            if self.stopped() {
+                break;
+            }
+            self.ui.status(format!("checking {}", c.name));
+            let ui = self.ui;
+            let outcome = crate::check::suite::check_contestant(c, &setup, ui, self.stop, &mut |r| {
+                if r.status == crate::check::Status::Fail {
+                    ui.line(&format!("{} {} {}: FAIL: {}", r.contestant, r.scenario, r.check, r.reason.lines().next().unwrap_or_default()));
+                }
+            });
+            let total = outcome.results.len();
+            self.ui.line(&format!("{}: {} of {total} checks passed", c.name, total - outcome.failed()));
+            self.run.checks.push(outcome);
+            (self.save)(self.run)?;
+        }
+        Ok(())
     }
 
     fn measure(&mut self, ready: &[&Contestant]) -> anyhow::Result<()> {

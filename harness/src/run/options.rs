@@ -108,6 +108,8 @@ pub struct BenchOptions {
     pub rebuild: bool,
     /// Install missing apt packages when running as root.
     pub install: bool,
+    /// Run the conformance suite (without the scale check) before measuring.
+    pub check: bool,
     pub command_line: Vec<String>,
     /// Said before the run starts (for example that server and client share CPUs).
     pub notes: Vec<String>,
@@ -138,6 +140,7 @@ pub struct BenchChoices {
     pub start_timeout: Duration,
     pub rebuild: bool,
     pub install: bool,
+    pub check: bool,
     pub command_line: Vec<String>,
 }
 
@@ -167,6 +170,7 @@ impl BenchChoices {
             start_timeout: Duration::from_secs(30),
             rebuild: false,
             install: true,
+            check: false,
             command_line: Vec::new(),
         }
     }
@@ -278,6 +282,7 @@ impl BenchOptions {
             stop_grace: STOP_GRACE,
             rebuild: c.rebuild,
             install: c.install,
+            check: c.check,
             command_line: c.command_line,
             notes,
         })

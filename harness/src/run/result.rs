@@ -34,6 +34,9 @@ pub struct RunResult {
     /// Manifests that could not be read, one message each (file: field: what is allowed).
     #[serde(default)]
     pub catalog_errors: Vec<String>,
+    /// With `bench --check`: the conformance suite's outcome per contestant, before measuring.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub checks: Vec<crate::check::suite::ContestantChecks>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
