@@ -31,25 +31,43 @@ std::string_view http_date() {
   return date;
 }
 
-http::response<http::string_body> handle(const http::request<http::string_body>& req) {
-  http::response<http::string_body> res{http::status::ok, req.version()};
+using request = http::request<http::string_body>;
+using response = http::response<http::string_body>;
+
+// One route per scenario: each fills the response and returns true when the
+// request is its own, false for a 404.
+bool hello(const request& req, response& res) {
+  if (req.method() != http::verb::get || req.target() != "/") return false;
+  res.body() = "Hello world!";
+  return true;
+}
+
+bool plaintext(const request& req, response& res) {
+  if (req.method() != http::verb::get || req.target() != "/plaintext") return false;
+  res.set(http::field::content_type, "text/plain");
+  res.body() = "Hello, World!";
+  return true;
+}
+
+bool json(const request& req, response& res) {
+  if (req.method() != http::verb::post || req.target() != "/ping") return false;
+  if (auto reply = ping_reply(req.body())) {
+    res.set(http::field::content_type, "application/json");
+    res.body() = std::move(*reply);
+  } else {
+    res.result(http::status::bad_request);
+  }
+  return true;
+}
+
+// The started scenario's route, set once in main before serving.
+bool (*route)(const request&, response&) = nullptr;
+
+response handle(const request& req) {
+  response res{http::status::ok, req.version()};
   res.set(http::field::date, http_date());
   res.keep_alive(req.keep_alive());
-  if (req.method() == http::verb::get && req.target() == "/") {
-    res.body() = "Hello world!";
-  } else if (req.method() == http::verb::get && req.target() == "/plaintext") {
-    res.set(http::field::content_type, "text/plain");
-    res.body() = "Hello, World!";
-  } else if (req.method() == http::verb::post && req.target() == "/ping") {
-    if (auto reply = ping_reply(req.body())) {
-      res.set(http::field::content_type, "application/json");
-      res.body() = std::move(*reply);
-    } else {
-      res.result(http::status::bad_request);
-    }
-  } else {
-    res.result(http::status::not_found);
-  }
+  if (!route(req, res)) res.result(http::status::not_found);
   res.prepare_payload();
   return res;
 }
@@ -57,7 +75,7 @@ http::response<http::string_body> handle(const http::request<http::string_body>&
 asio::awaitable<void> session(tcp::socket sock) {
   beast::flat_buffer buffer;
   for (;;) {
-    http::request<http::string_body> req;
+    request req;
     auto [ec, n] = co_await http::async_read(sock, buffer, req, sb::use_nothrow);
     if (ec) break;
     auto res = handle(req);
@@ -70,6 +88,7 @@ asio::awaitable<void> session(tcp::socket sock) {
 
 int main(int argc, char** argv) {
   auto opt = sb::parse_args(argc, argv, {"hello", "plaintext", "json"});
+  route = opt.scenario == "hello" ? hello : opt.scenario == "plaintext" ? plaintext : json;
   asio::io_context ctx(opt.workers);
   asio::co_spawn(ctx, sb::listen(sb::make_acceptor(ctx, opt.endpoint, false), session, false), asio::detached);
 
