@@ -3,11 +3,13 @@
 //! checking that no process of its tree survives and its port is free.
 
 use std::collections::HashSet;
-use std::fs::File;
+use std::fs::{File, OpenOptions};
+use std::io::{Read as _, Seek as _, SeekFrom, Write as _};
 use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ExitStatus, Stdio};
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::cpus::CpuSet;
@@ -18,6 +20,14 @@ use super::process;
 pub const LOG_TAIL_LINES: usize = 15;
 const KILL_WAIT: Duration = Duration::from_secs(2);
 const PORT_RELEASE_WAIT: Duration = Duration::from_secs(2);
+/// A server's log is kept under about this size: past it, the middle is dropped and a line says how much.
+/// The server writes to the file itself (never to a pipe that could fill), so a contestant that floods its
+/// output neither stalls nor fills the disk.
+pub const LOG_LIMIT: u64 = 16 << 20;
+/// What a trimmed log keeps: its first bytes (the start-up messages) and its last ones.
+const LOG_KEEP_HEAD: u64 = 1 << 20;
+const LOG_KEEP_TAIL: u64 = 256 << 10;
+const LOG_CHECK_EVERY: Duration = Duration::from_millis(50);
 
 /// How to start one server.
 pub struct Launch<'a> {
@@ -38,6 +48,7 @@ pub struct Server {
     /// Every process of its tree seen so far (the leader included).
     seen: HashSet<ProcKey>,
     stopped: bool,
+    _log_limit: LogLimit,
 }
 
 /// What stopping a server found.
@@ -109,7 +120,9 @@ fn exec_simple(command: &str) -> String {
 
 impl Server {
     pub fn start(launch: Launch, port: u16) -> anyhow::Result<Server> {
-        let log = File::create(&launch.log)?;
+        // Appending, so that the server's writes follow the end of the file when it is trimmed.
+        File::create(&launch.log)?;
+        let log = OpenOptions::new().append(true).open(&launch.log)?;
         let mut cmd = process::shell(&exec_simple(&launch.command), launch.cwd);
         cmd.envs(launch.env.iter().map(|(k, v)| (k, v)))
             .stdin(Stdio::null())
@@ -117,7 +130,8 @@ impl Server {
             .stderr(log);
         let child = process::spawn_group(&mut cmd, Some(launch.cpus))
             .map_err(|e| anyhow::anyhow!("could not start `{}`: {e}", launch.command))?;
-        let mut server = Server { port, log: launch.log, child, exit: None, seen: HashSet::new(), stopped: false };
+        let _log_limit = LogLimit::watch(launch.log.clone());
+        let mut server = Server { port, log: launch.log, child, exit: None, seen: HashSet::new(), stopped: false, _log_limit };
         server.remember_tree();
         Ok(server)
     }
@@ -242,6 +256,70 @@ impl Server {
     }
 }
 
+/// Keeps a server's log under `LOG_LIMIT` while the server lives: a thread looks at its size every
+/// `LOG_CHECK_EVERY` and trims it. Dropping this wakes the thread for one last look and waits for it, so
+/// that the runner never exits in the middle of a trim.
+#[derive(Debug)]
+struct LogLimit {
+    done: Arc<AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl LogLimit {
+    fn watch(path: PathBuf) -> LogLimit {
+        let done = Arc::new(AtomicBool::new(false));
+        let flag = done.clone();
+        let thread = std::thread::Builder::new()
+            .name("log-limit".into())
+            .spawn(move || {
+                let mut dropped = 0;
+                loop {
+                    let last = flag.load(Ordering::Relaxed);
+                    dropped = trim_log(&path, LOG_LIMIT, dropped).unwrap_or(dropped);
+                    if last {
+                        break;
+                    }
+                    std::thread::park_timeout(LOG_CHECK_EVERY);
+                }
+            })
+            .ok();
+        LogLimit { done, thread }
+    }
+}
+
+impl Drop for LogLimit {
+    fn drop(&mut self) {
+        self.done.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            t.thread().unpark();
+            let _ = t.join();
+        }
+    }
+}
+
+/// When the log at `path` is over `limit`, keeps its first `LOG_KEEP_HEAD` bytes and its last lines (up
+/// to `LOG_KEEP_TAIL` bytes) with a line between that says how many bytes were dropped in all
+/// (`dropped_before` from earlier trims). Returns the new total. Writes the server appends meanwhile may be
+/// lost; the tail quoted in a failure message stays.
+pub fn trim_log(path: &Path, limit: u64, dropped_before: u64) -> std::io::Result<u64> {
+    let mut f = OpenOptions::new().read(true).append(true).open(path)?;
+    let size = f.metadata()?.len();
+    if size <= limit.max(LOG_KEEP_HEAD + LOG_KEEP_TAIL) {
+        return Ok(dropped_before);
+    }
+    let mut tail = vec![0; LOG_KEEP_TAIL as usize];
+    f.seek(SeekFrom::Start(size - LOG_KEEP_TAIL))?;
+    f.read_exact(&mut tail)?;
+    let cut = tail.iter().position(|&b| b == b'\n').map_or(0, |i| i + 1);
+    let tail = &tail[cut..];
+    // An earlier trim's own line lies in the part dropped now and is counted with it (a hundred bytes).
+    let dropped = dropped_before + size - LOG_KEEP_HEAD - tail.len() as u64;
+    f.set_len(LOG_KEEP_HEAD)?;
+    writeln!(f, "\n[serverbench: {dropped} bytes of this server's output dropped here to keep its log under {} MiB]", limit >> 20)?;
+    f.write_all(tail)?;
+    Ok(dropped)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -254,6 +332,27 @@ mod tests {
         assert!(port_in_use(port));
         drop(held);
         assert!(port >= PORT_FLOOR);
+    }
+
+    #[test]
+    fn a_flooded_log_keeps_its_head_and_tail_under_the_limit() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("server.log");
+        let mut text = b"started on port 1\n".to_vec();
+        while text.len() < 3 << 20 {
+            text.extend_from_slice(format!("flood line {}\n", text.len()).as_bytes());
+        }
+        text.extend_from_slice(b"the last line\n");
+        std::fs::write(&path, &text).unwrap();
+        let dropped = trim_log(&path, 2 << 20, 0).unwrap() as usize;
+        let kept = String::from_utf8_lossy(&std::fs::read(&path).unwrap()).into_owned();
+        let line = format!("\n[serverbench: {dropped} bytes of this server's output dropped here to keep its log under 2 MiB]\n");
+        assert_eq!(kept.len() - line.len() + dropped, text.len(), "what is kept and what is dropped make the whole");
+        assert!(kept.len() < 2 << 20);
+        assert!(kept.starts_with("started on port 1\n"));
+        assert!(kept.ends_with("the last line\n"));
+        assert!(kept.contains(&line));
+        assert_eq!(trim_log(&path, 2 << 20, 7).unwrap(), 7, "a log under the limit is left alone");
     }
 
     #[test]
