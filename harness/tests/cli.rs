@@ -1,35 +1,16 @@
-//! The real binary end to end: list, bench, report, responses, versions, and a run interrupted by SIGINT
-//! that keeps its results and leaves no process behind. No test asserts a speed.
+//! The real binary end to end: list, bench, report, responses, versions. Faults (a run interrupted by a
+//! signal, a port taken, an unwritable results folder) are in faults.rs. No test asserts a speed.
 
 mod common;
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::path::Path;
+use std::process::Output;
 use std::time::Duration;
 
-fn serverbench() -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_serverbench"));
-    cmd.stdin(Stdio::null());
-    cmd
-}
+use common::{only_run_dir, serverbench, text};
 
 fn run(args: &[&str]) -> Output {
     serverbench().args(args).output().unwrap()
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
-
-fn only_run_dir(out: &Path) -> PathBuf {
-    let dirs: Vec<PathBuf> = std::fs::read_dir(out)
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.is_dir() && !p.file_name().unwrap().to_string_lossy().starts_with('.'))
-        .collect();
-    assert_eq!(dirs.len(), 1, "{dirs:?}");
-    dirs[0].clone()
 }
 
 #[test]
@@ -145,53 +126,4 @@ fn mistakes_get_messages_that_say_what_to_do() {
     assert!(text(&o.stderr).contains("unknown scenario 'helo'; allowed: hello"), "{}", text(&o.stderr));
     let o = run(&["report", "/nonexistent/run"]);
     assert!(text(&o.stderr).contains("give the folder of a run"), "{}", text(&o.stderr));
-}
-
-#[test]
-fn sigint_mid_run_keeps_finished_results_and_leaves_no_process() {
-    let (tmp, catalog) = common::fixture_copy("catalog");
-    let out = tmp.path().join("results");
-    let child = serverbench()
-        .args([
-            "bench", "fake-good", "fake-stubborn", "--contestants", catalog.to_str().unwrap(), "-o",
-            out.to_str().unwrap(), "-d", "1s", "--warmup", "0", "--rounds", "30", "-c", "4",
-        ])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    // Wait until at least one round of each is in run.json, then interrupt.
-    let rounds_done = || -> usize {
-        let Ok(entries) = std::fs::read_dir(&out) else { return 0 };
-        let Some(dir) = entries.flatten().map(|e| e.path()).find(|p| p.join("run.json").is_file()) else { return 0 };
-        let Ok(text) = std::fs::read_to_string(dir.join("run.json")) else { return 0 };
-        let Ok(json) = serde_json::from_str::<serde_json::Value>(&text) else { return 0 };
-        json["measurements"].as_array().map(|ms| ms.iter().map(|m| m["rounds"].as_array().map_or(0, Vec::len)).min().unwrap_or(0)).unwrap_or(0)
-    };
-    if !common::eventually(Duration::from_secs(60), || rounds_done() >= 1) {
-        unsafe { libc::kill(child.id() as i32, libc::SIGKILL) };
-        let o = child.wait_with_output().unwrap();
-        panic!("no round finished:\n{}\n{}", text(&o.stdout), text(&o.stderr));
-    }
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    let o = child.wait_with_output().unwrap();
-    let stderr = text(&o.stderr);
-    assert_eq!(o.status.code(), Some(130), "{stderr}");
-    let last = stderr.lines().last().unwrap_or_default();
-    assert!(last.starts_with("serverbench: interrupted; the finished results are in "), "{stderr}");
-
-    let dir = only_run_dir(&out);
-    assert!(last.ends_with(dir.to_str().unwrap()), "{last}");
-    let run = serverbench::report::load(&dir).unwrap();
-    assert!(run.interrupted);
-    assert!(run.measurements.iter().all(|m| !m.rounds.is_empty()), "finished rounds are kept");
-    let statuses: Vec<_> = run.measurements.iter().map(|m| (m.status, m.reason.clone())).collect();
-    assert!(run.measurements.iter().all(|m| m.status == serverbench::run::result::MeasurementStatus::Interrupted), "{statuses:?}");
-    assert!(std::fs::read_to_string(dir.join("summary.md")).unwrap().contains("interrupted"));
-    // The stubborn server ignores SIGTERM: it must have been killed all the same.
-    assert!(
-        common::eventually(Duration::from_secs(5), || common::processes_mentioning(tmp.path()).is_empty()),
-        "left behind: {:?}",
-        common::processes_mentioning(tmp.path())
-    );
 }

@@ -57,3 +57,26 @@ pub fn eventually(limit: Duration, mut done: impl FnMut() -> bool) -> bool {
     }
     done()
 }
+
+/// The serverbench binary, with no input.
+pub fn serverbench() -> std::process::Command {
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_serverbench"));
+    cmd.stdin(std::process::Stdio::null());
+    cmd
+}
+
+pub fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// The one run folder under `out`.
+pub fn only_run_dir(out: &Path) -> PathBuf {
+    let dirs: Vec<PathBuf> = std::fs::read_dir(out)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.is_dir() && !p.file_name().unwrap().to_string_lossy().starts_with('.'))
+        .collect();
+    assert_eq!(dirs.len(), 1, "{dirs:?}");
+    dirs[0].clone()
+}
