@@ -63,6 +63,8 @@ async fn serve(addr: (&str, u16), scenario: Scenario) -> io::Result<()> {
             // pipeline_flush: answers to pipelined requests leave in one write.
             let _ = http1::Builder::new()
                 .pipeline_flush(true)
+                // Refuse (431) request heads over 64 KiB instead of buffering up to hyper's ~400 KiB default.
+                .max_header_size(64 << 10)
                 .serve_connection(TokioIo::new(stream), service)
                 .await;
         });
