@@ -2,7 +2,11 @@
 //! runtime with its own copy of the App; an acceptor thread hands connections to them.
 use std::{env, io, process};
 
-use actix_web::{web, App, HttpResponse, HttpServer};
+use actix_web::body::MessageBody;
+use actix_web::dev::{ServiceRequest, ServiceResponse};
+use actix_web::http::StatusCode;
+use actix_web::middleware::{from_fn, Next};
+use actix_web::{web, App, Error, HttpResponse, HttpServer};
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Copy)]
@@ -30,6 +34,22 @@ async fn ping(ping: web::Json<Ping>) -> web::Json<Ping> {
     ping
 }
 
+// actix-http 3 has no header-size setting (only its fixed 128 KiB read buffer): refuse headers over 64 KiB here.
+const MAX_HEADER_BYTES: usize = 64 << 10;
+
+async fn limit_headers(
+    req: ServiceRequest,
+    next: Next<impl MessageBody + 'static>,
+) -> Result<ServiceResponse, Error> {
+    // Each header line is "name: value\r\n".
+    let size: usize = req.headers().iter().map(|(name, value)| name.as_str().len() + value.len() + 4).sum();
+    if size > MAX_HEADER_BYTES {
+        let response = HttpResponse::build(StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE).force_close().finish();
+        return Ok(req.into_response(response));
+    }
+    Ok(next.call(req).await?.map_into_boxed_body())
+}
+
 fn main() -> io::Result<()> {
     let args: Vec<String> = env::args().collect();
     if args.len() != 5 {
@@ -52,7 +72,7 @@ fn main() -> io::Result<()> {
     actix_web::rt::System::new().block_on(async move {
         HttpServer::new(move || {
             // Unrouted paths get actix's default 404.
-            let app = App::new();
+            let app = App::new().wrap(from_fn(limit_headers));
             match scenario {
                 Scenario::Hello => app.default_service(web::to(hello)),
                 Scenario::Plaintext => app.route("/plaintext", web::get().to(plaintext)),
