@@ -19,10 +19,15 @@ esac
 dir=$(cd "$(dirname "$0")" && pwd)
 prefix=$dir/build/$port
 mkdir -p "$prefix"
+# The workers' open-files limit: the hard limit, read here since nginx cannot go above it.
+nofile=$(ulimit -Hn)
+case $nofile in
+    ''|*[!0-9]*) nofile=1048576 ;;    # "unlimited"
+esac
 # As root, workers would switch to the build's default user (nobody); keep them as the caller.
 # As any other user nginx cannot switch, and warns if asked to.
 user=
 if [ "$(id -u)" = 0 ]; then user="user root;"; fi
-sed -e "s|@USER@|$user|" -e "s|@WORKERS@|$workers|" -e "s|@LISTEN@|$listen|" \
+sed -e "s|@USER@|$user|" -e "s|@WORKERS@|$workers|" -e "s|@NOFILE@|$nofile|" -e "s|@LISTEN@|$listen|" \
     -e "s|@LOCATIONS@|$dir/$scenario.conf|" "$dir/nginx.conf.in" > "$prefix/nginx.conf"
 exec nginx -p "$prefix/" -c "$prefix/nginx.conf" -e stderr
