@@ -44,7 +44,7 @@ fn catalog(select: &SelectArgs) -> anyhow::Result<Catalog> {
 }
 
 /// Ctrl-C and SIGTERM raise the returned flag instead of ending the process, so every server is stopped.
-fn interrupt_flag() -> anyhow::Result<Arc<AtomicBool>> {
+pub fn interrupt_flag() -> anyhow::Result<Arc<AtomicBool>> {
     let flag = Arc::new(AtomicBool::new(false));
     for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
         signal_hook::flag::register(signal, flag.clone())?;

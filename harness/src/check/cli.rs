@@ -4,8 +4,7 @@
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use clap::Args;
@@ -103,7 +102,7 @@ pub fn run(args: CheckArgs, ui: &Ui) -> anyhow::Result<()> {
     let (id, dir) = run::create_run_dir(&out.join("checks"))?;
     let logs = dir.join("logs");
     ui.line(&format!("check {id}: writing {}", dir.display()));
-    let stop = interrupt_flag()?;
+    let stop = crate::commands::interrupt_flag()?;
     let sys_info = System::detect();
     install_clients(sys_info, !args.no_install, &logs, ui);
     // The bad-input check opens thousands of sockets; the scale check spreads the rest over processes.
@@ -222,11 +221,3 @@ fn install_clients(sys_info: System, install: bool, logs: &Path, ui: &Ui) {
     }
 }
 
-/// Ctrl-C and SIGTERM raise the flag instead of ending the process, so every server is stopped.
-fn interrupt_flag() -> anyhow::Result<Arc<AtomicBool>> {
-    let flag = Arc::new(AtomicBool::new(false));
-    for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-        signal_hook::flag::register(signal, flag.clone())?;
-    }
-    Ok(flag)
-}
