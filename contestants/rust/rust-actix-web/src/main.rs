@@ -1,6 +1,6 @@
 //! actix-web 4: HttpServer starts `workers` threads, each running its own single-threaded
 //! runtime with its own copy of the App; an acceptor thread hands connections to them.
-use std::{env, io, process};
+use std::io;
 
 use actix_web::body::MessageBody;
 use actix_web::dev::{ServiceRequest, ServiceResponse};
@@ -51,23 +51,15 @@ async fn limit_headers(
 }
 
 fn main() -> io::Result<()> {
-    let args: Vec<String> = env::args().collect();
-    if args.len() != 5 {
-        eprintln!("usage: {} <hello|plaintext|json> <host> <port> <workers>", args[0]);
-        process::exit(2);
-    }
-    let scenario = match args[1].as_str() {
+    let args = sb_args::parse(&["hello", "plaintext", "json"]);
+    let scenario = match args.scenario.as_str() {
         "hello" => Scenario::Hello,
         "plaintext" => Scenario::Plaintext,
-        "json" => Scenario::Json,
-        other => {
-            eprintln!("unsupported scenario: {other}");
-            process::exit(2);
-        }
+        _ => Scenario::Json,
     };
-    let host = args[2].clone();
-    let port: u16 = args[3].parse().expect("port must be a number");
-    let workers: usize = args[4].parse().expect("workers must be a number");
+    let host = args.host.clone();
+    let port: u16 = args.port;
+    let workers: usize = args.workers;
 
     actix_web::rt::System::new().block_on(async move {
         HttpServer::new(move || {

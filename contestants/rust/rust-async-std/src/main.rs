@@ -7,7 +7,7 @@ use async_std::net::{TcpListener, TcpStream};
 use async_std::stream::StreamExt;
 use async_std::task;
 
-const HELLO: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Length: 12\r\n\r\nHello world!";
+use sb_args::HELLO;
 
 #[derive(Clone, Copy)]
 enum Scenario {
@@ -17,35 +17,23 @@ enum Scenario {
 }
 
 fn main() {
-    let args: Vec<String> = env::args().collect();
-    if args.len() != 5 {
-        eprintln!("usage: {} <hello|hello-timeout|echo> <host> <port> <workers>", args[0]);
-        process::exit(2);
-    }
-    let scenario = match args[1].as_str() {
+    let args = sb_args::parse(&["hello", "hello-timeout", "echo"]);
+    let scenario = match args.scenario.as_str() {
         "hello" => Scenario::Hello,
-        "hello-timeout" => Scenario::HelloTimeout(timeout_from_env()),
-        "echo" => Scenario::Echo,
-        other => {
-            eprintln!("unsupported scenario: {other}");
-            process::exit(2);
-        }
+        "hello-timeout" => Scenario::HelloTimeout(sb_args::timeout_from_env()),
+        _ => Scenario::Echo,
     };
-    let workers: usize = args[4].parse().expect("workers must be a number");
+    let workers: usize = args.workers;
     // The global executor sizes its thread pool from this variable when it first starts;
     // no other thread exists yet.
     env::set_var("ASYNC_STD_THREAD_COUNT", workers.to_string());
-    let (host, port) = (args[2].as_str(), args[3].parse::<u16>().expect("port must be a number"));
+    let (host, port) = (args.host.as_str(), args.port);
     if let Err(e) = task::block_on(serve((host, port), scenario)) {
         eprintln!("cannot listen on {host} port {port}: {e}");
         process::exit(1);
     }
 }
 
-fn timeout_from_env() -> Duration {
-    let ms = env::var("SB_TIMEOUT_MS").ok().and_then(|v| v.parse().ok()).unwrap_or(5000);
-    Duration::from_millis(ms)
-}
 
 async fn serve(addr: (&str, u16), scenario: Scenario) -> io::Result<()> {
     // std's bind, underneath, sets SO_REUSEADDR on Unix.

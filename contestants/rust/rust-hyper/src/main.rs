@@ -1,6 +1,6 @@
 //! hyper 1.x HTTP/1.1 server on tokio's multi-thread work-stealing runtime, one task per connection.
 use std::convert::Infallible;
-use std::{env, io, process};
+use std::{io, process};
 
 use http_body_util::{BodyExt, Full};
 use hyper::body::{Bytes, Incoming};
@@ -25,27 +25,19 @@ struct Ping {
 }
 
 fn main() {
-    let args: Vec<String> = env::args().collect();
-    if args.len() != 5 {
-        eprintln!("usage: {} <hello|plaintext|json> <host> <port> <workers>", args[0]);
-        process::exit(2);
-    }
-    let scenario = match args[1].as_str() {
+    let args = sb_args::parse(&["hello", "plaintext", "json"]);
+    let scenario = match args.scenario.as_str() {
         "hello" => Scenario::Hello,
         "plaintext" => Scenario::Plaintext,
-        "json" => Scenario::Json,
-        other => {
-            eprintln!("unsupported scenario: {other}");
-            process::exit(2);
-        }
+        _ => Scenario::Json,
     };
-    let workers: usize = args[4].parse().expect("workers must be a number");
+    let workers: usize = args.workers;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(workers)
         .enable_all()
         .build()
         .expect("failed to build the tokio runtime");
-    let (host, port) = (args[2].as_str(), args[3].parse::<u16>().expect("port must be a number"));
+    let (host, port) = (args.host.as_str(), args.port);
     if let Err(e) = runtime.block_on(serve((host, port), scenario)) {
         eprintln!("cannot listen on {host} port {port}: {e}");
         process::exit(1);

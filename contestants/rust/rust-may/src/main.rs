@@ -1,7 +1,7 @@
 //! may_minihttp: a minimal HTTP/1.1 server on may's stackful coroutines. Each connection is a
 //! coroutine written as blocking code; may's `workers` scheduler threads steal coroutines from each other.
 use std::io::{self, Read};
-use std::{env, process};
+use std::process;
 
 use may_minihttp::{HttpServer, HttpService, Request, Response};
 use serde::{Deserialize, Serialize};
@@ -52,23 +52,15 @@ impl HttpService for Service {
 }
 
 fn main() {
-    let args: Vec<String> = env::args().collect();
-    if args.len() != 5 {
-        eprintln!("usage: {} <hello|plaintext|json> <host> <port> <workers>", args[0]);
-        process::exit(2);
-    }
-    let scenario = match args[1].as_str() {
+    let args = sb_args::parse(&["hello", "plaintext", "json"]);
+    let scenario = match args.scenario.as_str() {
         "hello" => Scenario::Hello,
         "plaintext" => Scenario::Plaintext,
-        "json" => Scenario::Json,
-        other => {
-            eprintln!("unsupported scenario: {other}");
-            process::exit(2);
-        }
+        _ => Scenario::Json,
     };
-    let workers: usize = args[4].parse().expect("workers must be a number");
+    let workers: usize = args.workers;
     may::config().set_workers(workers);
-    let (host, port) = (args[2].as_str(), args[3].parse::<u16>().expect("port must be a number"));
+    let (host, port) = (args.host.as_str(), args.port);
     match HttpServer(Service(scenario)).start((host, port)) {
         Ok(server) => server.wait(),
         Err(e) => {

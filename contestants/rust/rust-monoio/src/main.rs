@@ -1,7 +1,7 @@
 //! monoio: thread per core on io_uring. Each of `workers` threads owns a runtime on the io_uring
 //! driver (no epoll fallback) and a SO_REUSEPORT listener; buffers are passed to the kernel by value.
 use std::time::Duration;
-use std::{env, io, process, thread};
+use std::{io, process, thread};
 
 use monoio::buf::IoBuf;
 use monoio::io::{AsyncReadRent, AsyncWriteRentExt};
@@ -9,7 +9,7 @@ use monoio::net::{ListenerOpts, TcpListener, TcpStream};
 use monoio::time::timeout;
 use monoio::{IoUringDriver, RuntimeBuilder};
 
-const HELLO: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Length: 12\r\n\r\nHello world!";
+use sb_args::HELLO;
 
 #[derive(Clone, Copy)]
 enum Scenario {
@@ -19,22 +19,14 @@ enum Scenario {
 }
 
 fn main() {
-    let args: Vec<String> = env::args().collect();
-    if args.len() != 5 {
-        eprintln!("usage: {} <hello|hello-timeout|echo> <host> <port> <workers>", args[0]);
-        process::exit(2);
-    }
-    let scenario = match args[1].as_str() {
+    let args = sb_args::parse(&["hello", "hello-timeout", "echo"]);
+    let scenario = match args.scenario.as_str() {
         "hello" => Scenario::Hello,
-        "hello-timeout" => Scenario::HelloTimeout(timeout_from_env()),
-        "echo" => Scenario::Echo,
-        other => {
-            eprintln!("unsupported scenario: {other}");
-            process::exit(2);
-        }
+        "hello-timeout" => Scenario::HelloTimeout(sb_args::timeout_from_env()),
+        _ => Scenario::Echo,
     };
-    let (host, port) = (args[2].clone(), args[3].parse::<u16>().expect("port must be a number"));
-    let workers: usize = args[4].parse().expect("workers must be a number");
+    let (host, port) = (args.host.clone(), args.port);
+    let workers: usize = args.workers;
 
     let threads: Vec<_> = (0..workers.max(1))
         .map(|_| {
@@ -59,10 +51,6 @@ fn main() {
     }
 }
 
-fn timeout_from_env() -> Duration {
-    let ms = env::var("SB_TIMEOUT_MS").ok().and_then(|v| v.parse().ok()).unwrap_or(5000);
-    Duration::from_millis(ms)
-}
 
 async fn serve(addr: (&str, u16), scenario: Scenario) -> io::Result<()> {
     let opts = ListenerOpts::new().reuse_port(true).reuse_addr(true);

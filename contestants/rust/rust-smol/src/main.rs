@@ -2,13 +2,13 @@
 //! tasks that any of those threads may steal.
 use std::net::{SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
 use std::time::Duration;
-use std::{env, io, process, thread};
+use std::{io, process, thread};
 
 use smol::future::{self, FutureExt};
 use smol::io::{AsyncReadExt, AsyncWriteExt};
 use smol::{Async, Executor, Timer};
 
-const HELLO: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Length: 12\r\n\r\nHello world!";
+use sb_args::HELLO;
 
 static EX: Executor<'static> = Executor::new();
 
@@ -20,26 +20,18 @@ enum Scenario {
 }
 
 fn main() {
-    let args: Vec<String> = env::args().collect();
-    if args.len() != 5 {
-        eprintln!("usage: {} <hello|hello-timeout|echo> <host> <port> <workers>", args[0]);
-        process::exit(2);
-    }
-    let scenario = match args[1].as_str() {
+    let args = sb_args::parse(&["hello", "hello-timeout", "echo"]);
+    let scenario = match args.scenario.as_str() {
         "hello" => Scenario::Hello,
-        "hello-timeout" => Scenario::HelloTimeout(timeout_from_env()),
-        "echo" => Scenario::Echo,
-        other => {
-            eprintln!("unsupported scenario: {other}");
-            process::exit(2);
-        }
+        "hello-timeout" => Scenario::HelloTimeout(sb_args::timeout_from_env()),
+        _ => Scenario::Echo,
     };
-    let addr = (args[2].as_str(), args[3].parse::<u16>().expect("port must be a number"))
+    let addr = (args.host.as_str(), args.port)
         .to_socket_addrs()
         .ok()
         .and_then(|mut addrs| addrs.next())
         .expect("cannot resolve the listen address");
-    let workers: usize = args[4].parse().expect("workers must be a number");
+    let workers: usize = args.workers;
 
     // smol::block_on also drives the I/O reactor whenever its thread would otherwise sleep.
     for _ in 1..workers {
@@ -51,10 +43,6 @@ fn main() {
     }
 }
 
-fn timeout_from_env() -> Duration {
-    let ms = env::var("SB_TIMEOUT_MS").ok().and_then(|v| v.parse().ok()).unwrap_or(5000);
-    Duration::from_millis(ms)
-}
 
 async fn serve(addr: SocketAddr, scenario: Scenario) -> io::Result<()> {
     // std's bind, underneath, sets SO_REUSEADDR on Unix.

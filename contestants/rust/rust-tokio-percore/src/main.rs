@@ -2,13 +2,13 @@
 //! SO_REUSEPORT listener, so the kernel spreads connections and tasks never change threads.
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::time::Duration;
-use std::{env, io, process, thread};
+use std::{io, process, thread};
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpSocket, TcpStream};
 use tokio::time::timeout;
 
-const HELLO: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Length: 12\r\n\r\nHello world!";
+use sb_args::HELLO;
 
 #[derive(Clone, Copy)]
 enum Scenario {
@@ -18,26 +18,18 @@ enum Scenario {
 }
 
 fn main() {
-    let args: Vec<String> = env::args().collect();
-    if args.len() != 5 {
-        eprintln!("usage: {} <hello|hello-timeout|echo> <host> <port> <workers>", args[0]);
-        process::exit(2);
-    }
-    let scenario = match args[1].as_str() {
+    let args = sb_args::parse(&["hello", "hello-timeout", "echo"]);
+    let scenario = match args.scenario.as_str() {
         "hello" => Scenario::Hello,
-        "hello-timeout" => Scenario::HelloTimeout(timeout_from_env()),
-        "echo" => Scenario::Echo,
-        other => {
-            eprintln!("unsupported scenario: {other}");
-            process::exit(2);
-        }
+        "hello-timeout" => Scenario::HelloTimeout(sb_args::timeout_from_env()),
+        _ => Scenario::Echo,
     };
-    let addr = (args[2].as_str(), args[3].parse::<u16>().expect("port must be a number"))
+    let addr = (args.host.as_str(), args.port)
         .to_socket_addrs()
         .ok()
         .and_then(|mut addrs| addrs.next())
         .expect("cannot resolve the listen address");
-    let workers: usize = args[4].parse().expect("workers must be a number");
+    let workers: usize = args.workers;
 
     let threads: Vec<_> = (0..workers.max(1))
         .map(|_| {
@@ -58,10 +50,6 @@ fn main() {
     }
 }
 
-fn timeout_from_env() -> Duration {
-    let ms = env::var("SB_TIMEOUT_MS").ok().and_then(|v| v.parse().ok()).unwrap_or(5000);
-    Duration::from_millis(ms)
-}
 
 async fn serve(addr: SocketAddr, scenario: Scenario) -> io::Result<()> {
     let socket = if addr.is_ipv4() { TcpSocket::new_v4()? } else { TcpSocket::new_v6()? };

@@ -1,12 +1,12 @@
 //! Tokio's multi-thread work-stealing runtime with raw TcpListener/TcpStream, one task per connection.
 use std::time::Duration;
-use std::{env, io, process};
+use std::{io, process};
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::time::timeout;
 
-const HELLO: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Length: 12\r\n\r\nHello world!";
+use sb_args::HELLO;
 
 #[derive(Clone, Copy)]
 enum Scenario {
@@ -16,37 +16,25 @@ enum Scenario {
 }
 
 fn main() {
-    let args: Vec<String> = env::args().collect();
-    if args.len() != 5 {
-        eprintln!("usage: {} <hello|hello-timeout|echo> <host> <port> <workers>", args[0]);
-        process::exit(2);
-    }
-    let scenario = match args[1].as_str() {
+    let args = sb_args::parse(&["hello", "hello-timeout", "echo"]);
+    let scenario = match args.scenario.as_str() {
         "hello" => Scenario::Hello,
-        "hello-timeout" => Scenario::HelloTimeout(timeout_from_env()),
-        "echo" => Scenario::Echo,
-        other => {
-            eprintln!("unsupported scenario: {other}");
-            process::exit(2);
-        }
+        "hello-timeout" => Scenario::HelloTimeout(sb_args::timeout_from_env()),
+        _ => Scenario::Echo,
     };
-    let workers: usize = args[4].parse().expect("workers must be a number");
+    let workers: usize = args.workers;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(workers)
         .enable_all()
         .build()
         .expect("failed to build the tokio runtime");
-    let (host, port) = (args[2].as_str(), args[3].parse::<u16>().expect("port must be a number"));
+    let (host, port) = (args.host.as_str(), args.port);
     if let Err(e) = runtime.block_on(serve((host, port), scenario)) {
         eprintln!("cannot listen on {host} port {port}: {e}");
         process::exit(1);
     }
 }
 
-fn timeout_from_env() -> Duration {
-    let ms = env::var("SB_TIMEOUT_MS").ok().and_then(|v| v.parse().ok()).unwrap_or(5000);
-    Duration::from_millis(ms)
-}
 
 async fn serve(addr: (&str, u16), scenario: Scenario) -> io::Result<()> {
     // tokio sets SO_REUSEADDR on Unix listeners.

@@ -1,0 +1,40 @@
+//! What every Rust contestant shares: the command line `<server> <scenario> <host> <port> <workers>`,
+//! the `SB_TIMEOUT_MS` limit of `hello-timeout`, and the `hello` response.
+
+use std::time::Duration;
+use std::{env, process};
+
+pub const HELLO: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Length: 12\r\n\r\nHello world!";
+
+pub struct Args {
+    pub scenario: String,
+    pub host: String,
+    pub port: u16,
+    pub workers: usize,
+}
+
+/// Reads the command line. A scenario outside `scenarios`, or a malformed argument, exits with status 2.
+pub fn parse(scenarios: &[&str]) -> Args {
+    let a: Vec<String> = env::args().collect();
+    let usage = || -> Args {
+        eprintln!("usage: {} <{}> <host> <port> <workers>", a[0], scenarios.join("|"));
+        process::exit(2)
+    };
+    if a.len() != 5 {
+        return usage();
+    }
+    if !scenarios.contains(&a[1].as_str()) {
+        eprintln!("unsupported scenario: {}", a[1]);
+        process::exit(2);
+    }
+    match (a[3].parse(), a[4].parse()) {
+        (Ok(port), Ok(workers)) => Args { scenario: a[1].clone(), host: a[2].clone(), port, workers },
+        _ => usage(),
+    }
+}
+
+/// The `hello-timeout` limit on each read and each write (default 5 s).
+pub fn timeout_from_env() -> Duration {
+    let ms = env::var("SB_TIMEOUT_MS").ok().and_then(|v| v.parse().ok()).unwrap_or(5000);
+    Duration::from_millis(ms)
+}
