@@ -1,0 +1,68 @@
+//! The connection handlers of the two raw-tokio contestants, which differ only in how runtimes and
+//! listeners are arranged (work-stealing vs per-core), not in what a connection does.
+
+use std::io;
+use std::time::Duration;
+
+use sb_args::HELLO;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+use tokio::time::timeout;
+
+#[derive(Clone, Copy)]
+pub enum Scenario {
+    Hello,
+    HelloTimeout(Duration),
+    Echo,
+}
+
+impl Scenario {
+    /// The scenario named on the command line (one of hello, hello-timeout, echo).
+    pub fn of(args: &sb_args::Args) -> Scenario {
+        match args.scenario.as_str() {
+            "hello" => Scenario::Hello,
+            "hello-timeout" => Scenario::HelloTimeout(sb_args::timeout_from_env()),
+            _ => Scenario::Echo,
+        }
+    }
+}
+
+pub const SCENARIOS: &[&str] = &["hello", "hello-timeout", "echo"];
+
+/// Serves one connection until the peer closes, an error occurs or a timeout expires.
+pub async fn serve_connection(stream: TcpStream, scenario: Scenario) {
+    let _ = stream.set_nodelay(true);
+    let _ = match scenario {
+        Scenario::Hello => hello(stream).await,
+        Scenario::HelloTimeout(limit) => hello_timeout(stream, limit).await,
+        Scenario::Echo => echo(stream).await,
+    };
+}
+
+async fn hello(mut stream: TcpStream) -> io::Result<()> {
+    let mut buf = [0u8; 4096];
+    while stream.read(&mut buf).await? > 0 {
+        stream.write_all(HELLO).await?;
+    }
+    Ok(())
+}
+
+async fn hello_timeout(mut stream: TcpStream, limit: Duration) -> io::Result<()> {
+    let mut buf = [0u8; 4096];
+    // An elapsed timeout becomes an io::Error, which ends the task and closes the connection.
+    while timeout(limit, stream.read(&mut buf)).await?? > 0 {
+        timeout(limit, stream.write_all(HELLO)).await??;
+    }
+    Ok(())
+}
+
+async fn echo(mut stream: TcpStream) -> io::Result<()> {
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        let n = stream.read(&mut buf).await?;
+        if n == 0 {
+            return Ok(());
+        }
+        stream.write_all(&buf[..n]).await?;
+    }
+}
