@@ -8,13 +8,7 @@ use actix_web::http::StatusCode;
 use actix_web::middleware::{from_fn, Next};
 use actix_web::{web, App, Error, HttpResponse, HttpServer};
 use serde::{Deserialize, Serialize};
-
-#[derive(Clone, Copy)]
-enum Scenario {
-    Hello,
-    Plaintext,
-    Json,
-}
+use sb_args::Http as Scenario;
 
 #[derive(Deserialize, Serialize)]
 struct Ping {
@@ -51,12 +45,7 @@ async fn limit_headers(
 }
 
 fn main() -> io::Result<()> {
-    let args = sb_args::parse(&["hello", "plaintext", "json"]);
-    let scenario = match args.scenario.as_str() {
-        "hello" => Scenario::Hello,
-        "plaintext" => Scenario::Plaintext,
-        _ => Scenario::Json,
-    };
+    let (args, scenario) = Scenario::from_args();
     let host = args.host.clone();
     let port: u16 = args.port;
     let workers: usize = args.workers;

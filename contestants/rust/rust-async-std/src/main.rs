@@ -7,22 +7,10 @@ use async_std::net::{TcpListener, TcpStream};
 use async_std::stream::StreamExt;
 use async_std::task;
 
-use sb_args::HELLO;
-
-#[derive(Clone, Copy)]
-enum Scenario {
-    Hello,
-    HelloTimeout(Duration),
-    Echo,
-}
+use sb_args::{Raw as Scenario, HELLO};
 
 fn main() {
-    let args = sb_args::parse(&["hello", "hello-timeout", "echo"]);
-    let scenario = match args.scenario.as_str() {
-        "hello" => Scenario::Hello,
-        "hello-timeout" => Scenario::HelloTimeout(sb_args::timeout_from_env()),
-        _ => Scenario::Echo,
-    };
+    let (args, scenario) = Scenario::from_args();
     let workers: usize = args.workers;
     // The global executor sizes its thread pool from this variable when it first starts;
     // no other thread exists yet.

@@ -11,13 +11,7 @@ use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
 use serde::{Deserialize, Serialize};
 use tokio::net::TcpListener;
-
-#[derive(Clone, Copy)]
-enum Scenario {
-    Hello,
-    Plaintext,
-    Json,
-}
+use sb_args::Http as Scenario;
 
 #[derive(Deserialize, Serialize)]
 struct Ping {
@@ -25,12 +19,7 @@ struct Ping {
 }
 
 fn main() {
-    let args = sb_args::parse(&["hello", "plaintext", "json"]);
-    let scenario = match args.scenario.as_str() {
-        "hello" => Scenario::Hello,
-        "plaintext" => Scenario::Plaintext,
-        _ => Scenario::Json,
-    };
+    let (args, scenario) = Scenario::from_args();
     let workers: usize = args.workers;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(workers)

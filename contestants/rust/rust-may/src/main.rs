@@ -5,13 +5,7 @@ use std::process;
 
 use may_minihttp::{HttpServer, HttpService, Request, Response};
 use serde::{Deserialize, Serialize};
-
-#[derive(Clone, Copy)]
-enum Scenario {
-    Hello,
-    Plaintext,
-    Json,
-}
+use sb_args::Http as Scenario;
 
 #[derive(Deserialize, Serialize)]
 struct Ping {
@@ -52,12 +46,7 @@ impl HttpService for Service {
 }
 
 fn main() {
-    let args = sb_args::parse(&["hello", "plaintext", "json"]);
-    let scenario = match args.scenario.as_str() {
-        "hello" => Scenario::Hello,
-        "plaintext" => Scenario::Plaintext,
-        _ => Scenario::Json,
-    };
+    let (args, scenario) = Scenario::from_args();
     let workers: usize = args.workers;
     may::config().set_workers(workers);
     let (host, port) = (args.host.as_str(), args.port);

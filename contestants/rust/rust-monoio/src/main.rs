@@ -9,22 +9,10 @@ use monoio::net::{ListenerOpts, TcpListener, TcpStream};
 use monoio::time::timeout;
 use monoio::{IoUringDriver, RuntimeBuilder};
 
-use sb_args::HELLO;
-
-#[derive(Clone, Copy)]
-enum Scenario {
-    Hello,
-    HelloTimeout(Duration),
-    Echo,
-}
+use sb_args::{Raw as Scenario, HELLO};
 
 fn main() {
-    let args = sb_args::parse(&["hello", "hello-timeout", "echo"]);
-    let scenario = match args.scenario.as_str() {
-        "hello" => Scenario::Hello,
-        "hello-timeout" => Scenario::HelloTimeout(sb_args::timeout_from_env()),
-        _ => Scenario::Echo,
-    };
+    let (args, scenario) = Scenario::from_args();
     let (host, port) = (args.host.clone(), args.port);
     let workers: usize = args.workers;
 

@@ -8,24 +8,12 @@ use smol::future::{self, FutureExt};
 use smol::io::{AsyncReadExt, AsyncWriteExt};
 use smol::{Async, Executor, Timer};
 
-use sb_args::HELLO;
+use sb_args::{Raw as Scenario, HELLO};
 
 static EX: Executor<'static> = Executor::new();
 
-#[derive(Clone, Copy)]
-enum Scenario {
-    Hello,
-    HelloTimeout(Duration),
-    Echo,
-}
-
 fn main() {
-    let args = sb_args::parse(&["hello", "hello-timeout", "echo"]);
-    let scenario = match args.scenario.as_str() {
-        "hello" => Scenario::Hello,
-        "hello-timeout" => Scenario::HelloTimeout(sb_args::timeout_from_env()),
-        _ => Scenario::Echo,
-    };
+    let (args, scenario) = Scenario::from_args();
     let addr = (args.host.as_str(), args.port)
         .to_socket_addrs()
         .ok()

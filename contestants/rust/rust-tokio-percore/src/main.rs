@@ -7,8 +7,7 @@ use sb_tokio::{serve_connection, Scenario};
 use tokio::net::TcpSocket;
 
 fn main() {
-    let args = sb_args::parse(sb_tokio::SCENARIOS);
-    let scenario = Scenario::of(&args);
+    let (args, scenario) = Scenario::from_args();
     let addr = (args.host.as_str(), args.port)
         .to_socket_addrs()
         .ok()

@@ -5,8 +5,7 @@ use sb_tokio::{serve_connection, Scenario};
 use tokio::net::TcpListener;
 
 fn main() {
-    let args = sb_args::parse(sb_tokio::SCENARIOS);
-    let scenario = Scenario::of(&args);
+    let (args, scenario) = Scenario::from_args();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(args.workers)
         .enable_all()

@@ -33,6 +33,48 @@ pub fn parse(scenarios: &[&str]) -> Args {
     }
 }
 
+/// The scenarios of a raw runtime contestant.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Raw {
+    Hello,
+    HelloTimeout(Duration),
+    Echo,
+}
+
+impl Raw {
+    /// The command line and the scenario it names (hello, hello-timeout or echo).
+    pub fn from_args() -> (Args, Raw) {
+        let args = parse(&["hello", "hello-timeout", "echo"]);
+        let scenario = match args.scenario.as_str() {
+            "hello" => Raw::Hello,
+            "hello-timeout" => Raw::HelloTimeout(timeout_from_env()),
+            _ => Raw::Echo,
+        };
+        (args, scenario)
+    }
+}
+
+/// The scenarios of a framework contestant.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Http {
+    Hello,
+    Plaintext,
+    Json,
+}
+
+impl Http {
+    /// The command line and the scenario it names (hello, plaintext or json).
+    pub fn from_args() -> (Args, Http) {
+        let args = parse(&["hello", "plaintext", "json"]);
+        let scenario = match args.scenario.as_str() {
+            "hello" => Http::Hello,
+            "plaintext" => Http::Plaintext,
+            _ => Http::Json,
+        };
+        (args, scenario)
+    }
+}
+
 /// The `hello-timeout` limit on each read and each write (default 5 s).
 pub fn timeout_from_env() -> Duration {
     let ms = env::var("SB_TIMEOUT_MS").ok().and_then(|v| v.parse().ok()).unwrap_or(5000);

@@ -9,25 +9,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::time::timeout;
 
-#[derive(Clone, Copy)]
-pub enum Scenario {
-    Hello,
-    HelloTimeout(Duration),
-    Echo,
-}
-
-impl Scenario {
-    /// The scenario named on the command line (one of hello, hello-timeout, echo).
-    pub fn of(args: &sb_args::Args) -> Scenario {
-        match args.scenario.as_str() {
-            "hello" => Scenario::Hello,
-            "hello-timeout" => Scenario::HelloTimeout(sb_args::timeout_from_env()),
-            _ => Scenario::Echo,
-        }
-    }
-}
-
-pub const SCENARIOS: &[&str] = &["hello", "hello-timeout", "echo"];
+pub use sb_args::Raw as Scenario;
 
 /// Serves one connection until the peer closes, an error occurs or a timeout expires.
 pub async fn serve_connection(stream: TcpStream, scenario: Scenario) {
