@@ -138,6 +138,9 @@ pub struct BenchArgs {
     /// The load generator: builtin, or wrk / h2load where installed.
     #[arg(long, value_enum, default_value_t = Tool::Builtin)]
     pub tool: Tool,
+    /// How the built-in load generator moves bytes: io_uring, epoll, or auto (io_uring when the kernel has it)
+    #[arg(long = "client-io", value_enum, default_value = "auto")]
+    pub client_io: crate::load::cli::IoArg,
     /// Where run folders are written [default: <repo>/results]
     #[arg(short, long, value_name = "DIR")]
     pub out: Option<PathBuf>,
@@ -180,6 +183,7 @@ impl BenchArgs {
             duration: self.duration,
             requests: self.requests,
             tool: self.tool,
+            client_io: self.client_io.into(),
             out_dir: self.out.clone().unwrap_or_else(|| root.join("results")),
             timeout: self.timeout,
             start_timeout: self.start_timeout,

@@ -52,9 +52,13 @@ fn bench_then_report_regenerates_the_same_summary() {
     assert_eq!(json["schema"], 1);
     assert_eq!(json["environment"]["command_line"][1], "bench");
     assert_eq!(json["measurements"].as_array().unwrap().len(), 2);
+    let client_io = json["config"]["client_io"].as_str().unwrap();
+    assert!(client_io == "io_uring" || client_io.starts_with("epoll (io_uring unavailable"), "{client_io}");
+    assert!(text(&std::fs::read(dir.join("summary.md")).unwrap()).contains(&format!("(client I/O: {client_io})")));
     for m in json["measurements"].as_array().unwrap() {
         assert_eq!(m["status"], "measured");
         for r in m["rounds"].as_array().unwrap() {
+            assert_eq!(r["load"]["io"], client_io, "every round says how the client moved bytes");
             assert!(r["load"]["requests"].as_u64().unwrap() > 0);
             assert!(r["load"]["latency"].as_str().unwrap().len() > 10, "the histogram is stored");
         }
@@ -124,6 +128,10 @@ fn mistakes_get_messages_that_say_what_to_do() {
     assert!(text(&o.stderr).contains("no contestant matches 'nope'"), "{}", text(&o.stderr));
     let o = run(&["bench", "--scenario", "helo"]);
     assert!(text(&o.stderr).contains("unknown scenario 'helo'; allowed: hello"), "{}", text(&o.stderr));
+    let o = run(&["bench", "--client-io", "uring"]);
+    assert!(text(&o.stderr).contains("possible values: auto, epoll, io_uring"), "{}", text(&o.stderr));
+    let o = run(&["load", "--io", "uring", "127.0.0.1:9"]);
+    assert!(text(&o.stderr).contains("possible values: auto, epoll, io_uring"), "{}", text(&o.stderr));
     let o = run(&["report", "/nonexistent/run"]);
     assert!(text(&o.stderr).contains("give the folder of a run"), "{}", text(&o.stderr));
 }

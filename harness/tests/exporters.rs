@@ -33,6 +33,7 @@ fn round(index: u32, warmup: bool, requests: u64, latencies_us: &[u64], cpu_s: f
             threads: 1,
             connections: 64,
             interrupted: false,
+            io: "io_uring".into(),
         },
         tool_latency_ns: None,
         server: ServerUsage {
@@ -137,6 +138,7 @@ fn model() -> RunResult {
             duration_s: Some(2.0),
             requests_per_connection: None,
             tool: "builtin".into(),
+            client_io: "io_uring".into(),
             timeout_s: 5.0,
         },
         contestants: vec![

@@ -9,13 +9,14 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use load_support::*;
-use serverbench::load::{self, EchoKind, HttpRequest, LoadConfig, LoadReport, Mode, Stop, Workload};
+use serverbench::load::{self, EchoKind, HttpRequest, IoBackend, LoadConfig, LoadReport, Mode, Stop, Workload};
 
-fn config(addr: std::net::SocketAddr, threads: usize, connections: usize, per_connection: u64) -> LoadConfig {
+fn config(io: IoBackend, addr: std::net::SocketAddr, threads: usize, connections: usize, per_connection: u64) -> LoadConfig {
     LoadConfig {
         threads,
         connections,
         stop: Stop::RequestsPerConnection(per_connection),
+        io,
         ..LoadConfig::new(addr)
     }
 }
@@ -30,10 +31,9 @@ fn no_check(c: &mut LoadConfig) {
     }
 }
 
-#[test]
-fn sends_exactly_threads_times_connections_times_r() {
+fn sends_exactly_threads_times_connections_times_r(io: IoBackend) {
     let server = hello_server();
-    let r = run(&config(server.addr, 3, 12, 50));
+    let r = run(&config(io, server.addr, 3, 12, 50));
     assert_eq!(r.requests, 600);
     assert_eq!(server.counters.requests.load(Ordering::SeqCst), 600);
     assert_eq!(r.errors.total(), 0, "{:?}", r.errors);
@@ -44,10 +44,18 @@ fn sends_exactly_threads_times_connections_times_r() {
     assert_eq!(r.bytes_read, 600 * 51);
     assert_eq!(r.threads, 3);
     assert!(r.duration_s > 0.0);
+    assert_eq!(r.io, io.name(), "the report names the backend that ran");
 }
 
 #[test]
-fn responses_split_over_many_reads() {
+fn auto_names_the_backend_it_chose() {
+    let server = hello_server();
+    let r = run(&config(IoBackend::Auto, server.addr, 1, 2, 5));
+    assert_eq!(r.requests, 10);
+    assert!(r.io == "io_uring" || r.io.starts_with("epoll (io_uring unavailable: "), "{}", r.io);
+}
+
+fn responses_split_over_many_reads(io: IoBackend) {
     let server = serve(Arc::new(|mut s: TcpStream, c: &Counters| {
         s.set_nodelay(true).unwrap();
         let mut buf = [0u8; 4096];
@@ -64,20 +72,19 @@ fn responses_split_over_many_reads() {
             }
         }
     }));
-    let r = run(&config(server.addr, 1, 2, 20));
+    let r = run(&config(io, server.addr, 1, 2, 20));
     assert_eq!(r.requests, 40);
     assert_eq!(r.errors.total(), 0, "{:?}", r.errors);
 }
 
-#[test]
-fn pipelined_requests_and_many_responses_in_one_read() {
+fn pipelined_requests_and_many_responses_in_one_read(io: IoBackend) {
     let biggest_batch = Arc::new(AtomicU64::new(0));
     let b = biggest_batch.clone();
     let server = http_server(move |n, _| {
         b.fetch_max(n, Ordering::SeqCst);
         HELLO.repeat(n as usize)
     });
-    let mut c = config(server.addr, 1, 4, 160);
+    let mut c = config(io, server.addr, 1, 4, 160);
     c.workload = Workload::for_scenario("hello", 16, true).unwrap();
     let r = run(&c);
     assert_eq!(r.requests, 640);
@@ -86,33 +93,30 @@ fn pipelined_requests_and_many_responses_in_one_read() {
     assert!(biggest_batch.load(Ordering::SeqCst) > 1, "the server never saw two requests in one read");
 }
 
-#[test]
-fn chunked_bodies_are_framed() {
+fn chunked_bodies_are_framed(io: IoBackend) {
     let server = http_server(|n, _| {
         b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nHello\r\n8\r\n, world!\r\n0\r\n\r\n".repeat(n as usize)
     });
-    let mut c = config(server.addr, 1, 3, 30);
+    let mut c = config(io, server.addr, 1, 3, 30);
     no_check(&mut c);
     let r = run(&c);
     assert_eq!(r.requests, 90);
     assert_eq!(r.errors.total(), 0, "{:?}", r.errors);
 }
 
-#[test]
-fn a_2ms_server_shows_a_2ms_median() {
+fn a_2ms_server_shows_a_2ms_median(io: IoBackend) {
     let baseline_server = hello_server();
-    let base = run(&config(baseline_server.addr, 1, 1, 300)).latency.value_at_quantile(0.5);
+    let base = run(&config(io, baseline_server.addr, 1, 1, 300)).latency.value_at_quantile(0.5);
     let slow = http_server(|n, _| {
         std::thread::sleep(Duration::from_millis(2));
         HELLO.repeat(n as usize)
     });
-    let median = run(&config(slow.addr, 1, 1, 300)).latency.value_at_quantile(0.5) as f64;
+    let median = run(&config(io, slow.addr, 1, 1, 300)).latency.value_at_quantile(0.5) as f64;
     let want = 2_000_000.0 + base as f64;
     assert!((median - want).abs() <= 0.1 * want, "median {median} ns, expected 2 ms + baseline {base} ns");
 }
 
-#[test]
-fn rate_mode_corrects_for_a_stall_and_uncorrected_hides_it() {
+fn rate_mode_corrects_for_a_stall_and_uncorrected_hides_it(io: IoBackend) {
     let gate = Arc::new(Mutex::new(()));
     let served = Arc::new(AtomicU64::new(0));
     let (g, s) = (gate.clone(), served.clone());
@@ -123,7 +127,7 @@ fn rate_mode_corrects_for_a_stall_and_uncorrected_hides_it() {
         }
         HELLO.repeat(n as usize)
     });
-    let mut c = config(server.addr, 1, 2, 1);
+    let mut c = config(io, server.addr, 1, 2, 1);
     c.mode = Mode::Rate { requests_per_s: 4000.0 };
     c.stop = Stop::Duration { warmup: Duration::ZERO, measure: Duration::from_secs(3) };
     let r = run(&c);
@@ -136,10 +140,9 @@ fn rate_mode_corrects_for_a_stall_and_uncorrected_hides_it() {
     assert!(r.latency_uncorrected.as_ref().unwrap().max() >= 150_000_000, "the stalled request itself is seen");
 }
 
-#[test]
-fn status_errors_are_counted_as_completed_responses() {
+fn status_errors_are_counted_as_completed_responses(io: IoBackend) {
     let server = http_server(|n, _| b"HTTP/1.1 500 Oops\r\nContent-Length: 0\r\n\r\n".repeat(n as usize));
-    let mut c = config(server.addr, 1, 2, 10);
+    let mut c = config(io, server.addr, 1, 2, 10);
     no_check(&mut c);
     let r = run(&c);
     assert_eq!(r.requests, 20);
@@ -147,42 +150,38 @@ fn status_errors_are_counted_as_completed_responses() {
     assert_eq!(r.status.s5xx, 20);
 }
 
-#[test]
-fn wrong_bytes_are_mismatch_errors() {
+fn wrong_bytes_are_mismatch_errors(io: IoBackend) {
     let server = http_server(|n, _| b"HTTP/1.1 200 OK\r\nContent-Length: 12\r\n\r\nHello World!".repeat(n as usize));
-    let r = run(&config(server.addr, 1, 2, 10));
+    let r = run(&config(io, server.addr, 1, 2, 10));
     assert_eq!(r.requests, 20);
     assert_eq!(r.errors.mismatch, 20);
 }
 
-#[test]
-fn garbage_is_a_framing_error_and_the_run_ends() {
+fn garbage_is_a_framing_error_and_the_run_ends(io: IoBackend) {
     let server = http_server(|_, _| b"SSH-2.0-nonsense\r\n\r\n".to_vec());
-    let r = run(&config(server.addr, 1, 2, 5));
+    let r = run(&config(io, server.addr, 1, 2, 5));
     assert_eq!(r.requests, 0);
     assert_eq!(r.errors.framing, 10, "{:?}", r.errors);
 }
 
-#[test]
-fn a_server_that_closes_mid_response_gives_read_errors() {
+fn a_server_that_closes_mid_response_gives_read_errors(io: IoBackend) {
     let server = serve(Arc::new(|mut s: TcpStream, _c: &Counters| {
         let mut buf = [0u8; 4096];
         if s.read(&mut buf).unwrap_or(0) > 0 {
             let _ = s.write_all(&HELLO[..20]);
         }
     }));
-    let r = run(&config(server.addr, 1, 2, 5));
+    let r = run(&config(io, server.addr, 1, 2, 5));
     assert_eq!(r.requests, 0);
     assert_eq!(r.errors.read, 10, "{:?}", r.errors);
 }
 
-#[test]
-fn a_server_that_never_answers_gives_timeouts() {
+fn a_server_that_never_answers_gives_timeouts(io: IoBackend) {
     let server = serve(Arc::new(|mut s: TcpStream, _c: &Counters| {
         let mut buf = [0u8; 4096];
         while s.read(&mut buf).unwrap_or(0) > 0 {}
     }));
-    let mut c = config(server.addr, 1, 2, 1);
+    let mut c = config(io, server.addr, 1, 2, 1);
     c.timeout = Duration::from_millis(200);
     c.stop = Stop::Duration { warmup: Duration::ZERO, measure: Duration::from_millis(1000) };
     let started = Instant::now();
@@ -192,15 +191,13 @@ fn a_server_that_never_answers_gives_timeouts() {
     assert!(r.errors.timeout >= 2, "{:?}", r.errors);
 }
 
-#[test]
-fn refused_connections_fail_the_setup_with_a_clear_message() {
+fn refused_connections_fail_the_setup_with_a_clear_message(io: IoBackend) {
     let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap(); // closed at once
-    let err = load::run(&config(port, 1, 4, 1), Arc::new(AtomicBool::new(false))).unwrap_err().to_string();
+    let err = load::run(&config(io, port, 1, 4, 1), Arc::new(AtomicBool::new(false))).unwrap_err().to_string();
     assert!(err.contains("refused"), "{err}");
 }
 
-#[test]
-fn refused_reconnects_are_connect_errors() {
+fn refused_reconnects_are_connect_errors(io: IoBackend) {
     // Accepts the first connections, answers one request on each and closes it; the listener is gone
     // by then, so every reconnect is refused.
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
@@ -217,7 +214,7 @@ fn refused_reconnects_are_connect_errors() {
             let _ = s.write_all(HELLO);
         }
     });
-    let r = run(&config(addr, 1, 2, 4));
+    let r = run(&config(io, addr, 1, 2, 4));
     // Per connection: request 1 answered, request 2 lost when the server closed (read), requests 3
     // and 4 spent on refused reconnects (connect).
     assert_eq!(r.requests, 2);
@@ -225,15 +222,14 @@ fn refused_reconnects_are_connect_errors() {
     assert_eq!(r.errors.connect, 4, "{:?}", r.errors);
 }
 
-#[test]
-fn a_reset_while_writing_is_a_write_error() {
+fn a_reset_while_writing_is_a_write_error(io: IoBackend) {
     let server = serve(Arc::new(|mut s: TcpStream, _c: &Counters| {
         let mut buf = [0u8; 16];
         let _ = s.read(&mut buf);
         std::thread::sleep(Duration::from_millis(100));
         let _ = socket_linger_zero(&s);
     }));
-    let mut c = config(server.addr, 1, 1, 1);
+    let mut c = config(io, server.addr, 1, 1, 1);
     let mut req = HttpRequest::get("/upload");
     req.method = "POST".into();
     req.body = vec![b'x'; 16 << 20];
@@ -249,10 +245,9 @@ fn socket_linger_zero(s: &TcpStream) -> std::io::Result<()> {
     Ok(())
 }
 
-#[test]
-fn echo_pingpong_counts_every_byte() {
+fn echo_pingpong_counts_every_byte(io: IoBackend) {
     let server = echo_server();
-    let mut c = config(server.addr, 2, 4, 100);
+    let mut c = config(io, server.addr, 2, 4, 100);
     c.workload = Workload::Echo { kind: EchoKind::PingPong, size_bytes: 512 };
     let r = run(&c);
     assert_eq!(r.requests, 400);
@@ -263,10 +258,9 @@ fn echo_pingpong_counts_every_byte() {
     assert_eq!(r.latency.len(), 400);
 }
 
-#[test]
-fn echo_stream_counts_messages_from_bytes() {
+fn echo_stream_counts_messages_from_bytes(io: IoBackend) {
     let server = echo_server();
-    let mut c = config(server.addr, 1, 2, 2000);
+    let mut c = config(io, server.addr, 1, 2, 2000);
     c.workload = Workload::Echo { kind: EchoKind::Stream, size_bytes: 512 };
     let r = run(&c);
     assert_eq!(r.errors.total(), 0, "{:?}", r.errors);
@@ -276,19 +270,17 @@ fn echo_stream_counts_messages_from_bytes() {
     assert!(server.counters.bytes_in.load(Ordering::SeqCst) >= r.bytes_read);
 }
 
-#[test]
-fn two_thousand_connections() {
+fn two_thousand_connections(io: IoBackend) {
     let server = hello_server();
-    let r = run(&config(server.addr, 2, 2000, 3));
+    let r = run(&config(io, server.addr, 2, 2000, 3));
     assert_eq!(r.requests, 6000);
     assert_eq!(r.errors.total(), 0, "{:?}", r.errors);
     assert!(server.counters.connections.load(Ordering::SeqCst) >= 2000);
 }
 
-#[test]
-fn think_time_is_not_rounded_to_milliseconds() {
+fn think_time_is_not_rounded_to_milliseconds(io: IoBackend) {
     let server = hello_server();
-    let mut c = config(server.addr, 1, 1, 200);
+    let mut c = config(io, server.addr, 1, 1, 200);
     c.mode = Mode::Latency { think_time: Duration::from_micros(200) };
     let r = run(&c);
     assert_eq!(r.requests, 200);
@@ -298,10 +290,9 @@ fn think_time_is_not_rounded_to_milliseconds() {
     assert!(per_cycle_s < 900e-6, "cycle of {per_cycle_s} s: the think time was rounded up");
 }
 
-#[test]
-fn warmup_is_excluded_and_a_stop_request_ends_the_run() {
+fn warmup_is_excluded_and_a_stop_request_ends_the_run(io: IoBackend) {
     let server = hello_server();
-    let mut c = config(server.addr, 1, 2, 1);
+    let mut c = config(io, server.addr, 1, 2, 1);
     c.stop = Stop::Duration { warmup: Duration::from_millis(300), measure: Duration::from_millis(500) };
     let r = run(&c);
     assert!(r.requests > 0);
@@ -323,8 +314,7 @@ fn warmup_is_excluded_and_a_stop_request_ends_the_run() {
     assert!(r.duration_s < 5.0);
 }
 
-#[test]
-fn json_requests_count_up_per_connection() {
+fn json_requests_count_up_per_connection(io: IoBackend) {
     let seen = Arc::new(Mutex::new(Vec::<u64>::new()));
     let s2 = seen.clone();
     let server = serve(Arc::new(move |mut s: TcpStream, _c: &Counters| {
@@ -345,18 +335,59 @@ fn json_requests_count_up_per_connection() {
             }
         }
     }));
-    let mut c = config(server.addr, 1, 1, 12);
+    let mut c = config(io, server.addr, 1, 1, 12);
     c.workload = Workload::for_scenario("json", 1, false).unwrap();
     let r = run(&c);
     assert_eq!(r.requests, 12);
     assert_eq!(*seen.lock().unwrap(), (0..12).collect::<Vec<_>>());
 }
 
-#[test]
-fn a_stop_before_the_clock_starts_is_an_empty_interrupted_report() {
+fn a_stop_before_the_clock_starts_is_an_empty_interrupted_report(io: IoBackend) {
     let server = hello_server();
-    let r = load::run(&config(server.addr, 1, 4, 10), Arc::new(AtomicBool::new(true))).unwrap();
+    let r = load::run(&config(io, server.addr, 1, 4, 10), Arc::new(AtomicBool::new(true))).unwrap();
     assert!(r.interrupted);
     assert_eq!(r.requests, 0);
     assert_eq!(r.errors.total(), 0);
 }
+
+/// Every test above runs once per backend. The io_uring runs are skipped, loudly, only on a kernel
+/// that lacks what the backend needs (the reason is printed).
+macro_rules! on_both_backends {
+    ($($name:ident),* $(,)?) => {
+        mod epoll {
+            $( #[test] fn $name() { super::$name(super::IoBackend::Epoll) } )*
+        }
+        mod io_uring {
+            $( #[test] fn $name() {
+                match serverbench::load::resolve_io(super::IoBackend::IoUring) {
+                    Ok(_) => super::$name(super::IoBackend::IoUring),
+                    Err(e) => eprintln!("SKIPPED on this kernel: {e}"),
+                }
+            } )*
+        }
+    };
+}
+
+on_both_backends!(
+    sends_exactly_threads_times_connections_times_r,
+    responses_split_over_many_reads,
+    pipelined_requests_and_many_responses_in_one_read,
+    chunked_bodies_are_framed,
+    a_2ms_server_shows_a_2ms_median,
+    rate_mode_corrects_for_a_stall_and_uncorrected_hides_it,
+    status_errors_are_counted_as_completed_responses,
+    wrong_bytes_are_mismatch_errors,
+    garbage_is_a_framing_error_and_the_run_ends,
+    a_server_that_closes_mid_response_gives_read_errors,
+    a_server_that_never_answers_gives_timeouts,
+    refused_connections_fail_the_setup_with_a_clear_message,
+    refused_reconnects_are_connect_errors,
+    a_reset_while_writing_is_a_write_error,
+    echo_pingpong_counts_every_byte,
+    echo_stream_counts_messages_from_bytes,
+    two_thousand_connections,
+    think_time_is_not_rounded_to_milliseconds,
+    warmup_is_excluded_and_a_stop_request_ends_the_run,
+    json_requests_count_up_per_connection,
+    a_stop_before_the_clock_starts_is_an_empty_interrupted_report,
+);

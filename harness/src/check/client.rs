@@ -331,16 +331,7 @@ pub fn show(bytes: &[u8], max: usize) -> String {
 }
 
 pub fn set_linger_zero(fd: std::os::fd::RawFd) {
-    let linger = libc::linger { l_onoff: 1, l_linger: 0 };
-    unsafe {
-        libc::setsockopt(
-            fd,
-            libc::SOL_SOCKET,
-            libc::SO_LINGER,
-            &linger as *const _ as *const libc::c_void,
-            std::mem::size_of::<libc::linger>() as libc::socklen_t,
-        );
-    }
+    crate::load::sys::setsockopt(fd, libc::SOL_SOCKET, libc::SO_LINGER, &libc::linger { l_onoff: 1, l_linger: 0 });
 }
 
 /// `GET path` with the Host header the load generator sends.

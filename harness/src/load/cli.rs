@@ -10,7 +10,7 @@ use anyhow::{bail, Context};
 use clap::{Args, ValueEnum};
 use serde_json::json;
 
-use super::config::{EchoKind, HttpRequest, LoadConfig, Mode, Stop, Workload};
+use super::config::{EchoKind, HttpRequest, IoBackend, LoadConfig, Mode, Stop, Workload};
 use super::report::LoadReport;
 use crate::stats::histogram::{self, LatencySummary};
 
@@ -35,6 +35,24 @@ pub enum ScenarioArg {
 pub enum EchoArg {
     Pingpong,
     Stream,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum IoArg {
+    Auto,
+    Epoll,
+    #[value(name = "io_uring")]
+    IoUring,
+}
+
+impl From<IoArg> for IoBackend {
+    fn from(a: IoArg) -> IoBackend {
+        match a {
+            IoArg::Auto => IoBackend::Auto,
+            IoArg::Epoll => IoBackend::Epoll,
+            IoArg::IoUring => IoBackend::IoUring,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -105,6 +123,9 @@ pub struct LoadArgs {
     /// A request unanswered this long is a timeout error and its connection is reopened
     #[arg(long, value_parser = parse_duration, default_value = "5s")]
     pub timeout: Duration,
+    /// How the client moves bytes: io_uring (batched submissions), epoll, or auto (io_uring when the kernel has it)
+    #[arg(long, value_enum, default_value = "auto")]
+    pub io: IoArg,
     /// Unit of the latency figures printed
     #[arg(long = "latency-unit", value_enum, default_value = "us")]
     pub latency_unit: UnitArg,
@@ -274,9 +295,10 @@ impl LoadArgs {
             };
             Workload::Http { request, pipeline: self.pipeline, expect }
         };
+        let io = self.io.into();
         let cpus = self.cpus.clone().map(|c| c.0);
         let threads = self.threads.unwrap_or_else(|| cpus.as_ref().map_or(1, Vec::len));
-        let config = LoadConfig { target, threads, connections: self.connections, cpus, mode, stop, workload, timeout: self.timeout };
+        let config = LoadConfig { target, threads, connections: self.connections, cpus, mode, stop, workload, timeout: self.timeout, io };
         super::validate(&config)?;
         Ok(config)
     }
@@ -394,7 +416,7 @@ pub fn human_summary(c: &LoadConfig, r: &LoadReport, unit: UnitArg) -> String {
     }
     out += &format!("{}/sec: {:.2}\n", if what == "requests" { "Requests" } else { "Messages" }, r.requests_per_s());
     out += &format!("Transfer/sec: {}\n", si_bytes(r.bytes_read_per_s()));
-    out += &format!("Client CPU: {:.2}s ({:.2}us per {})\n", r.client_cpu_s, r.client_cpu_us_per_request(), what.trim_end_matches('s'));
+    out += &format!("Client CPU: {:.2}s ({:.2}us per {}), I/O: {}\n", r.client_cpu_s, r.client_cpu_us_per_request(), what.trim_end_matches('s'), r.io);
     if r.interrupted {
         out += "Interrupted: the figures cover what was measured until the stop.\n";
     }
@@ -427,6 +449,7 @@ pub fn to_json(c: &LoadConfig, r: &LoadReport) -> serde_json::Value {
         "client_cpu_s": r.client_cpu_s,
         "client_cpu_us_per_request": r.client_cpu_us_per_request(),
         "interrupted": r.interrupted,
+        "io": r.io,
     })
 }
 

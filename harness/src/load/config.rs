@@ -56,6 +56,28 @@ pub enum Workload {
     Echo { kind: EchoKind, size_bytes: usize },
 }
 
+/// How the worker threads move bytes. Both run the same engine; only the system calls differ.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum IoBackend {
+    /// io_uring when this kernel has what it needs (see `uring::Uring::probe`), epoll otherwise.
+    #[default]
+    Auto,
+    /// A level-triggered epoll set per thread; one read and one send per response.
+    Epoll,
+    /// A ring per thread: multishot receives into provided buffers, sends submitted in batches.
+    IoUring,
+}
+
+impl IoBackend {
+    pub fn name(self) -> &'static str {
+        match self {
+            IoBackend::Auto => "auto",
+            IoBackend::Epoll => "epoll",
+            IoBackend::IoUring => "io_uring",
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct LoadConfig {
     pub target: SocketAddr,
@@ -69,6 +91,7 @@ pub struct LoadConfig {
     pub workload: Workload,
     /// A request still unanswered after this long is a `timeout` error and its connection is reopened.
     pub timeout: Duration,
+    pub io: IoBackend,
 }
 
 /// The response of DESIGN.md's `hello` scenario, byte for byte.
@@ -127,6 +150,7 @@ impl LoadConfig {
             stop: Stop::Duration { warmup: Duration::ZERO, measure: Duration::from_secs(10) },
             workload: Workload::for_scenario("hello", 1, true).unwrap(),
             timeout: Duration::from_secs(5),
+            io: IoBackend::Auto,
         }
     }
 }

@@ -13,10 +13,11 @@ use std::sync::{Arc, Barrier, Mutex};
 
 use hdrhistogram::Histogram;
 
-use super::config::{EchoKind, LoadConfig, Mode, Stop, Workload};
+use super::config::{EchoKind, IoBackend, LoadConfig, Mode, Stop, Workload};
 use super::http::{Complete, RequestTemplate, ResponseParser};
 use super::report::{ErrorCounts, LoadReport, StatusCounts};
 use super::sys::{self, now_ns, Epoll};
+use super::uring::{self, Completion, Op, Uring};
 use crate::stats::histogram::new_latency_histogram;
 
 const READ_BUF_BYTES: usize = 64 * 1024;
@@ -34,6 +35,8 @@ const EV_OUT: u32 = libc::EPOLLOUT as u32;
 /// What all worker threads read; fixed before they start.
 pub(super) struct Shared {
     pub config: LoadConfig,
+    /// The backend every worker uses: `Epoll` or `IoUring`, never `Auto` (resolved before the start).
+    pub io: IoBackend,
     pub template: Option<RequestTemplate>,
     pub expect: Option<Vec<u8>>,
     pub stop: Arc<AtomicBool>,
@@ -63,9 +66,16 @@ struct Conn {
     /// Bumped whenever the socket is replaced, so timers of an old socket are ignored.
     generation: u32,
     since_ns: u64,
+    /// Rendered request bytes not yet accepted by the kernel (from `out_off`).
     out: Vec<u8>,
     out_off: usize,
+    /// Requests counted as sent but not yet rendered into `out` (io_uring: while a send is in flight,
+    /// `out` is the kernel's to read and is not touched).
+    queued: usize,
+    /// epoll: blocked on a full socket buffer, waiting for EPOLLOUT.
     want_out: bool,
+    /// io_uring: a send of this connection is in flight (at most one at a time, across reconnects).
+    send_busy: bool,
     inflight: VecDeque<Sent>,
     /// Requests sent (or lost to a failed connect) on this connection: the `-n` budget.
     sent: u64,
@@ -95,9 +105,39 @@ pub(super) struct WorkerResult {
     interrupted: bool,
 }
 
+/// How a worker moves bytes; everything above this is the same engine.
+enum Io {
+    Epoll(Epoll),
+    Uring(Box<Uring>),
+}
+
+impl WorkerResult {
+    fn empty() -> Self {
+        WorkerResult {
+            requests: 0,
+            errors: ErrorCounts::default(),
+            status: StatusCounts::default(),
+            bytes_read: 0,
+            bytes_written: 0,
+            response_bytes: 0,
+            latency: new_latency_histogram(),
+            uncorrected: None,
+            timeline: Vec::new(),
+            cpu_s: 0.0,
+            first_send_ns: u64::MAX,
+            last_response_ns: 0,
+            measured_ns: 0,
+            interrupted: false,
+        }
+    }
+}
+
 struct Worker<'a> {
     shared: &'a Shared,
-    epoll: Epoll,
+    io: Io,
+    /// io_uring: the completions of one wait, and connections whose receive must be armed again.
+    completions: Vec<Completion>,
+    rearm: Vec<(usize, u32)>,
     conns: Vec<Conn>,
     timers: BinaryHeap<Reverse<(u64, u32, u32)>>,
     buf: Vec<u8>,
@@ -118,7 +158,14 @@ pub(super) fn run_worker(shared: &Shared, index: usize, conn_count: usize, first
         // A CPU that cannot be used was rejected when the options were checked; a failure here is ignored.
         let _ = sys::pin_current_thread(cpus[index % cpus.len()]);
     }
-    let mut w = Worker::new(shared, conn_count);
+    let mut w = match Worker::new(shared, conn_count) {
+        Ok(w) => w,
+        Err(e) => {
+            shared.setup_error.lock().unwrap().get_or_insert(e);
+            shared.barrier.wait();
+            return WorkerResult::empty();
+        }
+    };
     let setup = w.open_all();
     if let Err(e) = setup {
         shared.setup_error.lock().unwrap().get_or_insert(e);
@@ -132,7 +179,7 @@ pub(super) fn run_worker(shared: &Shared, index: usize, conn_count: usize, first
 }
 
 impl<'a> Worker<'a> {
-    fn new(shared: &'a Shared, conn_count: usize) -> Self {
+    fn new(shared: &'a Shared, conn_count: usize) -> Result<Self, String> {
         let cfg = &shared.config;
         let pipeline = match &cfg.workload {
             Workload::Http { pipeline, .. } => (*pipeline).max(1) as usize,
@@ -166,7 +213,9 @@ impl<'a> Worker<'a> {
                 since_ns: 0,
                 out: Vec::with_capacity(out_cap),
                 out_off: 0,
+                queued: 0,
                 want_out: false,
+                send_busy: false,
                 inflight: VecDeque::with_capacity(pipeline),
                 sent: 0,
                 sequence: 0,
@@ -176,14 +225,19 @@ impl<'a> Worker<'a> {
                 echo_bytes: 0,
             })
             .collect();
-        let uncorrected = matches!(cfg.mode, Mode::Rate { .. }).then(new_latency_histogram);
         let interval_ns = match cfg.mode {
             Mode::Rate { requests_per_s } => (cfg.connections as f64 * 1e9 / requests_per_s).max(1.0) as u64,
             _ => 0,
         };
-        Worker {
+        let io = match shared.io {
+            IoBackend::IoUring => Io::Uring(Box::new(Uring::new(&cfg.target).map_err(|e| format!("cannot set up io_uring: {e}"))?)),
+            _ => Io::Epoll(Epoll::new().map_err(|e| format!("epoll_create1 failed: {e}"))?),
+        };
+        Ok(Worker {
             shared,
-            epoll: Epoll::new().expect("epoll_create1 failed"),
+            io,
+            completions: Vec::with_capacity(1024),
+            rearm: Vec::new(),
             conns,
             timers: BinaryHeap::with_capacity(conn_count * (pipeline + 1) + 16),
             buf: vec![0; READ_BUF_BYTES],
@@ -199,23 +253,8 @@ impl<'a> Worker<'a> {
             measure_start_ns: 0,
             recording: false,
             done: 0,
-            r: WorkerResult {
-                requests: 0,
-                errors: ErrorCounts::default(),
-                status: StatusCounts::default(),
-                bytes_read: 0,
-                bytes_written: 0,
-                response_bytes: 0,
-                latency: new_latency_histogram(),
-                uncorrected,
-                timeline: Vec::new(),
-                cpu_s: 0.0,
-                first_send_ns: u64::MAX,
-                last_response_ns: 0,
-                measured_ns: 0,
-                interrupted: false,
-            },
-        }
+            r: WorkerResult { uncorrected: matches!(cfg.mode, Mode::Rate { .. }).then(new_latency_histogram), ..WorkerResult::empty() },
+        })
     }
 
     /// Opens every connection before the clock starts, at most CONNECT_RAMP at a time.
@@ -223,6 +262,7 @@ impl<'a> Worker<'a> {
         let target = self.shared.config.target;
         let timeout_ns = self.shared.config.timeout.as_nanos() as u64;
         let mut events = vec![libc::epoll_event { events: 0, u64: 0 }; MAX_EVENTS];
+        let mut finished: Vec<(usize, i32)> = Vec::new();
         let (mut next, mut pending, mut open) = (0usize, 0usize, 0usize);
         while open < self.conns.len() {
             if self.shared.stop.load(Ordering::Relaxed) {
@@ -236,13 +276,30 @@ impl<'a> Worker<'a> {
                 next += 1;
                 pending += 1;
             }
-            let n = self.epoll.wait(&mut events, Some(MAX_WAIT_NS));
-            for ev in &events[..n] {
-                let i = ev.u64 as usize;
-                if self.conns[i].state != State::Connecting {
-                    continue;
+            // Connections whose connect finished, with 0 or the error number.
+            finished.clear();
+            match &mut self.io {
+                Io::Epoll(ep) => {
+                    let n = ep.wait(&mut events, Some(MAX_WAIT_NS));
+                    for ev in &events[..n] {
+                        let i = ev.u64 as usize;
+                        if self.conns[i].state == State::Connecting {
+                            finished.push((i, sys::socket_error(self.conns[i].fd)));
+                        }
+                    }
                 }
-                match sys::socket_error(self.conns[i].fd) {
+                Io::Uring(u) => {
+                    u.wait(MAX_WAIT_NS, &mut self.completions);
+                    for c in &self.completions {
+                        // Nothing but connects is submitted before the clock starts.
+                        if c.op == Op::Connect && self.conns[c.conn].state == State::Connecting {
+                            finished.push((c.conn, -c.result));
+                        }
+                    }
+                }
+            }
+            for &(i, err) in &finished {
+                match err {
                     0 => {
                         self.set_open(i);
                         pending -= 1;
@@ -262,21 +319,54 @@ impl<'a> Worker<'a> {
     }
 
     fn start_connect(&mut self, i: usize) -> io::Result<()> {
-        let (fd, _) = sys::connect_nonblocking(&self.shared.config.target)?;
         let c = &mut self.conns[i];
-        c.fd = fd;
-        c.state = State::Connecting;
         c.since_ns = now_ns();
-        // Registered once per socket; EPOLLOUT reports when the connect finished.
-        self.epoll.add(fd, EV_IN | EV_OUT, i as u64)
+        match &mut self.io {
+            Io::Epoll(ep) => {
+                let (fd, _) = sys::connect_nonblocking(&self.shared.config.target)?;
+                c.fd = fd;
+                c.state = State::Connecting;
+                // Registered once per socket; EPOLLOUT reports when the connect finished.
+                ep.add(fd, EV_IN | EV_OUT, i as u64)
+            }
+            Io::Uring(u) => {
+                c.fd = u.connect(i, c.generation)?;
+                c.state = State::Connecting;
+                Ok(())
+            }
+        }
     }
 
     fn set_open(&mut self, i: usize) {
         let stream = matches!(self.shared.config.workload, Workload::Echo { kind: EchoKind::Stream, .. });
         let c = &mut self.conns[i];
         c.state = State::Open;
-        c.want_out = stream;
-        let _ = self.epoll.modify(c.fd, if stream { EV_IN | EV_OUT } else { EV_IN }, i as u64);
+        if let Io::Epoll(ep) = &self.io {
+            c.want_out = stream;
+            let _ = ep.modify(c.fd, if stream { EV_IN | EV_OUT } else { EV_IN }, i as u64);
+        }
+    }
+
+    /// Closes a connection's socket. With io_uring the socket is shut down first: its armed receive
+    /// holds a reference that would otherwise keep the connection open.
+    fn close_socket(&mut self, i: usize) {
+        let c = &mut self.conns[i];
+        if c.fd >= 0 {
+            if matches!(self.io, Io::Uring(_)) {
+                unsafe { libc::shutdown(c.fd, libc::SHUT_RDWR) };
+            }
+            sys::close(c.fd);
+            c.fd = -1;
+        }
+    }
+
+    /// The connection is open and the clock runs: arm its receive (io_uring) and start its traffic.
+    fn start_traffic(&mut self, i: usize, now: u64) {
+        if let Io::Uring(u) = &mut self.io {
+            let c = &self.conns[i];
+            u.recv(c.fd, i, c.generation);
+        }
+        self.on_open(i, now);
     }
 
     fn drive(&mut self, first_global: usize) {
@@ -298,7 +388,7 @@ impl<'a> Worker<'a> {
         }
         for i in 0..self.conns.len() {
             self.conns[i].next_intended_ns = t0 + ((first_global + i) as f64 * self.interval_ns as f64 / cfg.connections as f64) as u64;
-            self.on_open(i, t0);
+            self.start_traffic(i, t0);
         }
         let mut events = vec![libc::epoll_event { events: 0, u64: 0 }; MAX_EVENTS];
         let mut now = now_ns();
@@ -329,12 +419,29 @@ impl<'a> Worker<'a> {
             if !self.recording {
                 wake = wake.min(self.measure_start_ns);
             }
-            let n = self.epoll.wait(&mut events, Some(wake.saturating_sub(now)));
-            now = now_ns();
-            for k in 0..n {
-                let ev = events[k];
-                self.on_event(ev.u64 as usize, ev.events, now);
-            }
+            let n = match &mut self.io {
+                Io::Epoll(ep) => {
+                    let n = ep.wait(&mut events, Some(wake.saturating_sub(now)));
+                    now = now_ns();
+                    for ev in &events[..n] {
+                        let ev = *ev;
+                        self.on_event(ev.u64 as usize, ev.events, now);
+                    }
+                    n
+                }
+                Io::Uring(u) => {
+                    let mut completions = std::mem::take(&mut self.completions);
+                    u.wait(wake.saturating_sub(now), &mut completions);
+                    now = now_ns();
+                    for c in &completions {
+                        self.on_completion(c, now);
+                    }
+                    self.after_completions();
+                    let n = completions.len();
+                    self.completions = completions;
+                    n
+                }
+            };
             if n > 0 {
                 now = now_ns();
             }
@@ -351,10 +458,8 @@ impl<'a> Worker<'a> {
                 *t /= size_bytes as u64;
             }
         }
-        for c in &self.conns {
-            if c.fd >= 0 {
-                sys::close(c.fd);
-            }
+        for i in 0..self.conns.len() {
+            self.close_socket(i);
         }
     }
 
@@ -382,24 +487,63 @@ impl<'a> Worker<'a> {
         }
     }
 
-    /// Renders `n` requests into the connection's buffer and writes them.
+    /// Sends `n` requests: counts them as outstanding from `now`, then renders and writes them (with
+    /// io_uring, once the connection's previous send has completed).
     fn send(&mut self, i: usize, n: usize, intended_ns: u64, now: u64) {
         if n == 0 || self.conns[i].state != State::Open {
             return;
         }
         let c = &mut self.conns[i];
         for _ in 0..n {
+            c.sent += 1;
+            c.inflight.push_back(Sent { intended_ns, sent_ns: now });
+        }
+        c.queued += n;
+        self.r.first_send_ns = self.r.first_send_ns.min(now);
+        self.flush(i);
+    }
+
+    /// Renders the queued requests after the bytes not yet written.
+    fn render_queued(&mut self, i: usize) {
+        let c = &mut self.conns[i];
+        if c.out_off > 0 {
+            c.out.drain(..c.out_off);
+            c.out_off = 0;
+        }
+        for _ in 0..c.queued {
             match (&self.shared.config.workload, &self.shared.template) {
                 (Workload::Http { .. }, Some(t)) => t.render(&mut c.out, c.sequence),
                 _ => c.out.extend_from_slice(&self.pattern),
             }
             c.sequence += 1;
-            c.sent += 1;
-            c.inflight.push_back(Sent { intended_ns, sent_ns: now });
         }
-        self.r.first_send_ns = self.r.first_send_ns.min(now);
-        if !c.want_out {
-            self.flush(i);
+        c.queued = 0;
+    }
+
+    /// Hands the connection's pending bytes to the kernel: written at once (epoll, unless waiting for
+    /// EPOLLOUT) or submitted as one send (io_uring, unless one is in flight; its completion calls
+    /// this again).
+    fn flush(&mut self, i: usize) {
+        match self.io {
+            Io::Epoll(_) => {
+                self.render_queued(i);
+                if !self.conns[i].want_out {
+                    self.write_out(i);
+                }
+            }
+            Io::Uring(_) => {
+                if self.conns[i].send_busy || self.conns[i].state != State::Open {
+                    return;
+                }
+                self.render_queued(i);
+                let Io::Uring(u) = &mut self.io else { unreachable!() };
+                let c = &mut self.conns[i];
+                if c.out_off < c.out.len() {
+                    c.send_busy = true;
+                    // `out` is not touched while the send is in flight (`send_busy`), and it lives as long as the worker.
+                    unsafe { u.send(c.fd, c.out.as_ptr().add(c.out_off), c.out.len() - c.out_off, i, c.generation) };
+                }
+            }
         }
     }
 
@@ -422,7 +566,9 @@ impl<'a> Worker<'a> {
         }
     }
 
-    fn flush(&mut self, i: usize) {
+    /// epoll: writes until everything is written or the socket buffer is full.
+    fn write_out(&mut self, i: usize) {
+        let Io::Epoll(ep) = &self.io else { return };
         let c = &mut self.conns[i];
         while c.out_off < c.out.len() {
             match sys::write(c.fd, &c.out[c.out_off..]) {
@@ -435,7 +581,7 @@ impl<'a> Worker<'a> {
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
                     if !c.want_out {
                         c.want_out = true;
-                        let _ = self.epoll.modify(c.fd, EV_IN | EV_OUT, i as u64);
+                        let _ = ep.modify(c.fd, EV_IN | EV_OUT, i as u64);
                     }
                     return;
                 }
@@ -452,7 +598,7 @@ impl<'a> Worker<'a> {
         c.out_off = 0;
         if c.want_out {
             c.want_out = false;
-            let _ = self.epoll.modify(c.fd, EV_IN, i as u64);
+            let _ = ep.modify(c.fd, EV_IN, i as u64);
         }
     }
 
@@ -462,8 +608,19 @@ impl<'a> Worker<'a> {
         let c = &mut self.conns[i];
         loop {
             let room = cap.map_or(self.pattern.len() as u64, |cap| cap.saturating_sub(c.echo_bytes).min(self.pattern.len() as u64));
+            let ep = match &mut self.io {
+                Io::Epoll(ep) => ep,
+                Io::Uring(u) => {
+                    if room > 0 && !c.send_busy && c.state == State::Open {
+                        c.send_busy = true;
+                        // The pattern is never changed and lives as long as the worker.
+                        unsafe { u.send(c.fd, self.pattern.as_ptr(), room as usize, i, c.generation) };
+                    }
+                    return;
+                }
+            };
             if room == 0 {
-                let _ = self.epoll.modify(c.fd, EV_IN, i as u64);
+                let _ = ep.modify(c.fd, EV_IN, i as u64);
                 return;
             }
             match sys::write(c.fd, &self.pattern[..room as usize]) {
@@ -490,7 +647,7 @@ impl<'a> Worker<'a> {
             State::Connecting => {
                 if sys::socket_error(self.conns[i].fd) == 0 {
                     self.set_open(i);
-                    self.on_open(i, now);
+                    self.start_traffic(i, now);
                 } else {
                     self.connect_failed(i, now);
                 }
@@ -498,7 +655,7 @@ impl<'a> Worker<'a> {
             State::Open => {
                 // Blocked mid-write and the peer went away: the failure belongs to the write.
                 if self.conns[i].want_out && events & (libc::EPOLLERR as u32 | libc::EPOLLHUP as u32) != 0 {
-                    self.flush(i);
+                    self.write_out(i);
                     return;
                 }
                 if events & (EV_IN | libc::EPOLLERR as u32 | libc::EPOLLHUP as u32) != 0 {
@@ -508,7 +665,7 @@ impl<'a> Worker<'a> {
                     if matches!(self.shared.config.workload, Workload::Echo { kind: EchoKind::Stream, .. }) {
                         self.stream_write(i);
                     } else if self.conns[i].want_out {
-                        self.flush(i);
+                        self.write_out(i);
                     }
                 }
             }
@@ -516,30 +673,140 @@ impl<'a> Worker<'a> {
         }
     }
 
+    /// io_uring: one completion. Those of an earlier socket of the connection (an older generation)
+    /// only release what they held.
+    fn on_completion(&mut self, done: &Completion, now: u64) {
+        let i = done.conn;
+        let current = uring::same_generation(done.generation, self.conns[i].generation) && self.conns[i].state != State::Backoff;
+        match done.op {
+            Op::Connect => {
+                if current && self.conns[i].state == State::Connecting {
+                    if done.result == 0 {
+                        self.set_open(i);
+                        self.start_traffic(i, now);
+                    } else {
+                        self.connect_failed(i, now);
+                    }
+                }
+            }
+            Op::Recv => {
+                let current = current && self.conns[i].state == State::Open;
+                if let Some(bid) = done.buffer() {
+                    if current && done.result > 0 {
+                        let Io::Uring(u) = &self.io else { unreachable!() };
+                        let data = u.data(bid, done.result as usize);
+                        self.on_data(i, data, now);
+                    }
+                    let Io::Uring(u) = &mut self.io else { unreachable!() };
+                    u.give_back(bid);
+                }
+                if !current {
+                    return;
+                }
+                match done.result {
+                    0 => self.on_eof(i, now),
+                    r if r == -libc::ENOBUFS => self.rearm.push((i, self.conns[i].generation)),
+                    r if r < 0 => self.on_read_error(i, now),
+                    _ => {
+                        let c = &self.conns[i];
+                        if !done.more() && c.state == State::Open && uring::same_generation(done.generation, c.generation) {
+                            self.rearm.push((i, c.generation));
+                        }
+                    }
+                }
+            }
+            Op::Send => {
+                self.conns[i].send_busy = false;
+                let current = current && self.conns[i].state == State::Open;
+                if !current {
+                    // The bytes went to an earlier socket; a newer one may be waiting to send.
+                    self.resume_sending(i);
+                    return;
+                }
+                if done.result < 0 {
+                    self.r.errors.write += self.conns[i].inflight.len().max(1) as u64;
+                    self.reconnect(i, now);
+                    return;
+                }
+                let n = done.result as u64;
+                if self.recording {
+                    self.r.bytes_written += n;
+                }
+                let c = &mut self.conns[i];
+                if matches!(self.shared.config.workload, Workload::Echo { kind: EchoKind::Stream, .. }) {
+                    c.echo_bytes += n;
+                    self.r.first_send_ns = self.r.first_send_ns.min(self.measure_start_ns);
+                } else {
+                    c.out_off += n as usize;
+                    if c.out_off == c.out.len() {
+                        c.out.clear();
+                        c.out_off = 0;
+                    }
+                }
+                self.resume_sending(i);
+            }
+        }
+    }
+
+    /// io_uring: the connection may send again (its previous send completed).
+    fn resume_sending(&mut self, i: usize) {
+        if self.conns[i].state != State::Open {
+            return;
+        }
+        if matches!(self.shared.config.workload, Workload::Echo { kind: EchoKind::Stream, .. }) {
+            self.stream_write(i);
+        } else {
+            self.flush(i);
+        }
+    }
+
+    /// io_uring: after a batch of completions, hand the receive buffers back and re-arm the receives
+    /// that ended.
+    fn after_completions(&mut self) {
+        let Io::Uring(u) = &mut self.io else { return };
+        u.publish();
+        for (i, generation) in self.rearm.drain(..) {
+            let c = &self.conns[i];
+            if c.state == State::Open && c.generation == generation {
+                u.recv(c.fd, i, generation);
+            }
+        }
+    }
+
+    /// epoll: one read, then whatever it brought.
     fn on_readable(&mut self, i: usize, now: u64) {
-        let n = match sys::read(self.conns[i].fd, &mut self.buf) {
-            Ok(0) => {
-                // The server closed. With nothing outstanding that is an ordinary end of keep-alive.
-                let c = &self.conns[i];
-                let lost = c.inflight.len() as u64 + u64::from(c.inflight.is_empty() && !c.parser.idle());
-                self.r.errors.read += lost;
-                self.reconnect(i, now);
-                return;
-            }
-            Ok(n) => n,
-            Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted) => return,
-            Err(_) => {
-                self.r.errors.read += self.conns[i].inflight.len().max(1) as u64;
-                self.reconnect(i, now);
-                return;
-            }
-        };
+        let mut buf = std::mem::take(&mut self.buf);
+        match sys::read(self.conns[i].fd, &mut buf) {
+            Ok(0) => self.on_eof(i, now),
+            Ok(n) => self.on_data(i, &buf[..n], now),
+            Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted) => {}
+            Err(_) => self.on_read_error(i, now),
+        }
+        self.buf = buf;
+    }
+
+    /// The server closed. With nothing outstanding that is an ordinary end of keep-alive.
+    fn on_eof(&mut self, i: usize, now: u64) {
+        let c = &self.conns[i];
+        let lost = c.inflight.len() as u64 + u64::from(c.inflight.is_empty() && !c.parser.idle());
+        self.r.errors.read += lost;
+        self.reconnect(i, now);
+    }
+
+    fn on_read_error(&mut self, i: usize, now: u64) {
+        self.r.errors.read += self.conns[i].inflight.len().max(1) as u64;
+        self.reconnect(i, now);
+    }
+
+    /// Bytes received on connection `i`, from either backend.
+    fn on_data(&mut self, i: usize, data: &[u8], now: u64) {
+        let n = data.len();
         if self.recording {
             self.r.bytes_read += n as u64;
         }
         match self.shared.config.workload {
-            Workload::Http { .. } => self.on_http_bytes(i, n, now),
-            Workload::Echo { kind: EchoKind::PingPong, size_bytes } => self.on_pingpong_bytes(i, n, size_bytes as u64, now),
+            Workload::Http { .. } => self.on_http_bytes(i, data, now),
+            Workload::Echo { kind: EchoKind::PingPong, size_bytes } => self.on_pingpong_bytes(i, data, size_bytes as u64, now),
             Workload::Echo { kind: EchoKind::Stream, size_bytes } => {
                 if self.recording {
                     self.bump_timeline(now, n as u64);
@@ -558,7 +825,7 @@ impl<'a> Worker<'a> {
         }
     }
 
-    fn on_http_bytes(&mut self, i: usize, n: usize, now: u64) {
+    fn on_http_bytes(&mut self, i: usize, data: &[u8], now: u64) {
         let expect = self.shared.expect.as_deref();
         let recording = self.recording;
         let measure_start = self.measure_start_ns;
@@ -567,7 +834,7 @@ impl<'a> Worker<'a> {
         let mut completed = 0usize;
         let mut close = false;
         let mut orphan = false;
-        let fed = c.parser.feed(&self.buf[..n], expect, |done: Complete| {
+        let fed = c.parser.feed(data, expect, |done: Complete| {
             let Some(sent) = c.inflight.pop_front() else {
                 orphan = true; // a response to no request
                 return;
@@ -611,10 +878,10 @@ impl<'a> Worker<'a> {
         self.after_responses(i, completed, now);
     }
 
-    fn on_pingpong_bytes(&mut self, i: usize, n: usize, size: u64, now: u64) {
+    fn on_pingpong_bytes(&mut self, i: usize, got: &[u8], size: u64, now: u64) {
+        let n = got.len();
         let c = &mut self.conns[i];
         let at = c.echo_bytes as usize;
-        let got = &self.buf[..n];
         if at + n > size as usize || c.inflight.is_empty() {
             self.r.errors.framing += 1; // more bytes than were sent
             self.reconnect(i, now);
@@ -686,11 +953,8 @@ impl<'a> Worker<'a> {
     /// The connection has spent its `-n` budget. Its socket is closed so that a server closing idle
     /// connections cannot wake this thread again.
     fn finish(&mut self, i: usize) {
+        self.close_socket(i);
         let c = &mut self.conns[i];
-        if c.fd >= 0 {
-            sys::close(c.fd);
-            c.fd = -1;
-        }
         c.state = State::Done;
         self.done += 1;
     }
@@ -740,16 +1004,15 @@ impl<'a> Worker<'a> {
 
     /// Closes the socket and opens a new one (or finishes the connection when its budget is spent).
     fn reconnect(&mut self, i: usize, now: u64) {
+        self.close_socket(i);
         let c = &mut self.conns[i];
-        if c.fd >= 0 {
-            sys::close(c.fd);
-            c.fd = -1;
-        }
         c.generation = c.generation.wrapping_add(1);
         c.parser.reset();
         c.inflight.clear();
+        // A send still in flight keeps `send_busy`, so `out` is not rendered into until it completes.
         c.out.clear();
         c.out_off = 0;
+        c.queued = 0;
         c.want_out = false;
         c.echo_bytes = 0;
         c.timer_at = 0;
@@ -771,11 +1034,8 @@ impl<'a> Worker<'a> {
     /// keep the run going), and retry after a pause.
     fn connect_failed(&mut self, i: usize, now: u64) {
         self.r.errors.connect += 1;
+        self.close_socket(i);
         let c = &mut self.conns[i];
-        if c.fd >= 0 {
-            sys::close(c.fd);
-            c.fd = -1;
-        }
         c.generation = c.generation.wrapping_add(1);
         c.state = State::Backoff;
         if let Some(limit) = self.limit {

@@ -6,8 +6,9 @@ mod engine;
 pub mod http;
 pub mod report;
 pub mod sys;
+mod uring;
 
-pub use config::{EchoKind, HttpRequest, LoadConfig, Mode, Stop, Workload, HELLO_RESPONSE};
+pub use config::{EchoKind, HttpRequest, IoBackend, LoadConfig, Mode, Stop, Workload, HELLO_RESPONSE};
 pub use report::{ErrorCounts, LoadReport, StatusCounts};
 
 use std::sync::atomic::AtomicBool;
@@ -67,8 +68,10 @@ pub fn run(config: &LoadConfig, stop: Arc<AtomicBool>) -> anyhow::Result<LoadRep
         Workload::Http { request, expect, .. } => (Some(http::RequestTemplate::new(request)), expect.clone()),
         Workload::Echo { .. } => (None, None),
     };
+    let (io, io_name) = resolve_io(config.io)?;
     let shared = engine::Shared {
         config: config.clone(),
+        io,
         template,
         expect,
         stop,
@@ -99,9 +102,27 @@ pub fn run(config: &LoadConfig, stop: Arc<AtomicBool>) -> anyhow::Result<LoadRep
     if let Some(e) = shared.setup_error.lock().unwrap().take() {
         if shared.stop.load(std::sync::atomic::Ordering::Relaxed) {
             // Stopped before the clock started: nothing was measured, which is not a failure.
-            return Ok(LoadReport { interrupted: true, ..LoadReport::empty(config.threads, config.connections) });
+            return Ok(LoadReport { interrupted: true, io: io_name, ..LoadReport::empty(config.threads, config.connections) });
         }
         bail!(e);
     }
-    Ok(engine::merge(config, results))
+    Ok(LoadReport { io: io_name, ..engine::merge(config, results) })
+}
+
+/// The backend to use and how to name it in the report. `Auto` takes io_uring when this kernel has
+/// everything it needs (checked once per process) and says why not otherwise.
+pub fn resolve_io(wanted: IoBackend) -> anyhow::Result<(IoBackend, String)> {
+    static PROBE: std::sync::OnceLock<Result<(), String>> = std::sync::OnceLock::new();
+    let probe = || PROBE.get_or_init(uring::Uring::probe).clone();
+    Ok(match wanted {
+        IoBackend::Epoll => (IoBackend::Epoll, "epoll".into()),
+        IoBackend::IoUring => match probe() {
+            Ok(()) => (IoBackend::IoUring, "io_uring".into()),
+            Err(e) => bail!("--io io_uring: {e}; use --io epoll"),
+        },
+        IoBackend::Auto => match probe() {
+            Ok(()) => (IoBackend::IoUring, "io_uring".into()),
+            Err(e) => (IoBackend::Epoll, format!("epoll (io_uring unavailable: {e})")),
+        },
+    })
 }

@@ -99,6 +99,10 @@ pub struct LoadReport {
     pub connections: usize,
     /// True when the run was stopped early (Ctrl-C); the figures cover what was measured until then.
     pub interrupted: bool,
+    /// How the client moved bytes: "io_uring" or "epoll", with the reason when io_uring was wanted
+    /// but not available.
+    #[serde(default)]
+    pub io: String,
 }
 
 impl LoadReport {
@@ -119,6 +123,7 @@ impl LoadReport {
             threads,
             connections,
             interrupted: false,
+            io: String::new(),
         }
     }
 

@@ -69,16 +69,7 @@ pub fn ensure_open_files(needed: u64) -> anyhow::Result<()> {
 pub fn connect_nonblocking(addr: &SocketAddr) -> io::Result<(RawFd, bool)> {
     let (family, storage, len) = sockaddr(addr);
     let fd = cvt(unsafe { libc::socket(family, libc::SOCK_STREAM | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC, 0) })?;
-    let one: libc::c_int = 1;
-    unsafe {
-        libc::setsockopt(
-            fd,
-            libc::IPPROTO_TCP,
-            libc::TCP_NODELAY,
-            &one as *const _ as *const libc::c_void,
-            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
-        );
-    }
+    set_nodelay(fd);
     let ret = unsafe { libc::connect(fd, &storage as *const _ as *const libc::sockaddr, len) };
     if ret == 0 {
         return Ok((fd, true));
@@ -92,7 +83,17 @@ pub fn connect_nonblocking(addr: &SocketAddr) -> io::Result<(RawFd, bool)> {
     }
 }
 
-fn sockaddr(addr: &SocketAddr) -> (libc::c_int, libc::sockaddr_storage, libc::socklen_t) {
+/// setsockopt(2) with a typed value; failures are ignored (the options set here are best effort).
+pub fn setsockopt<T>(fd: RawFd, level: libc::c_int, name: libc::c_int, value: &T) {
+    unsafe { libc::setsockopt(fd, level, name, value as *const T as *const libc::c_void, std::mem::size_of::<T>() as libc::socklen_t) };
+}
+
+/// Turns Nagle's algorithm off: every request leaves at once.
+pub fn set_nodelay(fd: RawFd) {
+    setsockopt(fd, libc::IPPROTO_TCP, libc::TCP_NODELAY, &(1 as libc::c_int));
+}
+
+pub(crate) fn sockaddr(addr: &SocketAddr) -> (libc::c_int, libc::sockaddr_storage, libc::socklen_t) {
     let mut storage: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
     match addr {
         SocketAddr::V4(a) => {

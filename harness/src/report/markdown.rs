@@ -111,7 +111,7 @@ fn setting(run: &RunResult) -> String {
     let mut s = format!(
         "- Started {}, {state}\n- Machine: {}, {} CPUs, {} GiB, {}, {}; load average {:.2} {:.2} {:.2} at the start{}\n- Command: `{}`\n\
          - Rules: {}, server CPUs {} ({} worker{}), client CPUs {} ({} thread{}); {} warm-up + {} measured rounds {stop}; \
-         mode {mode}; load from {}\n",
+         mode {mode}; load from {}{}\n",
         run.started_utc,
         e.cpu_model,
         e.cores,
@@ -133,6 +133,7 @@ fn setting(run: &RunResult) -> String {
         c.warmup_rounds,
         c.measured_rounds,
         c.tool,
+        if c.client_io.is_empty() { String::new() } else { format!(" (client I/O: {})", c.client_io) },
     );
     if !tools.is_empty() {
         s.push_str(&format!("- Tools: {}\n", tools.join("; ")));

@@ -159,6 +159,7 @@ fn run_config(o: &BenchOptions) -> RunConfig {
             StopRule::Duration(_) => None,
         },
         tool: o.tool.name().into(),
+        client_io: if o.tool == options::Tool::Builtin { o.client_io_name.clone() } else { String::new() },
         timeout_s: o.timeout.as_secs_f64(),
     }
 }

@@ -98,6 +98,9 @@ pub struct BenchOptions {
     pub rounds: u32,
     pub stop: StopRule,
     pub tool: Tool,
+    /// How the built-in load generator moves bytes (resolved: never `Auto`), and its name for the report.
+    pub client_io: crate::load::IoBackend,
+    pub client_io_name: String,
     pub out_dir: PathBuf,
     /// A request unanswered this long is a timeout error.
     pub timeout: Duration,
@@ -135,6 +138,7 @@ pub struct BenchChoices {
     pub duration: Option<Duration>,
     pub requests: Option<u64>,
     pub tool: Tool,
+    pub client_io: crate::load::IoBackend,
     pub out_dir: PathBuf,
     pub timeout: Duration,
     pub start_timeout: Duration,
@@ -165,6 +169,7 @@ impl BenchChoices {
             duration: None,
             requests: None,
             tool: Tool::Builtin,
+            client_io: crate::load::IoBackend::Auto,
             out_dir,
             timeout: Duration::from_secs(5),
             start_timeout: Duration::from_secs(30),
@@ -258,6 +263,8 @@ impl BenchOptions {
             }
         }
 
+        let (client_io, client_io_name) = crate::load::resolve_io(c.client_io).map_err(|e| anyhow::anyhow!("--client-{e}"))?;
+
         Ok(BenchOptions {
             catalog_root: c.catalog_root,
             selection: c.selection,
@@ -276,6 +283,8 @@ impl BenchOptions {
             rounds: c.rounds,
             stop,
             tool: c.tool,
+            client_io,
+            client_io_name,
             out_dir: c.out_dir,
             timeout: c.timeout,
             start_timeout: c.start_timeout,

@@ -82,6 +82,10 @@ pub struct RunConfig {
     pub requests_per_connection: Option<u64>,
     /// builtin | wrk | h2load
     pub tool: String,
+    /// The built-in load generator's I/O backend: "io_uring", or "epoll" with the reason io_uring was
+    /// not used; empty for external tools.
+    #[serde(default)]
+    pub client_io: String,
     pub timeout_s: f64,
 }
 

@@ -49,6 +49,7 @@ pub fn load_config(plan: &RoundPlan, target: std::net::SocketAddr) -> anyhow::Re
         },
         workload,
         timeout: o.timeout,
+        io: o.client_io,
     })
 }
 
