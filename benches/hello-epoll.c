@@ -1,6 +1,7 @@
 /* The smallest honest hello server: one thread, one level-triggered epoll loop, no parsing.
  * After each read of any data it writes the 51-byte response in one call. Used by
  * wrk-vs-serverbench.py to compare load generators against a server that is cheap per request. */
+#define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>

@@ -4,9 +4,10 @@
 The server (benches/hello-epoll.c, one thread) is pinned to one CPU and each client to another, with
 the same connections and duration, alternating A B A B. For each run it prints req/s, the server's CPU
 utilisation (utime + stime from /proc over the run), the client's CPU microseconds per response
-(user + system of the client process, from wait4), and the ratios of the two clients.
+(user + system of the client process, from wait4), and the ratios to wrk. serverbench runs with its
+default I/O (io_uring where the kernel has it) and, unless --no-epoll, once more with --io epoll.
 
-    python3 benches/wrk-vs-serverbench.py [--pairs 3] [--duration 5] [--connections 64]
+    python3 benches/wrk-vs-serverbench.py [--pairs 3] [--duration 5] [--connections 64] [--no-epoll]
 """
 import argparse, json, os, re, shutil, socket, subprocess, sys, time
 
@@ -48,6 +49,7 @@ def main():
     ap.add_argument("--connections", type=int, default=64)
     ap.add_argument("--server-cpu", type=int, default=1)
     ap.add_argument("--client-cpu", type=int, default=0)
+    ap.add_argument("--no-epoll", action="store_true", help="skip the serverbench --io epoll runs")
     a = ap.parse_args()
 
     if not shutil.which("wrk"):
@@ -75,6 +77,9 @@ def main():
             "wrk": ["taskset", "-c", str(a.client_cpu), "wrk", "-t1", f"-c{a.connections}", f"-d{a.duration}s", url],
             "serverbench": [sb, "load", "-t1", f"-c{a.connections}", f"-d{a.duration}s", "--cpus", str(a.client_cpu), "--json", url],
         }
+        if not a.no_epoll:
+            clients["serverbench-epoll"] = clients["serverbench"] + ["--io", "epoll"]
+        io = {}
         rows = []
         for pair in range(a.pairs):
             for name, cmd in clients.items():
@@ -86,9 +91,10 @@ def main():
                 else:
                     j = json.loads(out)
                     reqs, rps, errors = j["requests"], j["requests_per_s"], j["errors_total"]
+                    io[name] = j["io"]
                 util = 100 * server_cpu / a.duration
                 rows.append((pair + 1, name, rps, util, 1e6 * client_cpu / reqs, errors))
-                print(f"pair {pair + 1} {name:12} {rps:12.0f} req/s  server CPU {util:5.1f}%  "
+                print(f"pair {pair + 1} {name:17} {rps:12.0f} req/s  server CPU {util:5.1f}%  "
                       f"client {1e6 * client_cpu / reqs:6.2f} us/response  errors {errors}", flush=True)
     finally:
         server.terminate()
@@ -102,9 +108,12 @@ def main():
     print("| client | req/s | server CPU % | client CPU us/response |")
     print("|---|---:|---:|---:|")
     for name in clients:
-        print(f"| {name} | {mean(name, 2):,.0f} | {mean(name, 3):.1f} | {mean(name, 4):.2f} |")
-    print(f"| serverbench / wrk | {mean('serverbench', 2) / mean('wrk', 2):.2f}x | "
-          f"{mean('serverbench', 3) / mean('wrk', 3):.2f}x | {mean('serverbench', 4) / mean('wrk', 4):.2f}x |")
+        label = f"{name} ({io[name]})" if name in io else name
+        print(f"| {label} | {mean(name, 2):,.0f} | {mean(name, 3):.1f} | {mean(name, 4):.2f} |")
+    for name in clients:
+        if name != "wrk":
+            print(f"| {name} / wrk | {mean(name, 2) / mean('wrk', 2):.2f}x | "
+                  f"{mean(name, 3) / mean('wrk', 3):.2f}x | {mean(name, 4) / mean('wrk', 4):.2f}x |")
 
 
 if __name__ == "__main__":
