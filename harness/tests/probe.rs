@@ -44,6 +44,30 @@ fn the_probe_sees_the_cpu_and_memory_of_a_busy_grandchild() {
 }
 
 #[test]
+fn a_port_answered_by_another_process_is_not_taken_for_readiness() {
+    // The port was free when chosen; then another process (this test) bound it before the server did.
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = taken.local_addr().unwrap().port();
+    let tmp = tempfile::tempdir().unwrap();
+    let launch = Launch { command: "sleep 60".into(), env: vec![], cwd: tmp.path(), cpus: &CpuSet::allowed(), log: tmp.path().join("late.log") };
+    let mut server = Server::start(launch, port).unwrap();
+    let err = server.wait_ready(Duration::from_secs(5), &std::sync::atomic::AtomicBool::new(false)).unwrap_err();
+    assert!(err.contains(&format!("port {port} is answered by pid {}", std::process::id())), "{err}");
+    assert!(err.contains("outside the server's process tree"), "{err}");
+    server.stop(Duration::from_secs(2));
+
+    // A server that listens itself is ready, whether it holds the listener or a child of it does.
+    let port = serverbench::run::server::free_port().unwrap();
+    let script = format!("python3 -c 'import socket,time; s=socket.socket(); s.bind((\"127.0.0.1\", {port})); s.listen(); time.sleep(60)'");
+    for command in [script.clone(), format!("sh -c \"{}\"", script.replace('"', "\\\""))] {
+        let launch = Launch { command, env: vec![], cwd: tmp.path(), cpus: &CpuSet::allowed(), log: tmp.path().join("own.log") };
+        let mut server = Server::start(launch, port).unwrap();
+        server.wait_ready(Duration::from_secs(10), &std::sync::atomic::AtomicBool::new(false)).unwrap();
+        server.stop(Duration::from_secs(2));
+    }
+}
+
+#[test]
 fn an_idle_tree_costs_almost_nothing() {
     let tmp = tempfile::tempdir().unwrap();
     let launch = Launch {

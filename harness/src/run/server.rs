@@ -111,6 +111,33 @@ pub fn port_in_use(port: u16) -> bool {
     TcpListener::bind((Ipv4Addr::LOCALHOST, port)).is_err()
 }
 
+/// Inodes of the TCP sockets listening on `port`, IPv4 and IPv6 (from /proc/net/tcp and tcp6).
+pub fn listening_inodes(port: u16) -> Vec<u64> {
+    const LISTEN: &str = "0A";
+    let mut out = Vec::new();
+    for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
+        let Ok(text) = std::fs::read_to_string(table) else { continue };
+        for line in text.lines().skip(1) {
+            // sl local_address rem_address st tx_queue:rx_queue tr:tm->when retrnsmt uid timeout inode
+            let f: Vec<&str> = line.split_whitespace().collect();
+            let local_port = f.get(1).and_then(|a| a.rsplit_once(':')).and_then(|(_, p)| u16::from_str_radix(p, 16).ok());
+            if f.get(3) == Some(&LISTEN) && local_port == Some(port) {
+                out.extend(f.get(9).and_then(|i| i.parse::<u64>().ok()));
+            }
+        }
+    }
+    out
+}
+
+/// Inodes of the sockets a process holds open (the `socket:[N]` links in /proc/<pid>/fd).
+pub fn socket_inodes(pid: i32) -> HashSet<u64> {
+    let Ok(dir) = std::fs::read_dir(format!("/proc/{pid}/fd")) else { return HashSet::new() };
+    dir.flatten()
+        .filter_map(|e| std::fs::read_link(e.path()).ok())
+        .filter_map(|t| t.to_str()?.strip_prefix("socket:[")?.strip_suffix(']')?.parse().ok())
+        .collect()
+}
+
 /// `exec <command>` for a simple command, so the server replaces the shell instead of running under it
 /// (the shell would otherwise sit in the tree and add its memory); a compound command is left alone.
 fn exec_simple(command: &str) -> String {
@@ -166,6 +193,9 @@ impl Server {
             }
             if TcpStream::connect_timeout(&self.addr(), Duration::from_millis(200)).is_ok() {
                 self.remember_tree();
+                if let Some(why) = self.foreign_listener() {
+                    return Err(self.explain(&why));
+                }
                 return Ok(());
             }
             if stop.load(std::sync::atomic::Ordering::Relaxed) {
@@ -180,6 +210,29 @@ impl Server {
             }
             std::thread::sleep(Duration::from_millis(25));
         }
+    }
+
+    /// The port was free when it was chosen, but another process may have bound it before the server
+    /// did: then the connection that looked like readiness reached that process. Every socket listening
+    /// on the port must be held by a process of the server's tree; if one is not, this says whose it is.
+    fn foreign_listener(&self) -> Option<String> {
+        let listeners = listening_inodes(self.port);
+        let all = probe::all_processes();
+        let pid = self.pid();
+        let ours: HashSet<u64> = probe::tree(pid, pid, &all).iter().flat_map(|p| socket_inodes(p.pid)).collect();
+        let foreign: Vec<u64> = listeners.into_iter().filter(|i| !ours.contains(i)).collect();
+        if foreign.is_empty() {
+            return None;
+        }
+        let owner = all
+            .iter()
+            .find(|p| socket_inodes(p.pid).iter().any(|i| foreign.contains(i)))
+            .map_or("a process this user cannot see".to_string(), |p| format!("pid {} ({})", p.pid, p.comm));
+        Some(format!(
+            "port {} is answered by {owner}, outside the server's process tree: it took the port after it was chosen; \
+             the server was not measured",
+            self.port
+        ))
     }
 
     /// Adds processes seen by a probe to the tree to be checked at stop.
