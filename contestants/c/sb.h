@@ -7,6 +7,7 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -92,6 +93,15 @@ static int sb_listen(const struct sb_args *a, int reuseport, int nonblocking)
     }
     freeaddrinfo(res);
     return fd;
+}
+
+/* Runs `workers` threads of `run` and waits on them; a server's loops never end, so neither does this. */
+static inline int sb_run_workers(const struct sb_args *a, void *(*run)(void *))
+{
+    pthread_t threads[a->workers];
+    for (int i = 0; i < a->workers; i++) pthread_create(&threads[i], NULL, run, NULL);
+    pthread_join(threads[0], NULL);
+    return 1;
 }
 
 /* Responses are written whole, so waiting for more bytes (Nagle) only adds latency. */

@@ -154,8 +154,5 @@ int main(int argc, char **argv)
      * asks the kernel to wake one waiter per new connection rather than every thread. */
     struct epoll_event ev = { .events = EPOLLIN | EPOLLEXCLUSIVE, .data.ptr = NULL };
     epoll_ctl(epfd, EPOLL_CTL_ADD, lfd, &ev);
-    pthread_t threads[args.workers];
-    for (int i = 0; i < args.workers; i++) pthread_create(&threads[i], NULL, worker_run, NULL);
-    pthread_join(threads[0], NULL);
-    return 1;
+    return sb_run_workers(&args, worker_run);
 }

@@ -290,8 +290,5 @@ int main(int argc, char **argv)
     }
     args = sb_parse(argc, argv, "hello hello-timeout plaintext echo");
     if (forking) return prefork();
-    pthread_t threads[args.workers];
-    for (int i = 0; i < args.workers; i++) pthread_create(&threads[i], NULL, loop_run, NULL);
-    pthread_join(threads[0], NULL);
-    return 1;
+    return sb_run_workers(&args, loop_run);
 }
