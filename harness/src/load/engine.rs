@@ -524,26 +524,30 @@ impl<'a> Worker<'a> {
     /// EPOLLOUT) or submitted as one send (io_uring, unless one is in flight; its completion calls
     /// this again).
     fn flush(&mut self, i: usize) {
-        match self.io {
-            Io::Epoll(_) => {
-                self.render_queued(i);
-                if !self.conns[i].want_out {
-                    self.write_out(i);
-                }
+        let c = &self.conns[i];
+        let uring = matches!(self.io, Io::Uring(_));
+        if uring && (c.send_busy || c.state != State::Open) {
+            return;
+        }
+        self.render_queued(i);
+        let c = &mut self.conns[i];
+        match &mut self.io {
+            Io::Epoll(_) if !c.want_out => self.write_out(i),
+            Io::Epoll(_) => {}
+            Io::Uring(u) if c.out_off < c.out.len() => {
+                c.send_busy = true;
+                // `out` is not touched while the send is in flight (`send_busy`), and it lives as long as the worker.
+                unsafe { u.send(c.fd, c.out.as_ptr().add(c.out_off), c.out.len() - c.out_off, i, c.generation) };
             }
-            Io::Uring(_) => {
-                if self.conns[i].send_busy || self.conns[i].state != State::Open {
-                    return;
-                }
-                self.render_queued(i);
-                let Io::Uring(u) = &mut self.io else { unreachable!() };
-                let c = &mut self.conns[i];
-                if c.out_off < c.out.len() {
-                    c.send_busy = true;
-                    // `out` is not touched while the send is in flight (`send_busy`), and it lives as long as the worker.
-                    unsafe { u.send(c.fd, c.out.as_ptr().add(c.out_off), c.out.len() - c.out_off, i, c.generation) };
-                }
-            }
+            Io::Uring(_) => {}
+        }
+    }
+
+    /// The ring of an io_uring worker (completions exist only there).
+    fn ring(&mut self) -> &mut Uring {
+        match &mut self.io {
+            Io::Uring(u) => u,
+            Io::Epoll(_) => unreachable!("an io_uring completion on an epoll worker"),
         }
     }
 
@@ -693,12 +697,11 @@ impl<'a> Worker<'a> {
                 let current = current && self.conns[i].state == State::Open;
                 if let Some(bid) = done.buffer() {
                     if current && done.result > 0 {
-                        let Io::Uring(u) = &self.io else { unreachable!() };
-                        let data = u.data(bid, done.result as usize);
+                        // The buffer is the kernel's again only after `give_back` below and the next publish.
+                        let data = unsafe { self.ring().data(bid, done.result as usize) };
                         self.on_data(i, data, now);
                     }
-                    let Io::Uring(u) = &mut self.io else { unreachable!() };
-                    u.give_back(bid);
+                    self.ring().give_back(bid);
                 }
                 if !current {
                     return;

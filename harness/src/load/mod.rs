@@ -62,7 +62,7 @@ pub fn validate(config: &LoadConfig) -> anyhow::Result<()> {
 /// what was measured until then is returned with `interrupted = true`.
 pub fn run(config: &LoadConfig, stop: Arc<AtomicBool>) -> anyhow::Result<LoadReport> {
     validate(config)?;
-    // Each connection is one descriptor; each thread adds an epoll set; a few more are already open.
+    // Each connection is one descriptor; each thread adds an epoll set or a ring; a few more are already open.
     sys::ensure_open_files((config.connections + config.threads + 32) as u64)?;
     let (template, expect) = match &config.workload {
         Workload::Http { request, expect, .. } => (Some(http::RequestTemplate::new(request)), expect.clone()),

@@ -169,9 +169,10 @@ impl Uring {
 
     /// The first `len` bytes of provided buffer `bid`, as filled by a receive.
     ///
-    /// The slice stays valid and unchanged until the buffer is handed back with `give_back` and
-    /// published: the kernel writes only into buffers it holds, and the mapping lives as long as `self`.
-    pub fn data<'b>(&self, bid: u16, len: usize) -> &'b [u8] {
+    /// # Safety
+    /// The slice is not tied to `self`: it must not be used after the buffer is handed back with
+    /// `give_back` (the kernel may then write into it) or after `self` is dropped (it is unmapped).
+    pub unsafe fn data<'b>(&self, bid: u16, len: usize) -> &'b [u8] {
         assert!(bid < BUF_COUNT && len <= BUF_BYTES);
         unsafe { std::slice::from_raw_parts(self.buffers.ptr.add(usize::from(bid) * BUF_BYTES), len) }
     }

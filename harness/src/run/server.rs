@@ -192,8 +192,11 @@ impl Server {
                 return Err(self.explain(&format!("exited ({status}) before accepting connections")));
             }
             if TcpStream::connect_timeout(&self.addr(), Duration::from_millis(200)).is_ok() {
-                self.remember_tree();
-                if let Some(why) = self.foreign_listener() {
+                let all = probe::all_processes();
+                let pid = self.pid();
+                let tree = probe::tree(pid, pid, &all);
+                self.remember(&tree.iter().map(ProcStat::key).collect::<Vec<_>>());
+                if let Some(why) = self.foreign_listener(&tree, &all) {
                     return Err(self.explain(&why));
                 }
                 return Ok(());
@@ -215,11 +218,9 @@ impl Server {
     /// The port was free when it was chosen, but another process may have bound it before the server
     /// did: then the connection that looked like readiness reached that process. Every socket listening
     /// on the port must be held by a process of the server's tree; if one is not, this says whose it is.
-    fn foreign_listener(&self) -> Option<String> {
+    fn foreign_listener(&self, tree: &[ProcStat], all: &[ProcStat]) -> Option<String> {
         let listeners = listening_inodes(self.port);
-        let all = probe::all_processes();
-        let pid = self.pid();
-        let ours: HashSet<u64> = probe::tree(pid, pid, &all).iter().flat_map(|p| socket_inodes(p.pid)).collect();
+        let ours: HashSet<u64> = tree.iter().flat_map(|p| socket_inodes(p.pid)).collect();
         let foreign: Vec<u64> = listeners.into_iter().filter(|i| !ours.contains(i)).collect();
         if foreign.is_empty() {
             return None;
