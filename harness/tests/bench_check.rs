@@ -1,6 +1,8 @@
 //! `serverbench bench --check`: the conformance suite runs before measuring and its outcome lands in
 //! run.json and summary.md, while measuring goes on.
 
+mod common;
+
 use std::path::PathBuf;
 use std::process::Command;
 
@@ -25,7 +27,9 @@ fn bench_check_records_the_suite_in_the_run() {
     let by_name = |n: &str| checks.iter().find(|c| c["contestant"] == n).unwrap_or_else(|| panic!("no checks for {n}: {checks:?}"));
     let good = by_name("check-good")["results"].as_array().unwrap().clone();
     let wrong = by_name("check-wrong")["results"].as_array().unwrap().clone();
-    assert!(good.len() >= 8 && good.iter().all(|r| r["status"] != "fail"), "{good:?}");
+    // On failure, say which check failed and show the run's own output: these servers are real processes.
+    let failed: Vec<_> = good.iter().filter(|r| r["status"] == "fail").collect();
+    assert!(good.len() >= 8 && failed.is_empty(), "failed checks of check-good: {failed:#?}\nstdout:\n{stdout}\nstderr:\n{stderr}");
     assert!(wrong.iter().any(|r| r["check"] == "hello-response" && r["status"] == "fail"), "{wrong:?}");
     assert!(good.iter().all(|r| r["check"] != "scale"), "bench --check leaves the scale check to serverbench check");
     let summary = std::fs::read_to_string(run_dir.join("summary.md")).unwrap();
@@ -34,4 +38,11 @@ fn bench_check_records_the_suite_in_the_run() {
     // The good contestant is still measured.
     let measured = run["measurements"].as_array().unwrap().iter().any(|m| m["contestant"] == "check-good" && m["status"] == "measured");
     assert!(measured, "stdout:\n{stdout}\nstderr:\n{stderr}");
+    // A client check skipped for a missing tool (wrk, h2load, curl) leaves part of the subject unreached.
+    let skipped: std::collections::BTreeSet<&str> =
+        good.iter().filter(|r| r["status"] == "skip").filter_map(|r| r["check"].as_str()?.strip_prefix("client-")).collect();
+    if !skipped.is_empty() {
+        let tools: Vec<&str> = skipped.into_iter().collect();
+        common::skip("bench_check_records_the_suite_in_the_run", &format!("{} missing", tools.join(", ")));
+    }
 }

@@ -166,8 +166,7 @@ fn builds_are_cached_and_several_connection_counts_are_measured() {
 #[test]
 fn an_external_tool_fills_the_same_model() {
     if serverbench::catalog::requires::find_command("wrk").is_none() {
-        eprintln!("wrk is not installed; skipping");
-        return;
+        return common::skip("an_external_tool_fills_the_same_model", "wrk missing");
     }
     let (tmp, catalog) = common::fixture_copy("catalog");
     let out = tmp.path().join("results");
