@@ -69,6 +69,21 @@ fn huge_headers_are_refused_by_platform_servers() {
 
     let hello = start(Scenario::Hello, Flaws::default());
     bad_input::huge_headers(&hello.target(true), &o).unwrap();
+
+    // A close without an answer refuses them too.
+    let closing = start(Scenario::Json, Flaws { close_on_huge_headers: true, ..Flaws::default() });
+    let r = bad_input::huge_headers(&closing.target(false), &o).unwrap();
+    assert!(r.contains("closed"), "{r}");
+}
+
+#[test]
+fn huge_headers_swallowed_without_an_answer_fail_a_platform_server() {
+    let o = options();
+    let hanging = start(Scenario::Plaintext, Flaws { hang_on_huge_headers: true, ..Flaws::default() });
+    assert_fails(bad_input::huge_headers(&hanging.target(false), &o), "neither refused nor closed within 2 s");
+    // A micro contestant does not parse headers: it only has to survive them.
+    let r = bad_input::huge_headers(&hanging.target(true), &o).unwrap();
+    assert!(r.contains("no answer"), "{r}");
 }
 
 #[test]
@@ -76,8 +91,21 @@ fn many_connections_dropped_at_once() {
     let o = options();
     let good = start(Scenario::Hello, Flaws::default());
     let r = bad_input::drop_many(&good.target(true), &o).unwrap();
-    assert!(r.contains("of 1000 connections established"), "{r}");
+    assert!(r.starts_with("1000 of 1000 connections established"), "{r}");
 
     let fragile = start(Scenario::Hello, Flaws { die_above: Some(200), ..Flaws::default() });
-    assert_fails(bad_input::drop_many(&fragile.target(true), &o), "opened and dropped at once");
+    // It dies while the connections are opened: those after it are refused, so they cannot be dropped.
+    assert_fails(bad_input::drop_many(&fragile.target(true), &o), "refused or failed: all 1000 must be");
+    // It holds them all, and dies of the resets of the drop.
+    let dies_of_the_drop = start(Scenario::Hello, Flaws { die_on_reset: true, ..Flaws::default() });
+    assert_fails(bad_input::drop_many(&dies_of_the_drop.target(true), &o), "opened and dropped at once");
+}
+
+#[test]
+fn connections_that_cannot_be_established_fail_the_drop() {
+    let deaf = check_support::deaf_listener();
+    let t = serverbench::check::Target { addr: deaf.local_addr().unwrap(), scenario: Scenario::Hello, micro: true };
+    let r = bad_input::drop_many(&t, &options());
+    assert_fails(r.clone(), "of 1000 connections established");
+    assert_fails(r, "all 1000 must be");
 }

@@ -63,6 +63,10 @@ pub struct Flaws {
     pub close_on_half_close: bool,
     /// plaintext/json: headers of any size accepted with a 200.
     pub accept_huge_headers: bool,
+    /// plaintext/json: headers over 64 KiB read and dropped, neither answered nor closed.
+    pub hang_on_huge_headers: bool,
+    /// plaintext/json: headers over 64 KiB closed without an answer.
+    pub close_on_huge_headers: bool,
     /// More than this many connections open at once end the whole server.
     pub die_above: Option<usize>,
     /// Connections beyond this many open at once are closed right after their first answer.
@@ -107,6 +111,16 @@ pub fn options() -> Options {
         drop_connections: 1000,
         ..Options::default()
     }
+}
+
+/// A loopback listener with a backlog of one that never accepts: the kernel completes a handshake or two
+/// and drops every further SYN, as a server whose accept queue stays full would.
+pub fn deaf_listener() -> TcpListener {
+    use std::os::fd::AsRawFd;
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    // listen() again on a listening socket only changes its backlog.
+    assert_eq!(unsafe { libc::listen(listener.as_raw_fd(), 1) }, 0, "listen: {}", std::io::Error::last_os_error());
+    listener
 }
 
 pub fn start(scenario: Scenario, flaws: Flaws) -> Fake {
@@ -230,6 +244,14 @@ fn serve(s: &mut TcpStream, ctx: &Ctx) {
                 }
                 let (answers, used, refuse) = http_answers(&buf, ctx);
                 buf.drain(..used);
+                if refuse && f.close_on_huge_headers {
+                    return;
+                }
+                if refuse && f.hang_on_huge_headers {
+                    // Takes every byte in and never answers: the connection stays until the client goes.
+                    while s.read(&mut chunk).is_ok_and(|n| n > 0) {}
+                    return;
+                }
                 if refuse {
                     let _ = s.write_all(b"HTTP/1.1 431 Request Header Fields Too Large\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
                     return;
