@@ -1,21 +1,23 @@
-//! `serverbench check` end to end, through the real binary, on two fixture contestants: a correct
-//! thread-per-connection hello server and one with a wrong body.
+//! `serverbench check` end to end, through the real binary, on fixture contestants: a correct
+//! thread-per-connection hello server and one with a wrong body; platform plaintext and json servers
+//! that refuse oversized headers or swallow them.
 
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
-fn fixtures() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/check/contestants")
+fn check(name: &str, out: &str, extra: &[&str]) -> Output {
+    check_in("check/contestants", name, out, extra)
 }
 
-fn check(name: &str, out: &str, extra: &[&str]) -> Output {
+/// `serverbench check NAME` on the fixture catalog `tests/fixtures/<catalog>`, results under `out`.
+fn check_in(catalog: &str, name: &str, out: &str, extra: &[&str]) -> Output {
     let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(out);
     let _ = std::fs::remove_dir_all(&out);
     Command::new(env!("CARGO_BIN_EXE_serverbench"))
         .arg("check")
         .arg(name)
         .arg("--contestants")
-        .arg(fixtures())
+        .arg(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(catalog))
         .arg("--out")
         .arg(&out)
         .args(["--no-install", "--server-cpus", "0"])
@@ -86,4 +88,25 @@ fn an_unknown_check_name_is_refused_with_the_list() {
     let stderr = text(&r.stderr);
     assert!(!r.status.success());
     assert!(stderr.contains("no such check") && stderr.contains("hello-response"), "{stderr}");
+}
+
+#[test]
+fn huge_headers_refused_with_431_pass_a_platform_server() {
+    let r = check_in("http", "http-good", "check-cli-huge-good", &["--no-scale", "--only", "bad-huge-headers"]);
+    let (stdout, stderr) = (text(&r.stdout), text(&r.stderr));
+    assert!(r.status.success(), "stdout:\n{stdout}\nstderr:\n{stderr}");
+    for scenario in ["plaintext", "json"] {
+        let l = line_of(&stdout, scenario, "bad-huge-headers");
+        assert!(l.contains(" pass ") && l.contains("status 431"), "{l}");
+    }
+}
+
+#[test]
+fn huge_headers_swallowed_without_an_answer_fail_a_platform_server() {
+    let r = check_in("http", "http-hangs-on-huge-headers", "check-cli-huge-hangs", &["--no-scale", "--only", "bad-huge-headers"]);
+    let (stdout, stderr) = (text(&r.stdout), text(&r.stderr));
+    assert_eq!(r.status.code(), Some(1), "stdout:\n{stdout}\nstderr:\n{stderr}");
+    let l = line_of(&stdout, "plaintext", "bad-huge-headers");
+    assert!(l.contains(" FAIL ") && l.contains("neither refused nor closed within 5 s"), "{l}");
+    assert!(stderr.contains("checks failed"), "{stderr}");
 }
