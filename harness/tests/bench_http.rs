@@ -1,0 +1,107 @@
+//! `serverbench bench` end to end, through the binary, on the fixture catalog `tests/fixtures/http`:
+//! plaintext pipelined, json, rate mode and h2load are measured with requests in every round and no
+//! errors, and run.json records what was asked; a server that answers plaintext or json wrongly is
+//! failed by the verification before measuring and never measured. No test asserts a speed.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+/// `serverbench bench` on the http fixtures with one short round of four connections; returns run.json
+/// and the run folder.
+fn bench(out: &str, args: &[&str]) -> (Value, PathBuf) {
+    let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(out);
+    let _ = std::fs::remove_dir_all(&out);
+    let r = common::serverbench()
+        .args(["-q", "bench", "--contestants"])
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/http"))
+        .arg("-o")
+        .arg(&out)
+        .args(["--no-install", "--warmup", "0", "--rounds", "1", "-d", "500ms", "-c", "4"])
+        .args(args)
+        .output()
+        .expect("serverbench runs");
+    let said = format!("stdout:\n{}\nstderr:\n{}", common::text(&r.stdout), common::text(&r.stderr));
+    assert!(out.is_dir(), "no results folder\n{said}");
+    let dir = common::only_run_dir(&out);
+    let run = std::fs::read(dir.join("run.json")).unwrap_or_else(|e| panic!("run.json: {e}\n{said}"));
+    (serde_json::from_slice(&run).unwrap(), dir)
+}
+
+fn measurement<'a>(run: &'a Value, contestant: &str) -> &'a Value {
+    let all = run["measurements"].as_array().expect("measurements");
+    all.iter().find(|m| m["contestant"] == contestant).unwrap_or_else(|| panic!("no measurement of {contestant}: {all:#?}"))
+}
+
+/// Measured, with one measured round that completed requests without a single error.
+fn assert_measured(m: &Value) {
+    assert_eq!(m["status"], "measured", "{}: {}", m["contestant"], m["reason"]);
+    let rounds: Vec<&Value> = m["rounds"].as_array().unwrap().iter().filter(|r| r["warmup"] == false).collect();
+    assert_eq!(rounds.len(), 1, "{m:#?}");
+    for r in rounds {
+        assert!(r["load"]["requests"].as_u64().unwrap() > 0, "a round without requests: {}", r["load"]);
+        let errors = r["load"]["errors"].as_object().unwrap();
+        assert!(errors.values().all(|n| n == 0), "errors: {errors:?}");
+    }
+}
+
+/// Verification failed it: a reason that quotes `words`, and no round.
+fn assert_not_measured(m: &Value, words: &str) {
+    assert_eq!(m["status"], "failed", "{m:#?}");
+    let reason = m["reason"].as_str().unwrap_or_default();
+    assert!(reason.contains(words), "the reason {reason:?} does not quote {words:?}");
+    assert!(m["rounds"].as_array().unwrap().is_empty(), "a contestant that answers wrongly is not measured: {m:#?}");
+}
+
+#[test]
+fn plaintext_is_measured_pipelined_and_a_wrong_body_is_not_measured() {
+    let (run, dir) = bench("bench-http-plaintext", &["--scenario", "plaintext", "--pipeline", "8", "http-good", "http-wrong-plaintext"]);
+    assert_eq!(run["config"]["pipeline"], 8);
+    let good = measurement(&run, "http-good");
+    assert_measured(good);
+    assert_eq!((&good["scenario"], &good["pipeline"], &good["tool"]), (&"plaintext".into(), &8.into(), &"builtin".into()));
+    // The server itself saw requests arrive several to a read.
+    let log = std::fs::read_to_string(dir.join(good["server_log"].as_str().unwrap())).unwrap();
+    assert!(log.contains("pipelined: "), "the server never saw two requests in one read:\n{log}");
+    assert_not_measured(measurement(&run, "http-wrong-plaintext"), "Hello, world!");
+}
+
+#[test]
+fn json_is_measured_and_a_sequence_echoed_as_a_string_is_not_measured() {
+    let (run, _) = bench("bench-http-json", &["--scenario", "json", "http-good", "http-wrong-json"]);
+    let good = measurement(&run, "http-good");
+    assert_measured(good);
+    assert_eq!((&good["scenario"], &good["mode"]), (&"json".into(), &"throughput".into()));
+    assert_not_measured(measurement(&run, "http-wrong-json"), r#"answered the body "{\"sequence\": \"17\"}""#);
+}
+
+#[test]
+fn rate_mode_is_measured_at_the_rate_asked() {
+    let rate = 400.0;
+    let (run, _) = bench("bench-http-rate", &["--scenario", "plaintext", "--mode", "rate", "--rate", "400", "http-good"]);
+    assert_eq!((&run["config"]["mode"], run["config"]["rate_per_s"].as_f64()), (&"rate".into(), Some(rate)));
+    let m = measurement(&run, "http-good");
+    assert_measured(m);
+    assert_eq!(m["mode"], "rate");
+    // A correctness bound at a rate any machine holds: open loop sends what its schedule holds.
+    let load = &m["rounds"][0]["load"];
+    let want = rate * load["duration_s"].as_f64().unwrap();
+    let got = load["requests"].as_f64().unwrap();
+    assert!(got >= 0.9 * want && got <= want + 4.0, "{got} requests where the rate asks {want}");
+}
+
+#[test]
+fn h2load_is_measured_and_recorded_as_the_tool() {
+    if serverbench::catalog::requires::find_command("h2load").is_none() {
+        return common::skip("bench_http::h2load_is_measured_and_recorded_as_the_tool", "h2load missing (Debian package nghttp2-client)");
+    }
+    let (run, _) = bench("bench-http-h2load", &["--scenario", "plaintext", "--tool", "h2load", "http-good"]);
+    assert_eq!(run["config"]["tool"], "h2load");
+    let m = measurement(&run, "http-good");
+    assert_measured(m);
+    assert_eq!(m["tool"], "h2load");
+    let printed = &m["rounds"][0]["tool_latency_ns"];
+    assert!(printed["mean"].as_f64().is_some_and(|ns| ns > 0.0), "what h2load printed: {printed}");
+}
