@@ -37,15 +37,15 @@ fn round(index: u32, warmup: bool, requests: u64, latencies_us: &[u64], cpu_s: f
         },
         tool_latency_ns: None,
         server: ServerUsage {
-            cpu_s,
+            cpu_s: Some(cpu_s),
             wall_s: 2.0,
             cpus: 1,
-            utilisation_pct: cpu_s / 2.0 * 100.0,
+            utilisation_pct: Some(cpu_s / 2.0 * 100.0),
             cpu_us_per_request: Some(cpu_s * 1e6 / requests as f64),
-            peak_rss_bytes: 3 * 1024 * 1024 + index as u64 * 4096,
+            peak_rss_bytes: Some(3 * 1024 * 1024 + index as u64 * 4096),
             processes: 1,
         },
-        client_busy_pct: 95.0,
+        client_busy_pct: Some(95.0),
         flags: flags.iter().map(|f| f.to_string()).collect(),
     }
 }
@@ -115,7 +115,7 @@ fn model() -> RunResult {
             kernel: "Linux 6.1.0".into(),
             os: "Debian GNU/Linux 12 (bookworm)".into(),
             memory_bytes: 8 << 30,
-            load_average: [0.5, 0.25, 0.125],
+            load_average: Some([0.5, 0.25, 0.125]),
             load_average_end: Some([1.5, 0.5, 0.25]),
             tools: BTreeMap::from([("cc".into(), "cc 12.2.0".into()), ("go".into(), "go1.22".into())]),
             command_line: vec!["serverbench".into(), "bench".into()],
@@ -227,4 +227,34 @@ fn a_future_schema_is_refused_with_a_clear_message() {
     report::write_all(&run, dir.path()).unwrap();
     let err = report::load(dir.path()).unwrap_err().to_string();
     assert!(err.contains("schema 99"), "{err}");
+}
+
+/// A figure the probe could not read is absent everywhere (null, an empty CSV cell, "n/a" in tables), with
+/// the round's flag saying why, and never trips the client-bound rule; it is never a zero.
+#[test]
+fn a_figure_that_could_not_be_measured_is_absent_not_zero() {
+    let mut run = model();
+    let m = run.measurements.iter_mut().find(|m| m.status == MeasurementStatus::Measured && m.tool == "builtin").unwrap();
+    let name = m.contestant.clone();
+    let r = m.rounds.iter_mut().find(|r| !r.warmup).unwrap();
+    r.server = ServerUsage { cpu_s: None, utilisation_pct: None, cpu_us_per_request: None, peak_rss_bytes: None, ..r.server.clone() };
+    r.flags.push(FLAG_SERVER_UNPROBED.into());
+    let s = m.summary();
+    assert_eq!((s.server_utilisation_pct, s.server_cpu_us_per_request, s.peak_rss_bytes), (None, None, None));
+    assert!(s.requests_per_s.is_some(), "req/s was measured and stays");
+
+    let csv = String::from_utf8(report::csv::Csv.serialize(&run).unwrap()).unwrap();
+    let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    let row: Vec<&str> = csv.lines().find(|l| l.split(',').nth(1) == Some(name.as_str())).unwrap().split(',').collect();
+    for column in ["server_cpu_pct", "server_cpu_us_per_request", "peak_rss_bytes"] {
+        let i = header.iter().position(|h| *h == column).unwrap();
+        assert_eq!(row[i], "", "{column} of {name} in {csv}");
+    }
+    let markdown = String::from_utf8(report::markdown::Markdown.serialize(&run).unwrap()).unwrap();
+    let line = markdown.lines().find(|l| l.starts_with(&format!("| {name} "))).unwrap();
+    assert_eq!(line.matches("n/a").count(), 3, "{line}");
+    let json: serde_json::Value = serde_json::from_slice(&report::json::Json.serialize(&run).unwrap()).unwrap();
+    let stored = json["measurements"].as_array().unwrap().iter().find(|m| m["contestant"] == name.as_str()).unwrap();
+    let round = stored["rounds"].as_array().unwrap().iter().find(|r| r["warmup"] == false).unwrap();
+    assert!(round["server"]["cpu_s"].is_null() && round["server"]["peak_rss_bytes"].is_null(), "{round}");
 }

@@ -410,3 +410,16 @@ on_both_backends!(
     json_requests_count_up_per_connection,
     a_stop_before_the_clock_starts_is_an_empty_interrupted_report,
 );
+
+/// A CPU the client cannot be pinned to fails the run with the reason, rather than running unpinned while
+/// the report says it was pinned (checked up front; a worker whose pin fails later fails the run too).
+#[test]
+fn a_cpu_that_cannot_be_pinned_fails_the_run() {
+    let server = hello_server();
+    let mut c = config(IoBackend::Epoll, server.addr, 1, 1, 1);
+    let cpu = libc::CPU_SETSIZE as usize - 1;
+    c.cpus = Some(vec![cpu]);
+    let e = load::run(&c, Arc::new(AtomicBool::new(false))).expect_err("the run must fail");
+    assert!(e.to_string().contains(&format!("CPU {cpu}")), "{e}");
+    assert_eq!(server.counters.requests.load(Ordering::SeqCst), 0);
+}

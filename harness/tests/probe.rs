@@ -31,10 +31,11 @@ fn the_probe_sees_the_cpu_and_memory_of_a_busy_grandchild() {
     server.remember(&usage.members);
 
     // The spinning child is busy the whole time; on a loaded machine it still gets a fair share.
-    assert!(usage.cpu_s > 0.1, "CPU of the busy child: {} s", usage.cpu_s);
-    assert!(usage.cpu_s < 1.5 * CpuSet::allowed().len() as f64 + 0.5, "no more than the window allows: {} s", usage.cpu_s);
+    let cpu_s = usage.cpu_s.expect("the tree was probed");
+    assert!(cpu_s > 0.1, "CPU of the busy child: {cpu_s} s");
+    assert!(cpu_s < 1.5 * CpuSet::allowed().len() as f64 + 0.5, "no more than the window allows: {cpu_s} s");
     assert!(usage.members.len() >= 3, "leader, sleep and the spinning child: {:?}", usage.members);
-    assert!(usage.peak_rss_bytes > 0);
+    assert!(usage.peak_rss_bytes.is_some_and(|b| b > 0));
 
     let report = server.stop(Duration::from_secs(2));
     assert!(report.survivors.is_empty(), "{:?}", report.survivors);
@@ -81,8 +82,17 @@ fn an_idle_tree_costs_almost_nothing() {
     let sampler = Sampler::spawn(server.pid(), server.pid());
     std::thread::sleep(Duration::from_millis(500));
     let usage = sampler.finish();
-    assert!(usage.cpu_s < 0.2, "{}", usage.cpu_s);
+    assert!(usage.cpu_s.is_some_and(|s| s < 0.2), "{:?}", usage.cpu_s);
     assert_eq!(usage.members.len(), 1, "`exec sleep` replaces the shell");
     let report = server.stop(Duration::from_secs(2));
     assert_eq!(report.killed_after_s, None, "sleep ends on SIGTERM");
+}
+
+/// A tree that cannot be read (no such process) gives absent figures, never a zero CPU or memory.
+#[test]
+fn a_tree_never_seen_is_absent_not_zero() {
+    // Above any pid_max, so no process has it.
+    let usage = Sampler::spawn(i32::MAX, i32::MAX).finish();
+    assert_eq!((usage.cpu_s, usage.peak_rss_bytes), (None, None));
+    assert!(usage.members.is_empty());
 }

@@ -154,11 +154,15 @@ struct Worker<'a> {
 /// Runs one worker thread: pins it, opens its connections, waits for the others, then drives load.
 pub(super) fn run_worker(shared: &Shared, index: usize, conn_count: usize, first_global: usize) -> WorkerResult {
     let cfg = &shared.config;
-    if let Some(cpus) = &cfg.cpus {
-        // A CPU that cannot be used was rejected when the options were checked; a failure here is ignored.
-        let _ = sys::pin_current_thread(cpus[index % cpus.len()]);
-    }
-    let mut w = match Worker::new(shared, conn_count) {
+    // The report says the client was pinned: a thread that could not be pinned fails the run instead.
+    let pinned = match &cfg.cpus {
+        Some(cpus) => {
+            let cpu = cpus[index % cpus.len()];
+            sys::pin_current_thread(cpu).map_err(|e| format!("cannot pin client thread {index} to CPU {cpu}: {e}"))
+        }
+        None => Ok(()),
+    };
+    let mut w = match pinned.and_then(|()| Worker::new(shared, conn_count)) {
         Ok(w) => w,
         Err(e) => {
             shared.setup_error.lock().unwrap().get_or_insert(e);

@@ -1,7 +1,17 @@
-//! Number formats shared by the tables and the progress lines; an absent figure prints as `-`.
+//! Number formats shared by the tables and the progress lines; an absent figure prints as `n/a`.
 
-/// `-` for an absent value.
-pub const ABSENT: &str = "-";
+/// A figure that could not be measured (or does not apply), never printed as a zero.
+pub const ABSENT: &str = "n/a";
+
+/// "0.12 0.34 0.56 at the start, 1.50 0.50 0.25 at the end (1, 5, 15 min)": load from outside the run
+/// shows as a rise.
+pub fn load_average(start: Option<[f64; 3]>, end: Option<[f64; 3]>) -> String {
+    let three = |l: Option<[f64; 3]>| l.map_or(ABSENT.to_string(), |l| format!("{:.2} {:.2} {:.2}", l[0], l[1], l[2]));
+    match end {
+        Some(_) => format!("{} at the start, {} at the end (1, 5, 15 min)", three(start), three(end)),
+        None => format!("{} at the start (1, 5, 15 min)", three(start)),
+    }
+}
 
 pub fn or_absent(v: Option<f64>, f: impl Fn(f64) -> String) -> String {
     match v {
@@ -49,8 +59,8 @@ mod tests {
         assert_eq!(ms(26_400.0), "0.026");
         assert_eq!(us(50_340.0), "50.3");
         assert_eq!(mib(3.0 * 1024.0 * 1024.0), "3.0");
-        assert_eq!(or_absent(None, int), "-");
-        assert_eq!(or_absent(Some(f64::NAN), int), "-");
+        assert_eq!(or_absent(None, int), "n/a");
+        assert_eq!(or_absent(Some(f64::NAN), int), "n/a");
         assert_eq!(or_absent(Some(1234.4), int), "1234");
     }
 }

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use hdrhistogram::Histogram;
 
-use super::format::{int, mib, one, or_absent, pct, us, ABSENT};
+use super::format::{int, load_average, mib, one, or_absent, pct, us, ABSENT};
 use super::html_page::{esc, facts, Cell, Page, Table};
 use super::svg::{self, Axis, Bar, BarChart, BarGroup, LineChart, Scale, Series, Unit};
 use super::Exporter;
@@ -178,16 +178,6 @@ fn header(page: &mut Page, run: &RunResult) {
          (below 90% of its CPUs) while the client was: those req/s measure the client, not the server. Server \
          CPU and memory cover the server's whole process tree. Click a table header to sort by that column."
     ));
-}
-
-/// "0.12 0.34 0.56 at the start, 1.50 0.50 0.25 at the end (1, 5, 15 min)": load from outside the run
-/// shows as a rise.
-fn load_average(start: [f64; 3], end: Option<[f64; 3]>) -> String {
-    let three = |l: [f64; 3]| format!("{:.2} {:.2} {:.2}", l[0], l[1], l[2]);
-    match end {
-        Some(end) => format!("{} at the start, {} at the end (1, 5, 15 min)", three(start), three(end)),
-        None => format!("{} at the start (1, 5, 15 min)", three(start)),
-    }
 }
 
 fn configuration(page: &mut Page, run: &RunResult, id: &str, scenario: &str, rows: &[Row]) {

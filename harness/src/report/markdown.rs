@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use super::format::{int, mib, ms, one, or_absent, pct, us, ABSENT};
+use super::format::{int, load_average, mib, ms, one, or_absent, pct, us, ABSENT};
 use super::table::{Align, Table};
 use super::Exporter;
 use crate::run::result::{
@@ -109,7 +109,7 @@ fn setting(run: &RunResult) -> String {
     }
     let tools: Vec<String> = e.tools.iter().map(|(k, v)| format!("{k}: {v}")).collect();
     let mut s = format!(
-        "- Started {}, {state}\n- Machine: {}, {} CPUs, {} GiB, {}, {}; load average {:.2} {:.2} {:.2} at the start{}\n- Command: `{}`\n\
+        "- Started {}, {state}\n- Machine: {}, {} CPUs, {} GiB, {}, {}; load average {}\n- Command: `{}`\n\
          - Rules: {}, server CPUs {} ({} worker{}), client CPUs {} ({} thread{}); {} warm-up + {} measured rounds {stop}; \
          mode {mode}; load from {}{}\n",
         run.started_utc,
@@ -118,10 +118,7 @@ fn setting(run: &RunResult) -> String {
         one(e.memory_bytes as f64 / f64::from(1u32 << 30)),
         e.kernel,
         e.os,
-        e.load_average[0],
-        e.load_average[1],
-        e.load_average[2],
-        e.load_average_end.map(|l| format!(", {:.2} {:.2} {:.2} at the end", l[0], l[1], l[2])).unwrap_or_default(),
+        load_average(e.load_average, e.load_average_end),
         e.command_line.join(" "),
         c.run_type,
         c.server_cpus,

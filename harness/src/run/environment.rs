@@ -78,15 +78,11 @@ pub fn capture(tools: BTreeMap<String, String>, command_line: Vec<String>) -> En
     }
 }
 
-/// The 1, 5 and 15 minute load averages now.
-pub fn load_average() -> [f64; 3] {
-    let load: Vec<f64> = std::fs::read_to_string("/proc/loadavg")
-        .unwrap_or_default()
-        .split_whitespace()
-        .take(3)
-        .filter_map(|v| v.parse().ok())
-        .collect();
-    [0, 1, 2].map(|i| load.get(i).copied().unwrap_or(0.0))
+/// The 1, 5 and 15 minute load averages now; None when /proc/loadavg cannot be read (never zeros).
+pub fn load_average() -> Option<[f64; 3]> {
+    let text = std::fs::read_to_string("/proc/loadavg").ok()?;
+    let load: Vec<f64> = text.split_whitespace().take(3).map_while(|v| v.parse().ok()).collect();
+    load.try_into().ok()
 }
 
 fn kernel_release() -> String {

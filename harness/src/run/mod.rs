@@ -129,7 +129,7 @@ pub fn bench(
     }
     run.interrupted = interrupted;
     run.finished_utc = Some(environment::utc_timestamp(SystemTime::now()));
-    run.environment.load_average_end = Some(environment::load_average());
+    run.environment.load_average_end = environment::load_average();
     save(&run)?;
     ui.finish();
     Ok(run)
@@ -499,7 +499,8 @@ pub enum Prepared {
     Ready(BuildOutcome),
     /// It cannot run here; the reason says how to fix that.
     Skipped(String),
-    /// Its build failed; the reason holds the tail of the build log.
+    /// Its build failed (the reason holds the tail of the build log), or installing its Debian packages
+    /// did (the outcome's log is then the apt log).
     Failed(String, BuildOutcome),
     Interrupted,
 }
@@ -528,16 +529,25 @@ pub fn make_ready(
             ui.line(&format!("{}: installing Debian packages {} with apt-get (running as root)", c.name, pkgs.join(" ")));
             std::fs::create_dir_all(logs)?;
             let log = logs.join(format!("{}.apt.log", c.name));
-            match requires::install(&pkgs, &log) {
+            let begun = std::time::Instant::now();
+            // Installing was possible and was tried: its failure is a failure of this contestant, not a
+            // machine that lacks something, so it is not reported as skipped (CI must not pass over it).
+            let failed = match requires::install(&pkgs, &log) {
                 Err(e) => Some(format!("installing {} failed: {e:#}", pkgs.join(" "))),
                 Ok(()) => match requires::check(c, sys) {
                     Readiness::Ready => None,
-                    Readiness::Missing { reason } => Some(reason),
+                    Readiness::Missing { reason } => Some(format!("after installing {}: {reason}", pkgs.join(" "))),
                     Readiness::Install(still) => {
                         Some(format!("packages {} are still missing after apt-get install", still.join(", ")))
                     }
                 },
+            };
+            if let Some(reason) = failed {
+                ui.line(&format!("{}: {reason}", c.name));
+                let outcome = BuildOutcome { result: BuildResult::Failed(reason.clone()), log, seconds: begun.elapsed().as_secs_f64() };
+                return Ok(Prepared::Failed(reason, outcome));
             }
+            None
         }
     };
     if let Some(reason) = missing {
@@ -624,8 +634,8 @@ fn round_line(name: &str, scenario: &str, connections: usize, r: &Round) -> Stri
         r.index,
         r.load.requests_per_s(),
         r.load.errors.total(),
-        pct(r.server.utilisation_pct),
-        pct(r.client_busy_pct),
+        or_absent(r.server.utilisation_pct, pct),
+        or_absent(r.client_busy_pct, pct),
         if r.flags.is_empty() { String::new() } else { format!(" [{}]", r.flags.join(", ")) }
     )
 }

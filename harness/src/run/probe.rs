@@ -111,11 +111,12 @@ fn page_bytes() -> u64 {
     if p > 0 { p as u64 } else { 4096 }
 }
 
-/// What a probe saw over its window.
+/// What a probe saw over its window. Both figures are absent when no sample found a process of the tree
+/// (it was gone, or /proc could not be read): a zero would pass for a measurement.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Usage {
-    pub cpu_s: f64,
-    pub peak_rss_bytes: u64,
+    pub cpu_s: Option<f64>,
+    pub peak_rss_bytes: Option<u64>,
     /// Every process seen in the tree.
     pub members: Vec<ProcKey>,
 }
@@ -173,9 +174,10 @@ impl Probe {
                 ticks -= before;
             }
         }
+        let seen = !self.last.is_empty();
         Usage {
-            cpu_s: ticks.max(0) as f64 / ticks_per_s(),
-            peak_rss_bytes: self.peak_rss_pages * page_bytes(),
+            cpu_s: seen.then(|| ticks.max(0) as f64 / ticks_per_s()),
+            peak_rss_bytes: seen.then(|| self.peak_rss_pages * page_bytes()),
             members: self.last.keys().copied().collect(),
         }
     }

@@ -16,6 +16,8 @@ pub const FLAG_CLIENT_BOUND: &str = "client-bound";
 pub const FLAG_ERRORS: &str = "errors";
 /// The round was cut short by Ctrl-C.
 pub const FLAG_INTERRUPTED: &str = "interrupted";
+/// The server's process tree could not be read from /proc: its CPU and memory are absent, not zero.
+pub const FLAG_SERVER_UNPROBED: &str = "server-unprobed";
 /// Utilisation below this share of the server's CPUs, with the client at or above it, flags a round.
 pub const BUSY_THRESHOLD_PCT: f64 = 90.0;
 
@@ -49,8 +51,8 @@ pub struct Environment {
     pub kernel: String,
     pub os: String,
     pub memory_bytes: u64,
-    /// 1, 5 and 15 minute load averages when the run started.
-    pub load_average: [f64; 3],
+    /// 1, 5 and 15 minute load averages when the run started; absent when /proc/loadavg could not be read.
+    pub load_average: Option<[f64; 3]>,
     /// The same when it finished: load from outside the run shows here.
     #[serde(default)]
     pub load_average_end: Option<[f64; 3]>,
@@ -165,25 +167,26 @@ pub struct Round {
     pub load: LoadReport,
     pub tool_latency_ns: Option<LatencyPoints>,
     pub server: ServerUsage,
-    /// Client CPU time over (window × client threads), in percent.
-    pub client_busy_pct: f64,
+    /// Client CPU time over (window × client threads), in percent; absent when it could not be read.
+    pub client_busy_pct: Option<f64>,
     pub flags: Vec<String>,
 }
 
-/// The server's whole process tree during one round, from /proc.
+/// The server's whole process tree during one round, from /proc. A figure that could not be read is
+/// absent (null in run.json) and the round carries FLAG_SERVER_UNPROBED.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ServerUsage {
     /// utime + stime of every process of the tree (threads included) over the round.
-    pub cpu_s: f64,
+    pub cpu_s: Option<f64>,
     /// The window the CPU time was taken over.
     pub wall_s: f64,
     /// CPUs the server was pinned to.
     pub cpus: usize,
     /// cpu_s / (wall_s × cpus), in percent.
-    pub utilisation_pct: f64,
+    pub utilisation_pct: Option<f64>,
     pub cpu_us_per_request: Option<f64>,
     /// Largest sum of resident memory over the tree seen while sampling.
-    pub peak_rss_bytes: u64,
+    pub peak_rss_bytes: Option<u64>,
     /// Processes seen in the tree.
     pub processes: usize,
 }
@@ -270,8 +273,10 @@ impl Measurement {
         let mut errors = ErrorCounts::default();
         rounds.iter().for_each(|r| errors.add(&r.load.errors));
         let requests: u64 = rounds.iter().map(|r| r.load.requests).sum();
-        let mean = |f: &dyn Fn(&Round) -> f64| rounds.iter().map(|r| f(r)).sum::<f64>() / rounds.len() as f64;
-        let cpu_s: f64 = rounds.iter().map(|r| r.server.cpu_s).sum();
+        // A figure missing from any measured round is missing from the summary: a mean or a sum over the
+        // other rounds would pass for one over all of them.
+        let mean = |f: &dyn Fn(&Round) -> Option<f64>| rounds.iter().map(|r| f(r)).sum::<Option<f64>>().map(|s| s / rounds.len() as f64);
+        let cpu_s: Option<f64> = rounds.iter().map(|r| r.server.cpu_s).sum();
         let with_histogram = rounds.iter().all(|r| !r.load.latency.is_empty());
         let latency_ns = if with_histogram {
             let mut merged = new_latency_histogram();
@@ -288,10 +293,10 @@ impl Measurement {
             errors,
             requests_per_s: Summary::of(&rounds.iter().map(|r| r.load.requests_per_s()).collect::<Vec<_>>()),
             bytes_per_s: Summary::of(&rounds.iter().map(|r| r.load.bytes_read_per_s()).collect::<Vec<_>>()),
-            server_utilisation_pct: Some(mean(&|r| r.server.utilisation_pct)),
-            server_cpu_us_per_request: (requests > 0).then(|| cpu_s * 1e6 / requests as f64),
-            peak_rss_bytes: rounds.iter().map(|r| r.server.peak_rss_bytes).max(),
-            client_busy_pct: Some(mean(&|r| r.client_busy_pct)),
+            server_utilisation_pct: mean(&|r| r.server.utilisation_pct),
+            server_cpu_us_per_request: cpu_s.filter(|_| requests > 0).map(|s| s * 1e6 / requests as f64),
+            peak_rss_bytes: rounds.iter().map(|r| r.server.peak_rss_bytes).collect::<Option<Vec<u64>>>().and_then(|v| v.into_iter().max()),
+            client_busy_pct: mean(&|r| r.client_busy_pct),
             latency_ns,
             latency_from_histogram: with_histogram,
             client_bound_rounds: rounds.iter().filter(|r| r.flags.iter().any(|f| f == FLAG_CLIENT_BOUND)).count(),

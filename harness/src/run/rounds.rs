@@ -10,7 +10,7 @@ use crate::load::{self, LoadConfig, Mode, Stop, Workload};
 
 use super::options::{BenchOptions, ModeKind, StopRule, Tool};
 use super::probe::Sampler;
-use super::result::{Round, ServerUsage, BUSY_THRESHOLD_PCT, FLAG_CLIENT_BOUND, FLAG_ERRORS, FLAG_INTERRUPTED};
+use super::result::{Round, ServerUsage, BUSY_THRESHOLD_PCT, FLAG_CLIENT_BOUND, FLAG_ERRORS, FLAG_INTERRUPTED, FLAG_SERVER_UNPROBED};
 use super::server::Server;
 use super::tools::{self, ToolRun};
 
@@ -89,17 +89,20 @@ pub fn run_round(server: &mut Server, plan: &RoundPlan, index: u32, warmup: bool
     }
 
     let cpus = o.server_cpus.len().max(1);
-    let utilisation_pct = if wall_s > 0.0 { usage.cpu_s / (wall_s * cpus as f64) * 100.0 } else { 0.0 };
+    let utilisation_pct = usage.cpu_s.filter(|_| wall_s > 0.0).map(|cpu_s| cpu_s / (wall_s * cpus as f64) * 100.0);
     // The engine reports client CPU over its measured window; a tool's is probed over the whole run.
     let client_window_s = if o.tool == Tool::Builtin && load.duration_s > 0.0 { load.duration_s } else { wall_s };
-    let client_busy_pct = if client_window_s > 0.0 {
-        load.client_cpu_s / (client_window_s * load.threads.max(1) as f64) * 100.0
-    } else {
-        0.0
-    };
+    let client_busy_pct =
+        (client_window_s > 0.0).then(|| load.client_cpu_s / (client_window_s * load.threads.max(1) as f64) * 100.0);
     let mut flags = Vec::new();
-    if utilisation_pct < BUSY_THRESHOLD_PCT && client_busy_pct >= BUSY_THRESHOLD_PCT {
-        flags.push(FLAG_CLIENT_BOUND.to_string());
+    if usage.cpu_s.is_none() {
+        flags.push(FLAG_SERVER_UNPROBED.to_string());
+    }
+    // Never on a missing figure: the rule needs both sides measured.
+    if let (Some(server), Some(client)) = (utilisation_pct, client_busy_pct) {
+        if server < BUSY_THRESHOLD_PCT && client >= BUSY_THRESHOLD_PCT {
+            flags.push(FLAG_CLIENT_BOUND.to_string());
+        }
     }
     if load.errors.total() > 0 {
         flags.push(FLAG_ERRORS.to_string());
@@ -115,7 +118,7 @@ pub fn run_round(server: &mut Server, plan: &RoundPlan, index: u32, warmup: bool
             wall_s,
             cpus,
             utilisation_pct,
-            cpu_us_per_request: (load.requests > 0).then(|| usage.cpu_s * 1e6 / load.requests as f64),
+            cpu_us_per_request: usage.cpu_s.filter(|_| load.requests > 0).map(|cpu_s| cpu_s * 1e6 / load.requests as f64),
             peak_rss_bytes: usage.peak_rss_bytes,
             processes: usage.members.len(),
         },

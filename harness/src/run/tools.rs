@@ -142,7 +142,7 @@ pub fn run(t: &ToolRun, stop: &AtomicBool) -> anyhow::Result<(LoadReport, Latenc
         bytes_read: parsed.bytes_read,
         // Neither tool reports bytes written or the response size (the runner fills in the size the
         // verification saw) nor a full histogram (what they print is kept beside it).
-        client_cpu_s: usage.cpu_s,
+        client_cpu_s: usage.cpu_s.ok_or_else(|| anyhow::anyhow!("{program}'s CPU time could not be read from /proc"))?,
         interrupted,
         ..LoadReport::empty(threads, t.connections)
     };
