@@ -3,7 +3,8 @@
 
 The server (benches/hello-epoll.c, one thread) is pinned to one CPU and each client to another, with
 the same connections and duration, alternating A B A B. For each run it prints req/s, the server's CPU
-utilisation (utime + stime from /proc over the run), the client's CPU microseconds per response
+utilisation (utime + stime from /proc, over the client process's whole life, divided by that same
+wall time), the client's CPU microseconds per response
 (user + system of the client process, from wait4), and the ratios to wrk. serverbench runs with its
 default I/O (io_uring where the kernel has it) and, unless --no-epoll, once more with --io epoll.
 
@@ -92,7 +93,9 @@ def main():
                     j = json.loads(out)
                     reqs, rps, errors = j["requests"], j["requests_per_s"], j["errors_total"]
                     io[name] = j["io"]
-                util = 100 * server_cpu / a.duration
+                # The server's CPU was sampled over the client's whole life (start-up, connects and
+                # teardown too, which run past -d): divide by that same interval, not the nominal -d.
+                util = 100 * server_cpu / wall
                 rows.append((pair + 1, name, rps, util, 1e6 * client_cpu / reqs, errors))
                 print(f"pair {pair + 1} {name:17} {rps:12.0f} req/s  server CPU {util:5.1f}%  "
                       f"client {1e6 * client_cpu / reqs:6.2f} us/response  errors {errors}", flush=True)
