@@ -6,6 +6,7 @@ pub mod cli;
 pub mod commands;
 pub mod compare;
 pub mod load;
+pub mod model;
 pub mod report;
 pub mod run;
 pub mod stats;

@@ -17,7 +17,7 @@ fn fixtures() -> PathBuf {
 }
 
 /// The committed fixture runs: a baseline, and the baseline with planted changes.
-fn fixture_runs() -> Vec<(&'static str, serverbench::run::result::RunResult)> {
+fn fixture_runs() -> Vec<(&'static str, serverbench::model::RunResult)> {
     vec![
         ("base", synthetic::run("base", &synthetic::base_configs())),
         ("regressed", synthetic::run("regressed", &synthetic::regressed_configs())),
@@ -25,7 +25,7 @@ fn fixture_runs() -> Vec<(&'static str, serverbench::run::result::RunResult)> {
 }
 
 /// The baseline measured again: the same round values in another order.
-fn rerun() -> serverbench::run::result::RunResult {
+fn rerun() -> serverbench::model::RunResult {
     let configs: Vec<synthetic::Config> = synthetic::base_configs()
         .into_iter()
         .map(|c| synthetic::Config { factors: synthetic::NOISE_REORDERED.to_vec(), ..c })
@@ -54,7 +54,7 @@ fn fixtures_match_their_builder() {
     }
 }
 
-fn load(name: &str) -> serverbench::run::result::RunResult {
+fn load(name: &str) -> serverbench::model::RunResult {
     report::load(&fixtures().join(name)).unwrap()
 }
 

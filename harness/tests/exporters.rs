@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 
 use serverbench::load::{ErrorCounts, LoadReport, StatusCounts};
 use serverbench::report::{self, Exporter};
-use serverbench::run::result::*;
+use serverbench::model::*;
 use serverbench::stats::histogram::new_latency_histogram;
 
 /// A round of `requests` in 2 s whose latencies are `latencies_us`, repeated to fill the histogram.

@@ -12,7 +12,7 @@ use std::process::{Child, Output, Stdio};
 use std::time::Duration;
 
 use common::{only_run_dir, serverbench, text};
-use serverbench::run::result::MeasurementStatus;
+use serverbench::model::MeasurementStatus;
 
 /// Adds a fake contestant to the catalog copy; its `run` uses the shared fake server.
 fn add_contestant(catalog: &Path, name: &str, run: &str, env: &str) {

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use serverbench::report::html;
 
-fn small_run() -> serverbench::run::result::RunResult {
+fn small_run() -> serverbench::model::RunResult {
     let configs: Vec<synthetic::Config> = synthetic::base_configs()
         .into_iter()
         .filter(|c| matches!(c.contestant, "c-epoll" | "rust-tokio") && c.scenario == "hello")
@@ -21,7 +21,7 @@ fn small_run() -> serverbench::run::result::RunResult {
     synthetic::run("small", &configs)
 }
 
-fn full_run() -> serverbench::run::result::RunResult {
+fn full_run() -> serverbench::model::RunResult {
     synthetic::run("base", &synthetic::base_configs())
 }
 

@@ -12,7 +12,7 @@ use std::time::Duration;
 use serverbench::catalog::{Catalog, Selection};
 use serverbench::report;
 use serverbench::run::options::{BenchChoices, BenchOptions, Tool};
-use serverbench::run::result::{ContestantStatus, MeasurementStatus, RunResult};
+use serverbench::model::{ContestantStatus, MeasurementStatus, RunResult};
 use serverbench::run::ui::{Ui, Verbosity};
 
 /// Short rounds with few connections; nothing installed.

@@ -5,6 +5,7 @@
 pub mod bad_input;
 pub mod cli;
 pub mod client;
+pub mod results;
 pub mod scale;
 pub mod suite;
 pub mod timeout;

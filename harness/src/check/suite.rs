@@ -6,15 +6,15 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use serde::{Deserialize, Serialize};
-
-use super::scale::{self, RssPoint, ScaleOptions, ServerProcess};
+use super::scale::{self, ScaleOptions, ServerProcess};
 use super::{checks_for, CheckResult, Group, Options, Scenario, Status, Target, Verdict, CHECK_TIMEOUT_MS};
 use crate::catalog::Contestant;
 use crate::run::probe;
 use crate::run::server::Server;
 use crate::run::ui::Ui;
 use crate::run::{start_verified, ServerSetup, Started};
+
+pub use super::results::ContestantChecks;
 
 /// Everything `check` needs besides the contestant.
 pub struct SuiteSetup<'a> {
@@ -40,29 +40,6 @@ impl<'a> SuiteSetup<'a> {
             only: Vec::new(),
             stop_grace: crate::run::options::STOP_GRACE,
         }
-    }
-}
-
-/// The outcome of every check of one contestant, as printed and as stored next to a run.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct ContestantChecks {
-    pub contestant: String,
-    pub results: Vec<CheckResult>,
-    /// The scenario the scale check ran (None when it did not run).
-    pub scale_scenario: Option<String>,
-    /// Connections asked for and held open at once by the scale check.
-    pub scale_asked: usize,
-    pub scale_held: usize,
-    /// The server's resident memory at each connection count of the scale check.
-    pub rss: Vec<RssPoint>,
-}
-
-impl ContestantChecks {
-    pub fn failed(&self) -> usize {
-        self.results.iter().filter(|r| r.status == Status::Fail).count()
-    }
-    pub fn passed(&self) -> bool {
-        self.failed() == 0
     }
 }
 

@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use anyhow::Context as _;
 use clap::Args;
 
-use crate::run::result::{Measurement, Round, RunResult, FLAG_CLIENT_BOUND};
+use crate::model::{Measurement, Round, RunResult, FLAG_CLIENT_BOUND};
 use crate::stats::significance::{welch, Welch};
 
 #[derive(Debug, Clone, Args)]

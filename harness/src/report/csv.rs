@@ -2,7 +2,7 @@
 //! figures are empty cells; latency is in nanoseconds, sizes in bytes.
 
 use super::Exporter;
-use crate::run::result::{Measurement, MeasurementStatus, RunResult};
+use crate::model::{Measurement, MeasurementStatus, RunResult};
 
 pub const FILE_NAME: &str = "summary.csv";
 
@@ -34,7 +34,7 @@ impl Exporter for Csv {
 fn row(run: &RunResult, m: &Measurement) -> Vec<String> {
     let s = m.summary();
     let c = run.contestant(&m.contestant);
-    let field = |f: fn(&crate::run::result::ContestantRecord) -> &String| c.map(|c| f(c).clone()).unwrap_or_default();
+    let field = |f: fn(&crate::model::ContestantRecord) -> &String| c.map(|c| f(c).clone()).unwrap_or_default();
     let num = |v: Option<f64>| v.filter(|v| v.is_finite()).map(|v| format!("{v:.3}").trim_end_matches('0').trim_end_matches('.').to_string()).unwrap_or_default();
     let rps = s.requests_per_s.as_ref();
     let l = &s.latency_ns;

@@ -11,7 +11,7 @@ use super::format::{int, load_average, mib, one, or_absent, pct, us, ABSENT};
 use super::html_page::{esc, facts, Cell, Page, Table};
 use super::svg::{self, Axis, Bar, BarChart, BarGroup, LineChart, Scale, Series, Unit};
 use super::Exporter;
-use crate::run::result::{
+use crate::model::{
     ContestantStatus, LatencyPoints, Measurement, MeasurementStatus, MeasurementSummary, RunResult, FLAG_CLIENT_BOUND,
 };
 use crate::stats::histogram::new_latency_histogram;

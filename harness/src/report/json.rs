@@ -2,7 +2,7 @@
 //! `summary` per measurement for readers; `serverbench report` ignores the summaries and recomputes them.
 
 use super::Exporter;
-use crate::run::result::RunResult;
+use crate::model::RunResult;
 
 pub const FILE_NAME: &str = "run.json";
 

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use super::format::{int, load_average, mib, ms, one, or_absent, pct, us, ABSENT};
 use super::table::{Align, Table};
 use super::Exporter;
-use crate::run::result::{
+use crate::model::{
     ContestantStatus, Measurement, MeasurementStatus, MeasurementSummary, RunResult, FLAG_CLIENT_BOUND,
 };
 
@@ -231,7 +231,7 @@ fn classic(run: &RunResult, rows: &[(&Measurement, MeasurementSummary)]) -> Tabl
     ]);
     for (m, s) in rows {
         let c = run.contestant(&m.contestant);
-        let field = |f: fn(&crate::run::result::ContestantRecord) -> &String| c.map(|c| f(c).clone()).unwrap_or_default();
+        let field = |f: fn(&crate::model::ContestantRecord) -> &String| c.map(|c| f(c).clone()).unwrap_or_default();
         let l = &s.latency_ns;
         t.row(vec![
             field(|c| &c.language),

@@ -13,7 +13,7 @@ pub mod table;
 
 use std::path::{Path, PathBuf};
 
-use crate::run::result::RunResult;
+use crate::model::RunResult;
 
 /// Turns a run into one file's bytes.
 pub trait Exporter {
@@ -49,11 +49,11 @@ pub fn load(run_dir: &Path) -> anyhow::Result<RunResult> {
         .with_context(|| format!("cannot read '{}'; give the folder of a run (results/<run-id>)", path.display()))?;
     let run: RunResult = serde_json::from_str(&text).with_context(|| format!("'{}' is not a serverbench run.json", path.display()))?;
     anyhow::ensure!(
-        run.schema == crate::run::result::SCHEMA,
+        run.schema == crate::model::SCHEMA,
         "'{}' has schema {}, this serverbench reads schema {}",
         path.display(),
         run.schema,
-        crate::run::result::SCHEMA
+        crate::model::SCHEMA
     );
     Ok(run)
 }

@@ -7,7 +7,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use super::cpus::CpuSet;
 use super::process;
-use super::result::Environment;
+use crate::model::Environment;
 
 const VERSION_TIMEOUT: Duration = Duration::from_secs(10);
 

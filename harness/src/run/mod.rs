@@ -12,12 +12,14 @@ pub mod environment;
 pub mod options;
 pub mod probe;
 pub mod process;
-pub mod result;
 pub mod rounds;
 pub mod server;
 pub mod tools;
 pub mod ui;
 pub mod verify;
+
+/// The result model's old path, still used by the command layer.
+pub use crate::model as result;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -31,7 +33,7 @@ use crate::catalog::{Catalog, Contestant};
 use crate::report::format::{mib, one, or_absent, pct, us};
 
 use options::{BenchOptions, StopRule};
-use result::*;
+use crate::model::*;
 use rounds::RoundPlan;
 use server::{Launch, Server};
 use ui::Ui;

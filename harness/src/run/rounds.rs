@@ -10,7 +10,7 @@ use crate::load::{self, LoadConfig, Mode, Stop, Workload};
 
 use super::options::{BenchOptions, ModeKind, StopRule, Tool};
 use super::probe::Sampler;
-use super::result::{Round, ServerUsage, BUSY_THRESHOLD_PCT, FLAG_CLIENT_BOUND, FLAG_ERRORS, FLAG_INTERRUPTED, FLAG_SERVER_UNPROBED};
+use crate::model::{Round, ServerUsage, BUSY_THRESHOLD_PCT, FLAG_CLIENT_BOUND, FLAG_ERRORS, FLAG_INTERRUPTED, FLAG_SERVER_UNPROBED};
 use super::server::Server;
 use super::tools::{self, ToolRun};
 

@@ -13,7 +13,7 @@ use super::cpus::CpuSet;
 use super::options::{StopRule, Tool};
 use super::probe::Sampler;
 use super::process;
-use super::result::LatencyPoints;
+use crate::model::LatencyPoints;
 
 /// One run of an external tool.
 pub struct ToolRun<'a> {

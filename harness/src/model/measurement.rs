@@ -1,7 +1,5 @@
-//! The result model: everything a run measured, as stored in `run.json` (schema 1). The runner fills it;
-//! exporters only read it; `serverbench report` rebuilds every summary from it alone.
-
-use std::collections::BTreeMap;
+//! A measurement: one configuration's rounds as the client and the /proc probe saw them, their flags,
+//! and the summary over the measured rounds that every report prints.
 
 use serde::{Deserialize, Serialize};
 
@@ -9,7 +7,6 @@ use crate::load::{ErrorCounts, LoadReport};
 use crate::stats::histogram::{new_latency_histogram, LatencySummary};
 use crate::stats::rounds::Summary;
 
-pub const SCHEMA: u32 = 1;
 /// The server was not busy while the client was: the round measured the client.
 pub const FLAG_CLIENT_BOUND: &str = "client-bound";
 /// Some requests failed.
@@ -20,114 +17,6 @@ pub const FLAG_INTERRUPTED: &str = "interrupted";
 pub const FLAG_SERVER_UNPROBED: &str = "server-unprobed";
 /// Utilisation below this share of the server's CPUs, with the client at or above it, flags a round.
 pub const BUSY_THRESHOLD_PCT: f64 = 90.0;
-
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct RunResult {
-    pub schema: u32,
-    pub run_id: String,
-    pub started_utc: String,
-    pub finished_utc: Option<String>,
-    /// Stopped by Ctrl-C or SIGTERM; what finished before is complete.
-    pub interrupted: bool,
-    pub environment: Environment,
-    pub config: RunConfig,
-    pub contestants: Vec<ContestantRecord>,
-    pub measurements: Vec<Measurement>,
-    /// Manifests that could not be read, one message each (file: field: what is allowed).
-    #[serde(default)]
-    pub catalog_errors: Vec<String>,
-    /// With `bench --check`: the conformance suite's outcome per contestant, before measuring.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub checks: Vec<crate::check::suite::ContestantChecks>,
-}
-
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct Environment {
-    pub cpu_model: String,
-    /// Online CPUs of the machine.
-    pub cores: usize,
-    /// The CPUs this run could use (its affinity), as a list like `0-3`.
-    pub allowed_cpus: String,
-    pub kernel: String,
-    pub os: String,
-    pub memory_bytes: u64,
-    /// 1, 5 and 15 minute load averages when the run started; absent when /proc/loadavg could not be read.
-    pub load_average: Option<[f64; 3]>,
-    /// The same when it finished: load from outside the run shows here.
-    #[serde(default)]
-    pub load_average_end: Option<[f64; 3]>,
-    /// Tool and compiler versions by tool name.
-    pub tools: BTreeMap<String, String>,
-    pub command_line: Vec<String>,
-    pub serverbench_version: String,
-}
-
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct RunConfig {
-    pub scenarios: Vec<String>,
-    /// throughput | latency | rate
-    pub mode: String,
-    pub think_time_ms: Option<f64>,
-    pub rate_per_s: Option<f64>,
-    pub connections: Vec<usize>,
-    pub pipeline: u32,
-    /// singleCore | multiCore
-    pub run_type: String,
-    pub server_cpus: String,
-    pub client_cpus: String,
-    /// The `{workers}` given to every server.
-    pub workers: usize,
-    pub client_threads: usize,
-    pub warmup_rounds: u32,
-    pub measured_rounds: u32,
-    pub duration_s: Option<f64>,
-    pub requests_per_connection: Option<u64>,
-    /// builtin | wrk | h2load
-    pub tool: String,
-    /// The built-in load generator's I/O backend: "io_uring", or "epoll" with the reason io_uring was
-    /// not used; empty for external tools.
-    #[serde(default)]
-    pub client_io: String,
-    pub timeout_s: f64,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum ContestantStatus {
-    Pending,
-    Built,
-    Failed,
-    Skipped,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ContestantRecord {
-    pub name: String,
-    pub display: String,
-    pub language: String,
-    pub framework: String,
-    pub category: String,
-    pub model: String,
-    pub io: String,
-    pub status: ContestantStatus,
-    /// Why it failed or was skipped.
-    pub reason: Option<String>,
-    /// What its manifest's `version` command printed.
-    pub version: Option<String>,
-    /// Paths relative to the run folder.
-    pub build_log: Option<String>,
-    /// True when the build was skipped because nothing changed since the last successful one.
-    #[serde(default)]
-    pub build_cached: bool,
-    #[serde(default)]
-    pub build_s: f64,
-    #[serde(default)]
-    pub server_logs: Vec<String>,
-    /// Problems that did not stop the measurement: a server that ignored SIGTERM, left processes
-    /// behind or kept its port.
-    #[serde(default)]
-    pub warnings: Vec<String>,
-}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -328,11 +217,5 @@ fn average_points(points: &[LatencyPoints]) -> LatencyPoints {
         p999: avg(|p| p.p999),
         p9999: avg(|p| p.p9999),
         max: fold(|p| p.max, f64::max),
-    }
-}
-
-impl RunResult {
-    pub fn contestant(&self, name: &str) -> Option<&ContestantRecord> {
-        self.contestants.iter().find(|c| c.name == name)
     }
 }

@@ -1,0 +1,9 @@
+//! The result model: everything a run measured, as stored in `run.json`. The runner and the conformance
+//! suite write it; exporters and the comparison only read it; `serverbench report` rebuilds every summary
+//! from it alone.
+
+pub mod measurement;
+pub mod run;
+
+pub use measurement::*;
+pub use run::*;
