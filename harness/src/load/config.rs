@@ -59,7 +59,7 @@ pub enum Workload {
 /// How the worker threads move bytes. Both run the same engine; only the system calls differ.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum IoBackend {
-    /// io_uring when this kernel has what it needs (see `uring::Uring::probe`), epoll otherwise.
+    /// io_uring when this kernel has what it needs (see `backend::ring::Uring::probe`), epoll otherwise.
     #[default]
     Auto,
     /// A level-triggered epoll set per thread; one read and one send per response.

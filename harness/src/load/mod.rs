@@ -1,12 +1,17 @@
 //! The load generator engine: connections, schedules, framing, per-thread workers; knows nothing of contestants.
 
+mod backend;
 pub mod cli;
 pub mod config;
-mod engine;
+mod conn;
 pub mod http;
+mod receive;
 pub mod report;
+mod schedule;
+mod send;
 pub mod sys;
-mod uring;
+mod tally;
+mod worker;
 
 pub use config::{EchoKind, HttpRequest, IoBackend, LoadConfig, Mode, Stop, Workload, HELLO_RESPONSE};
 pub use report::{ErrorCounts, LoadReport, StatusCounts};
@@ -69,7 +74,7 @@ pub fn run(config: &LoadConfig, stop: Arc<AtomicBool>) -> anyhow::Result<LoadRep
         Workload::Echo { .. } => (None, None),
     };
     let (io, io_name) = resolve_io(config.io)?;
-    let shared = engine::Shared {
+    let shared = worker::Shared {
         config: config.clone(),
         io,
         template,
@@ -89,7 +94,7 @@ pub fn run(config: &LoadConfig, stop: Arc<AtomicBool>) -> anyhow::Result<LoadRep
             let start = first;
             let handle = std::thread::Builder::new()
                 .name(format!("sb-load-{t}"))
-                .spawn_scoped(scope, move || engine::run_worker(shared, t, count, start))
+                .spawn_scoped(scope, move || worker::run_worker(shared, t, count, start))
                 .context("cannot start a load thread")?;
             handles.push(handle);
             first += count;
@@ -106,14 +111,14 @@ pub fn run(config: &LoadConfig, stop: Arc<AtomicBool>) -> anyhow::Result<LoadRep
         }
         bail!(e);
     }
-    Ok(LoadReport { io: io_name, ..engine::merge(config, results) })
+    Ok(LoadReport { io: io_name, ..tally::merge(config, results) })
 }
 
 /// The backend to use and how to name it in the report. `Auto` takes io_uring when this kernel has
 /// everything it needs (checked once per process) and says why not otherwise.
 pub fn resolve_io(wanted: IoBackend) -> anyhow::Result<(IoBackend, String)> {
     static PROBE: std::sync::OnceLock<Result<(), String>> = std::sync::OnceLock::new();
-    let probe = || PROBE.get_or_init(uring::Uring::probe).clone();
+    let probe = || PROBE.get_or_init(backend::ring::Uring::probe).clone();
     Ok(match wanted {
         IoBackend::Epoll => (IoBackend::Epoll, "epoll".into()),
         IoBackend::IoUring => match probe() {

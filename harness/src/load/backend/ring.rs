@@ -1,4 +1,4 @@
-//! The io_uring side of the engine: one ring per worker thread, set up for a single issuer with
+//! The io_uring ring of one worker thread, set up for a single issuer with
 //! deferred task work (completions are processed only when the thread asks for them, so a response
 //! arriving while the thread is busy costs no wake-up), a multishot receive per connection reading
 //! into a ring of provided buffers, and sends and connects as submissions. Many sends and receives
@@ -122,7 +122,7 @@ impl Uring {
         let ring_entries = Mapping::new(usize::from(BUF_COUNT) * std::mem::size_of::<types::BufRingEntry>())?;
         let buffers = Mapping::new(usize::from(BUF_COUNT) * BUF_BYTES)?;
         unsafe { ring.submitter().register_buf_ring_with_flags(ring_entries.ptr as u64, BUF_COUNT, BUF_GROUP, 0)? };
-        let (family, storage, len) = super::sys::sockaddr(target);
+        let (family, storage, len) = crate::load::sys::sockaddr(target);
         let mut u = Uring { ring, ring_entries, buffers, tail: 0, addr: Box::new((storage, len)), family };
         for bid in 0..BUF_COUNT {
             u.give_back(bid);
@@ -193,7 +193,7 @@ impl Uring {
         if fd < 0 {
             return Err(io::Error::last_os_error());
         }
-        super::sys::set_nodelay(fd);
+        crate::load::sys::set_nodelay(fd);
         let e = opcode::Connect::new(types::Fd(fd), &self.addr.0 as *const _ as *const libc::sockaddr, self.addr.1)
             .build()
             .user_data(pack(Op::Connect, conn, generation));

@@ -1,0 +1,159 @@
+//! The io_uring backend: the ring's completions turned into events. Completions of an earlier
+//! socket of a connection (an older generation) only release what they held; at most one send per
+//! connection is in flight, across reconnects, so bytes the kernel may still read are never touched.
+
+use std::io;
+use std::net::SocketAddr;
+use std::os::fd::RawFd;
+
+use super::ring::{self, Completion, Op, Uring};
+use super::{Backend, Event, Write};
+use crate::load::sys;
+
+#[derive(Clone, Copy)]
+struct Slot {
+    fd: RawFd,
+    generation: u32,
+    /// A send of this connection is in flight.
+    send_busy: bool,
+}
+
+pub struct UringBackend {
+    ring: Box<Uring>,
+    slots: Vec<Slot>,
+    completions: Vec<Completion>,
+    /// Connections whose receive must be armed again after the batch.
+    rearm: Vec<(usize, u32)>,
+}
+
+impl UringBackend {
+    pub fn new(target: &SocketAddr, conn_count: usize) -> io::Result<Self> {
+        Ok(UringBackend {
+            ring: Box::new(Uring::new(target)?),
+            slots: vec![Slot { fd: -1, generation: 0, send_busy: false }; conn_count],
+            completions: Vec::with_capacity(1024),
+            rearm: Vec::new(),
+        })
+    }
+
+    /// Whether a completion belongs to the connection's open socket.
+    fn current(&self, done: &Completion) -> bool {
+        let s = &self.slots[done.conn];
+        s.fd >= 0 && ring::same_generation(done.generation, s.generation)
+    }
+}
+
+impl Backend for UringBackend {
+    fn connect(&mut self, conn: usize, generation: u32) -> io::Result<()> {
+        let fd = self.ring.connect(conn, generation)?;
+        let s = &mut self.slots[conn];
+        s.fd = fd;
+        s.generation = generation;
+        Ok(())
+    }
+
+    fn opened(&mut self, _conn: usize, _notify_writable: bool) {}
+
+    fn start_receiving(&mut self, conn: usize) {
+        let s = self.slots[conn];
+        self.ring.recv(s.fd, conn, s.generation);
+    }
+
+    /// The socket is shut down before it is closed: its armed receive holds a reference that would
+    /// otherwise keep the connection open.
+    fn close(&mut self, conn: usize) {
+        let s = &mut self.slots[conn];
+        if s.fd >= 0 {
+            unsafe { libc::shutdown(s.fd, libc::SHUT_RDWR) };
+            sys::close(s.fd);
+            s.fd = -1;
+        }
+    }
+
+    fn holds_bytes(&self, conn: usize) -> bool {
+        self.slots[conn].send_busy
+    }
+
+    fn may_write(&self, conn: usize) -> bool {
+        !self.slots[conn].send_busy
+    }
+
+    unsafe fn write(&mut self, conn: usize, bytes: &[u8]) -> Write {
+        let s = &mut self.slots[conn];
+        if !s.send_busy {
+            s.send_busy = true;
+            // The caller keeps the bytes unchanged until this send's completion.
+            unsafe { self.ring.send(s.fd, bytes.as_ptr(), bytes.len(), conn, s.generation) };
+        }
+        Write::Pending
+    }
+
+    fn drained(&mut self, _conn: usize) {}
+
+    fn wait(&mut self, timeout_ns: u64) -> usize {
+        self.ring.wait(timeout_ns, &mut self.completions);
+        self.completions.len()
+    }
+
+    fn finished_connects(&mut self, out: &mut Vec<(usize, i32)>) {
+        // Nothing but connects is submitted before the clock starts.
+        for c in &self.completions {
+            if c.op == Op::Connect {
+                out.push((c.conn, -c.result));
+            }
+        }
+    }
+
+    fn dispatch(&mut self, on_event: &mut impl FnMut(&mut Self, usize, Event)) {
+        let completions = std::mem::take(&mut self.completions);
+        for done in &completions {
+            let i = done.conn;
+            let current = self.current(done);
+            match done.op {
+                Op::Connect if current => on_event(self, i, if done.result == 0 { Event::Connected } else { Event::ConnectFailed }),
+                Op::Connect => {}
+                Op::Recv => {
+                    if let Some(bid) = done.buffer() {
+                        if current && done.result > 0 {
+                            // The buffer is the kernel's again only after `give_back` below and the next publish.
+                            let data = unsafe { self.ring.data(bid, done.result as usize) };
+                            on_event(self, i, Event::Received(data));
+                        }
+                        self.ring.give_back(bid);
+                    }
+                    if !current {
+                        continue;
+                    }
+                    match done.result {
+                        0 => on_event(self, i, Event::Closed),
+                        r if r == -libc::ENOBUFS => self.rearm.push((i, self.slots[i].generation)),
+                        r if r < 0 => on_event(self, i, Event::ReadFailed),
+                        _ => {
+                            if !done.more() && self.current(done) {
+                                self.rearm.push((i, self.slots[i].generation));
+                            }
+                        }
+                    }
+                }
+                Op::Send => {
+                    self.slots[i].send_busy = false;
+                    match done.result {
+                        // The bytes went to an earlier socket; a newer one may be waiting to send.
+                        _ if !current => on_event(self, i, Event::Writable),
+                        r if r < 0 => on_event(self, i, Event::WriteFailed),
+                        r => on_event(self, i, Event::Sent(r as usize)),
+                    }
+                }
+            }
+        }
+        self.completions = completions;
+        // Hand the receive buffers back and re-arm the receives that ended.
+        self.ring.publish();
+        for (i, generation) in self.rearm.drain(..) {
+            let s = self.slots[i];
+            if s.fd >= 0 && s.generation == generation {
+                self.ring.recv(s.fd, i, generation);
+            }
+        }
+    }
+}

@@ -1,0 +1,127 @@
+//! The sending side of a connection: requests counted as outstanding, rendered from the template
+//! into the connection's buffer, and handed to the backend; and the echo stream's endless writes.
+
+use super::backend::{Backend, Write};
+use super::conn::{Sent, State};
+use super::config::Workload;
+use super::sys::now_ns;
+use super::worker::Engine;
+
+impl Engine<'_> {
+    /// Sends `n` requests: counts them as outstanding from `now`, then renders and writes them (once
+    /// the backend no longer holds the connection's earlier bytes).
+    pub fn send<B: Backend>(&mut self, io: &mut B, i: usize, n: usize, intended_ns: u64, now: u64) {
+        if n == 0 || self.conns[i].state != State::Open {
+            return;
+        }
+        let c = &mut self.conns[i];
+        for _ in 0..n {
+            c.spent += 1;
+            c.inflight.push_back(Sent { intended_ns, sent_ns: now });
+        }
+        c.queued += n;
+        self.r.first_send_ns = self.r.first_send_ns.min(now);
+        if io.holds_bytes(i) {
+            return;
+        }
+        self.render_queued(i);
+        if io.may_write(i) {
+            self.write_out(io, i);
+        }
+    }
+
+    /// The socket may take bytes again (or a send completed): keep the connection's traffic going.
+    pub fn resume_sending<B: Backend>(&mut self, io: &mut B, i: usize) {
+        if self.conns[i].state != State::Open {
+            return;
+        }
+        if self.is_stream() {
+            self.stream_write(io, i);
+        } else if !io.holds_bytes(i) {
+            self.render_queued(i);
+            self.write_out(io, i);
+        }
+    }
+
+    /// Renders the queued requests after the bytes not yet written.
+    fn render_queued(&mut self, i: usize) {
+        let c = &mut self.conns[i];
+        if c.out_off > 0 {
+            c.out.drain(..c.out_off);
+            c.out_off = 0;
+        }
+        for _ in 0..c.queued {
+            match (&self.shared.config.workload, &self.shared.template) {
+                (Workload::Http { .. }, Some(t)) => t.render(&mut c.out, c.sequence),
+                _ => c.out.extend_from_slice(&self.pattern),
+            }
+            c.sequence += 1;
+        }
+        c.queued = 0;
+    }
+
+    /// Offers the connection's unwritten bytes until all are written or the backend takes no more.
+    pub fn write_out<B: Backend>(&mut self, io: &mut B, i: usize) {
+        loop {
+            let c = &self.conns[i];
+            if c.out_off == c.out.len() {
+                let c = &mut self.conns[i];
+                c.out.clear();
+                c.out_off = 0;
+                io.drained(i);
+                return;
+            }
+            // `out` is not changed while the backend holds it (`holds_bytes`), and lives as long as the worker.
+            match unsafe { io.write(i, &c.out[c.out_off..]) } {
+                Write::Accepted(n) => self.on_written(i, n),
+                Write::Pending => return,
+                Write::Failed => {
+                    self.write_failed(io, i, now_ns());
+                    return;
+                }
+            }
+        }
+    }
+
+    /// Echo stream: keep the send side busy until the socket buffer is full (or the budget is spent).
+    fn stream_write<B: Backend>(&mut self, io: &mut B, i: usize) {
+        loop {
+            let c = &self.conns[i];
+            if c.state != State::Open {
+                return;
+            }
+            let room_bytes = match self.budget.limit() {
+                Some(cap) => cap.saturating_sub(c.stream_written_bytes).min(self.pattern.len() as u64) as usize,
+                None => self.pattern.len(),
+            };
+            if room_bytes == 0 {
+                io.drained(i);
+                return;
+            }
+            // The pattern is never changed and lives as long as the worker.
+            match unsafe { io.write(i, &self.pattern[..room_bytes]) } {
+                Write::Accepted(n) => self.on_written(i, n),
+                Write::Pending => return,
+                Write::Failed => {
+                    self.write_failed(io, i, now_ns());
+                    return;
+                }
+            }
+        }
+    }
+
+    /// The kernel took `n` bytes of the connection's.
+    pub fn on_written(&mut self, i: usize, n: usize) {
+        if self.recording {
+            self.r.bytes_written += n as u64;
+        }
+        let stream = self.is_stream();
+        let c = &mut self.conns[i];
+        if stream {
+            c.stream_written_bytes += n as u64;
+            self.r.first_send_ns = self.r.first_send_ns.min(self.measure_start_ns);
+        } else {
+            c.out_off += n;
+        }
+    }
+}

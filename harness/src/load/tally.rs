@@ -1,0 +1,107 @@
+//! One worker's counts, histograms and timeline while it measures, and their merge into the report.
+
+use hdrhistogram::Histogram;
+
+use super::config::{LoadConfig, Mode, Stop};
+use super::report::{ErrorCounts, LoadReport, StatusCounts};
+use crate::stats::histogram::new_latency_histogram;
+
+const NS_PER_S: u64 = 1_000_000_000;
+
+/// One thread's measurements, merged by `merge`.
+pub(super) struct WorkerResult {
+    pub requests: u64,
+    pub errors: ErrorCounts,
+    pub status: StatusCounts,
+    pub bytes_read: u64,
+    pub bytes_written: u64,
+    pub response_bytes: u64,
+    pub latency: Histogram<u64>,
+    pub uncorrected: Option<Histogram<u64>>,
+    pub timeline: Vec<u64>,
+    pub cpu_s: f64,
+    pub first_send_ns: u64,
+    pub last_response_ns: u64,
+    pub measured_ns: u64,
+    pub interrupted: bool,
+}
+
+impl WorkerResult {
+    pub fn empty() -> Self {
+        WorkerResult {
+            requests: 0,
+            errors: ErrorCounts::default(),
+            status: StatusCounts::default(),
+            bytes_read: 0,
+            bytes_written: 0,
+            response_bytes: 0,
+            latency: new_latency_histogram(),
+            uncorrected: None,
+            timeline: Vec::new(),
+            cpu_s: 0.0,
+            first_send_ns: u64::MAX,
+            last_response_ns: 0,
+            measured_ns: 0,
+            interrupted: false,
+        }
+    }
+
+    /// A response completed: its latency from the intended and from the actual send.
+    #[inline]
+    pub fn record_latency(&mut self, now: u64, intended_ns: u64, sent_ns: u64) {
+        self.latency.saturating_record(now.saturating_sub(intended_ns).max(1));
+        if let Some(u) = &mut self.uncorrected {
+            u.saturating_record(now.saturating_sub(sent_ns).max(1));
+        }
+    }
+
+    /// Adds `by` to the second of the measured window that `now` falls in.
+    #[inline]
+    pub fn bump_timeline(&mut self, now: u64, measure_start_ns: u64, by: u64) {
+        let sec = (now.saturating_sub(measure_start_ns) / NS_PER_S) as usize;
+        if self.timeline.len() <= sec {
+            self.timeline.resize(sec + 1, 0);
+        }
+        self.timeline[sec] += by;
+    }
+}
+
+/// Merges the workers' results into one report.
+pub(super) fn merge(config: &LoadConfig, results: Vec<WorkerResult>) -> LoadReport {
+    let mut latency = new_latency_histogram();
+    let mut uncorrected = matches!(config.mode, Mode::Rate { .. }).then(new_latency_histogram);
+    let mut rep = LoadReport::empty(results.len(), config.connections);
+    let (mut first, mut last, mut measured) = (u64::MAX, 0u64, 0u64);
+    for r in &results {
+        rep.requests += r.requests;
+        rep.errors.add(&r.errors);
+        rep.status.add(&r.status);
+        rep.bytes_read += r.bytes_read;
+        rep.bytes_written += r.bytes_written;
+        if rep.response_bytes == 0 {
+            rep.response_bytes = r.response_bytes;
+        }
+        latency.add(&r.latency).expect("histograms share their bounds");
+        if let (Some(u), Some(ru)) = (&mut uncorrected, &r.uncorrected) {
+            u.add(ru).expect("histograms share their bounds");
+        }
+        if rep.timeline.len() < r.timeline.len() {
+            rep.timeline.resize(r.timeline.len(), 0);
+        }
+        for (t, v) in rep.timeline.iter_mut().zip(&r.timeline) {
+            *t += v;
+        }
+        rep.client_cpu_s += r.cpu_s;
+        first = first.min(r.first_send_ns);
+        last = last.max(r.last_response_ns);
+        measured = measured.max(r.measured_ns);
+        rep.interrupted |= r.interrupted;
+    }
+    rep.duration_s = match config.stop {
+        Stop::RequestsPerConnection(_) if !rep.interrupted && last > first => (last - first) as f64 / 1e9,
+        _ => measured as f64 / 1e9,
+    };
+    rep.latency = latency;
+    rep.latency_uncorrected = uncorrected;
+    rep
+}
