@@ -17,6 +17,9 @@ pub const MODELS: &[&str] =
     &["thread-per-connection", "per-core", "work-sharing", "work-stealing", "prefork", "single-loop"];
 pub const IOS: &[&str] = &["blocking", "epoll", "io_uring", "runtime"];
 pub const SCENARIOS: &[&str] = &["hello", "hello-timeout", "plaintext", "json", "echo"];
+/// The kinds of machine a manifest may say it cannot be built on (`unsupported`): CPU architectures,
+/// spelled as Rust names them (`std::env::consts::ARCH`), which is how the harness knows its own.
+pub const MACHINES: &[&str] = &["x86_64", "aarch64", "arm", "x86", "riscv64", "powerpc64", "s390x", "loongarch64"];
 
 /// Every field, in the order errors are reported, with a hint shown when it is missing.
 const FIELDS: &[(&str, &str)] = &[
@@ -34,6 +37,7 @@ const FIELDS: &[(&str, &str)] = &[
     ("run", r#"the command that starts the server, e.g. "{dir}/build/server {scenario} {host} {port} {workers}""#),
     ("version", r#"a command printing the toolchain version, e.g. "cc --version | head -n1""#),
     ("env", r#"environment of the server, e.g. { GOMAXPROCS = "{workers}" }"#),
+    ("unsupported", r#"kinds of machine it cannot be built on, each with the reason, e.g. { riscv64 = "no riscv64 build of the library" }"#),
     ("variants", "[variants.NAME] tables overriding fields; NAME is appended to the name"),
 ];
 const REQUIRED: &[&str] = &["name", "language", "framework", "category", "model", "io", "scenarios", "run"];
@@ -175,6 +179,7 @@ impl Check<'_> {
         }
         let version = self.command(t, "version", &["dir"], path);
         let env = self.env(t, path);
+        let unsupported = self.unsupported(t, path);
         if let (Some(run), Some(env)) = (&run, &env) {
             let mentions_port = |s: &str| placeholders_in(s).contains(&"port");
             if !mentions_port(run) && !env.values().any(|v| mentions_port(v)) {
@@ -206,6 +211,7 @@ impl Check<'_> {
             run: run?,
             version,
             env: env?,
+            unsupported: unsupported?,
             dir: dir.to_path_buf(),
             manifest: dir.join("contestant.toml"),
         })
@@ -350,6 +356,46 @@ impl Check<'_> {
         }
         ok.then_some(out)
     }
+
+    /// `unsupported = { <machine> = "<reason>" }`: only known machine kinds, each with a reason, because the
+    /// reason is all a reader (and CI) gets in place of the contestant.
+    fn unsupported(&mut self, t: &Table, path: &dyn Fn(&str) -> String) -> Option<BTreeMap<String, String>> {
+        let Some(value) = t.get("unsupported") else { return Some(BTreeMap::new()) };
+        let field = path("unsupported");
+        let Some(table) = value.as_table() else {
+            self.error(format!(
+                "field `{field}` must be a table of reasons by machine, e.g. {{ riscv64 = \"why\" }}, not {}",
+                kind(value)
+            ));
+            return None;
+        };
+        let mut out = BTreeMap::new();
+        let mut ok = true;
+        for (machine, why) in table {
+            if !MACHINES.contains(&machine.as_str()) {
+                self.error(format!(
+                    "field `{field}` names the machine \"{machine}\"{}; allowed values: {}",
+                    did_you_mean(machine, MACHINES),
+                    MACHINES.join(", ")
+                ));
+                ok = false;
+            }
+            match why.as_str().map(str::trim) {
+                Some("") => {
+                    self.error(format!("field `{field}.{machine}` is empty; say why it cannot be built there"));
+                    ok = false;
+                }
+                Some(why) => {
+                    out.insert(machine.clone(), why.to_string());
+                }
+                None => {
+                    self.error(format!("field `{field}.{machine}` must be a string (the reason), not {}", kind(why)));
+                    ok = false;
+                }
+            }
+        }
+        ok.then_some(out)
+    }
 }
 
 fn kind(v: &Value) -> &'static str {
@@ -452,6 +498,26 @@ run = "{dir}/build/server --edge {scenario} {host} {port} {workers}"
         assert!(cs[1].run.contains("--edge"));
         assert_eq!(cs[1].framework, "epoll");
         assert_eq!(cs[0].env["SB_X"], "{workers}");
+    }
+
+    #[test]
+    fn unsupported_machines_are_known_and_give_a_reason() {
+        let with = |extra: &str| parse("m.toml", Path::new("/c"), &format!("{GOOD}\n[variants.uring]\n{extra}"));
+        let cs = with("unsupported = { riscv64 = \"no riscv64 build\" }").unwrap();
+        assert!(cs[0].unsupported.is_empty());
+        assert_eq!(cs[2].unsupported["riscv64"], "no riscv64 build");
+        let errors = with("unsupported = { amd64 = \"x\", s390x = \" \", arm = 1 }").unwrap_err();
+        let errors: Vec<String> = errors.iter().map(|e| e.message.clone()).collect();
+        assert_eq!(
+            errors,
+            [
+                "field `variants.uring.unsupported` names the machine \"amd64\"; allowed values: x86_64, aarch64, arm, x86, riscv64, powerpc64, s390x, loongarch64",
+                "field `variants.uring.unsupported.arm` must be a string (the reason), not an integer",
+                "field `variants.uring.unsupported.s390x` is empty; say why it cannot be built there",
+            ]
+        );
+        let errors = with("unsupported = [\"riscv64\"]").unwrap_err();
+        assert!(errors[0].message.contains("must be a table of reasons by machine"), "{errors:?}");
     }
 
     #[test]

@@ -35,6 +35,8 @@ pub struct Contestant {
     pub run: String,
     pub version: Option<String>,
     pub env: BTreeMap<String, String>,
+    /// Kinds of machine (`manifest::MACHINES`) it cannot be built on, with the reason for each.
+    pub unsupported: BTreeMap<String, String>,
     /// Absolute folder of the contestant (the `{dir}` placeholder; the cwd of its commands).
     pub dir: PathBuf,
     pub manifest: PathBuf,
@@ -48,7 +50,17 @@ impl Contestant {
     pub fn supports(&self, scenario: &str) -> bool {
         self.scenarios.iter().any(|s| s == scenario)
     }
+    /// Why it cannot be built on this kind of machine, when its manifest says so; such a contestant is
+    /// the only kind that may be absent from a run that requires all of them (`build --require-all`).
+    pub fn unsupported_here(&self) -> Option<String> {
+        let machine = std::env::consts::ARCH;
+        self.unsupported.get(machine).map(|why| format!("{UNSUPPORTED_PREFIX} {machine}: {why}"))
+    }
 }
+
+/// How the reason of a contestant whose manifest says it cannot be built here begins (in `list`, and in
+/// run.json and check.json, where scripts/test.sh looks for it).
+pub const UNSUPPORTED_PREFIX: &str = "its manifest says it cannot be built on";
 
 /// Every manifest under a root, parsed. Broken manifests are kept as errors; the rest stay usable.
 #[derive(Debug, Clone)]

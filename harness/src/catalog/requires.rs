@@ -42,6 +42,9 @@ pub enum Readiness {
 
 /// Checks without changing anything.
 pub fn check(c: &Contestant, sys: System) -> Readiness {
+    if let Some(reason) = c.unsupported_here() {
+        return Readiness::Missing { reason };
+    }
     let missing_pkgs: Vec<String> = if sys.has_dpkg {
         c.apt.iter().filter(|p| !package_installed(p)).cloned().collect()
     } else {
@@ -182,6 +185,7 @@ mod tests {
             run: "x {port}".into(),
             version: None,
             env: BTreeMap::new(),
+            unsupported: BTreeMap::new(),
             dir: "/".into(),
             manifest: "/contestant.toml".into(),
         }
