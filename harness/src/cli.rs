@@ -209,6 +209,10 @@ pub struct BuildArgs {
     /// Never install missing Debian packages (by default they are installed when running as root).
     #[arg(long)]
     pub no_install: bool,
+    /// Fail unless every selected contestant is built, except those whose manifest says (`unsupported`)
+    /// they cannot be built on this kind of machine (what CI asks).
+    #[arg(long)]
+    pub require_all: bool,
 }
 
 #[derive(Debug, Clone, Args)]

@@ -129,6 +129,8 @@ pub fn build(args: BuildArgs, ui: &Ui) -> anyhow::Result<()> {
     let mut builder = Builder::new(run::stamp_dir(&out), logs.clone(), args.rebuild);
     let mut t = Table::new(&[("Name", Align::Left), ("Build", Align::Left), ("Seconds", Align::Right), ("Log", Align::Left)]);
     let (mut failed, mut skipped) = (Vec::new(), 0);
+    // Skipped although the manifest does not say this machine cannot build it: fatal with --require-all.
+    let mut absent = Vec::new();
     ui.start(selected.len() as u64, "building");
     for c in &selected {
         let (what, seconds, log) = match run::make_ready(c, &catalog, &mut builder, sys, !args.no_install, &logs, ui, &stop)? {
@@ -146,6 +148,9 @@ pub fn build(args: BuildArgs, ui: &Ui) -> anyhow::Result<()> {
             }
             Prepared::Skipped(reason) => {
                 skipped += 1;
+                if c.unsupported_here().is_none() {
+                    absent.push(c.name.clone());
+                }
                 (format!("skipped: {reason}"), String::new(), String::new())
             }
             Prepared::Interrupted => return Err(Interrupted(logs).into()),
@@ -168,6 +173,14 @@ pub fn build(args: BuildArgs, ui: &Ui) -> anyhow::Result<()> {
     }
     if broken > 0 {
         problems.push(format!("{broken} manifest(s) are invalid (listed above)"));
+    }
+    if args.require_all && !absent.is_empty() {
+        problems.push(format!(
+            "{} contestant(s) were not built although their manifests do not say they cannot be built on {} ({}; the reasons are above)",
+            absent.len(),
+            std::env::consts::ARCH,
+            absent.join(", ")
+        ));
     }
     anyhow::ensure!(problems.is_empty(), "{}", problems.join("; "));
     Ok(())
