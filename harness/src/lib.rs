@@ -5,13 +5,15 @@ pub mod check;
 pub mod cli;
 pub mod commands;
 pub mod compare;
+pub mod launch;
 pub mod load;
 pub mod model;
 pub mod report;
 pub mod run;
 pub mod stats;
+pub mod ui;
 
-use run::ui::{Ui, Verbosity};
+use ui::{Ui, Verbosity};
 
 /// Runs one parsed command line.
 pub fn run(cli: cli::Cli) -> anyhow::Result<()> {

@@ -173,7 +173,7 @@ fn a_contestant_flooding_stdout_is_measured_and_its_log_stays_bounded() {
     assert!(m.rounds.iter().all(|r| r.load.requests > 0), "every round has requests");
     let log = dir.join("logs/fake-floods.hello.log");
     let size = std::fs::metadata(&log).unwrap().len();
-    assert!(size < 3 * serverbench::run::server::LOG_LIMIT, "the log is bounded: {size} bytes");
+    assert!(size < 3 * serverbench::launch::server::LOG_LIMIT, "the log is bounded: {size} bytes");
     let tail = common::text(&std::fs::read(&log).unwrap());
     assert!(tail.contains("bytes of this server's output dropped here"), "the trim is said in the log ({size} bytes): {}", &tail[..tail.len().min(300)]);
     assert!(tail.starts_with("fake server: flooding stdout, line 0\n"), "the start of the log is kept");

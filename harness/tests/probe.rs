@@ -4,9 +4,9 @@ mod common;
 
 use std::time::Duration;
 
-use serverbench::run::cpus::CpuSet;
-use serverbench::run::probe::{self, Sampler};
-use serverbench::run::server::{Launch, Server};
+use serverbench::launch::cpus::CpuSet;
+use serverbench::launch::probe::{self, Sampler};
+use serverbench::launch::server::{Launch, Server};
 
 #[test]
 fn the_probe_sees_the_cpu_and_memory_of_a_busy_grandchild() {
@@ -21,7 +21,7 @@ fn the_probe_sees_the_cpu_and_memory_of_a_busy_grandchild() {
         cpus: &CpuSet::allowed(),
         log: tmp.path().join("tree.log"),
     };
-    let mut server = Server::start(launch, serverbench::run::server::free_port().unwrap()).unwrap();
+    let mut server = Server::start(launch, serverbench::launch::server::free_port().unwrap()).unwrap();
     let pid = server.pid();
     assert!(common::eventually(Duration::from_secs(5), || probe::tree(pid, pid, &probe::all_processes()).len() >= 3));
 
@@ -58,7 +58,7 @@ fn a_port_answered_by_another_process_is_not_taken_for_readiness() {
     server.stop(Duration::from_secs(2));
 
     // A server that listens itself is ready, whether it holds the listener or a child of it does.
-    let port = serverbench::run::server::free_port().unwrap();
+    let port = serverbench::launch::server::free_port().unwrap();
     let script = format!("python3 -c 'import socket,time; s=socket.socket(); s.bind((\"127.0.0.1\", {port})); s.listen(); time.sleep(60)'");
     for command in [script.clone(), format!("sh -c \"{}\"", script.replace('"', "\\\""))] {
         let launch = Launch { command, env: vec![], cwd: tmp.path(), cpus: &CpuSet::allowed(), log: tmp.path().join("own.log") };
@@ -78,7 +78,7 @@ fn an_idle_tree_costs_almost_nothing() {
         cpus: &CpuSet::allowed(),
         log: tmp.path().join("idle.log"),
     };
-    let server = Server::start(launch, serverbench::run::server::free_port().unwrap()).unwrap();
+    let server = Server::start(launch, serverbench::launch::server::free_port().unwrap()).unwrap();
     let sampler = Sampler::spawn(server.pid(), server.pid());
     std::thread::sleep(Duration::from_millis(500));
     let usage = sampler.finish();

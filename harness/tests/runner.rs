@@ -13,7 +13,7 @@ use serverbench::catalog::{Catalog, Selection};
 use serverbench::report;
 use serverbench::run::options::{BenchChoices, BenchOptions, Tool};
 use serverbench::model::{ContestantStatus, MeasurementStatus, RunResult};
-use serverbench::run::ui::{Ui, Verbosity};
+use serverbench::ui::{Ui, Verbosity};
 
 /// Short rounds with few connections; nothing installed.
 fn choices(catalog: &Path, out: &Path) -> BenchChoices {

@@ -9,10 +9,10 @@ use std::time::{Duration, Instant};
 use super::scale::{self, ScaleOptions, ServerProcess};
 use super::{checks_for, CheckResult, Group, Options, Scenario, Status, Target, Verdict, CHECK_TIMEOUT_MS};
 use crate::catalog::Contestant;
-use crate::run::probe;
-use crate::run::server::Server;
-use crate::run::ui::Ui;
-use crate::run::{start_verified, ServerSetup, Started};
+use crate::launch::probe;
+use crate::launch::server::{Server, STOP_GRACE};
+use crate::launch::{start_verified, ServerSetup, Started};
+use crate::ui::Ui;
 
 pub use super::results::ContestantChecks;
 
@@ -38,7 +38,7 @@ impl<'a> SuiteSetup<'a> {
             options: Options::default(),
             scale: Some(ScaleOptions::default()),
             only: Vec::new(),
-            stop_grace: crate::run::options::STOP_GRACE,
+            stop_grace: STOP_GRACE,
         }
     }
 }
@@ -224,7 +224,7 @@ fn accepts(server: &Server) -> bool {
 }
 
 /// Runs every check of one contestant, calling `report` as each result comes in. The contestant must
-/// already be built (`run::make_ready`).
+/// already be built (`launch::make_ready`).
 pub fn check_contestant(
     c: &Contestant,
     setup: &SuiteSetup,

@@ -5,8 +5,8 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use super::cpus::CpuSet;
-use super::process;
+use crate::launch::cpus::CpuSet;
+use crate::launch::process;
 use crate::model::Environment;
 
 const VERSION_TIMEOUT: Duration = Duration::from_secs(10);

@@ -7,40 +7,31 @@
 //! the process that is then measured (JIT compilers, allocator pools, page faults), which a restart per
 //! round would throw away. The servers of the other contestants wait idle meanwhile.
 
-pub mod cpus;
 pub mod environment;
 pub mod options;
-pub mod probe;
-pub mod process;
 pub mod rounds;
-pub mod server;
 pub mod tools;
-pub mod ui;
-pub mod verify;
 
-/// The result model's old path, still used by the command layer.
+/// Old paths of what moved to `launch`, `model` and `ui`, still used by the command layer.
+pub use crate::launch::{cpus, make_ready, probe, process, server, stamp_dir, start_verified, verify, version, Prepared, ServerSetup, Started, HOST};
 pub use crate::model as result;
+pub use crate::ui;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, SystemTime};
+use std::time::SystemTime;
 
-use crate::catalog::build::{BuildOutcome, BuildResult, Builder};
-use crate::catalog::requires::{self, Readiness, System};
-use crate::catalog::template::{expand, Vars};
+use crate::catalog::build::{BuildResult, Builder};
+use crate::catalog::requires::System;
 use crate::catalog::{Catalog, Contestant};
+use crate::launch::server::Server;
+use crate::model::*;
 use crate::report::format::{mib, one, or_absent, pct, us};
+use crate::ui::Ui;
 
 use options::{BenchOptions, StopRule};
-use crate::model::*;
 use rounds::RoundPlan;
-use server::{Launch, Server};
-use ui::Ui;
-
-/// The host every server listens on and every client connects to.
-pub const HOST: &str = "127.0.0.1";
-const VERSION_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Receives the model after every change worth keeping (the exporters write it to disk).
 pub type Save<'a> = dyn FnMut(&RunResult) -> anyhow::Result<()> + 'a;
@@ -66,11 +57,6 @@ pub fn create_run_dir(out: &Path) -> anyhow::Result<(String, PathBuf)> {
         }
     }
     unreachable!()
-}
-
-/// Where build stamps live: next to the runs, so that every run folder shares them.
-pub fn stamp_dir(out: &Path) -> PathBuf {
-    out.join(".build-stamps")
 }
 
 /// Runs a whole benchmark. Returns the final model (also handed to `save`); `interrupted` is set when
@@ -493,139 +479,6 @@ impl<'a, 's> Runner<'a, 's> {
                 r.warnings.push(w);
             }
         }
-    }
-}
-
-/// How a contestant came out of its dependency check and build.
-pub enum Prepared {
-    Ready(BuildOutcome),
-    /// It cannot run here; the reason says how to fix that.
-    Skipped(String),
-    /// Its build failed (the reason holds the tail of the build log), or installing its Debian packages
-    /// did (the outcome's log is then the apt log).
-    Failed(String, BuildOutcome),
-    Interrupted,
-}
-
-/// Checks (and, as root with apt, installs) what a contestant needs, then builds it.
-#[allow(clippy::too_many_arguments)]
-pub fn make_ready(
-    c: &Contestant,
-    catalog: &Catalog,
-    builder: &mut Builder,
-    sys: System,
-    install: bool,
-    logs: &Path,
-    ui: &Ui,
-    stop: &AtomicBool,
-) -> anyhow::Result<Prepared> {
-    let missing = match requires::check(c, sys) {
-        Readiness::Ready => None,
-        Readiness::Missing { reason } => Some(reason),
-        Readiness::Install(pkgs) if !install => Some(format!(
-            "needs Debian packages {} (fix: `apt-get install -y {}`; installing was turned off)",
-            pkgs.join(", "),
-            pkgs.join(" ")
-        )),
-        Readiness::Install(pkgs) => {
-            ui.line(&format!("{}: installing Debian packages {} with apt-get (running as root)", c.name, pkgs.join(" ")));
-            std::fs::create_dir_all(logs)?;
-            let log = logs.join(format!("{}.apt.log", c.name));
-            let begun = std::time::Instant::now();
-            // Installing was possible and was tried: its failure is a failure of this contestant, not a
-            // machine that lacks something, so it is not reported as skipped (CI must not pass over it).
-            let failed = match requires::install(&pkgs, &log) {
-                Err(e) => Some(format!("installing {} failed: {e:#}", pkgs.join(" "))),
-                Ok(()) => match requires::check(c, sys) {
-                    Readiness::Ready => None,
-                    Readiness::Missing { reason } => Some(format!("after installing {}: {reason}", pkgs.join(" "))),
-                    Readiness::Install(still) => {
-                        Some(format!("packages {} are still missing after apt-get install", still.join(", ")))
-                    }
-                },
-            };
-            if let Some(reason) = failed {
-                ui.line(&format!("{}: {reason}", c.name));
-                let outcome = BuildOutcome { result: BuildResult::Failed(reason.clone()), log, seconds: begun.elapsed().as_secs_f64() };
-                return Ok(Prepared::Failed(reason, outcome));
-            }
-            None
-        }
-    };
-    if let Some(reason) = missing {
-        ui.line(&format!("{}: skipped: {reason}", c.name));
-        return Ok(Prepared::Skipped(reason));
-    }
-    ui.status(format!("building {}", c.name));
-    let outcome = builder.build(c, catalog, stop)?;
-    Ok(match &outcome.result {
-        BuildResult::Failed(reason) => {
-            ui.line(&format!("{}: build failed (log: {})", c.name, outcome.log.display()));
-            Prepared::Failed(reason.clone(), outcome)
-        }
-        BuildResult::Interrupted => Prepared::Interrupted,
-        result => {
-            ui.detail(&format!(
-                "{}: {}",
-                c.name,
-                match result {
-                    BuildResult::Cached => "build cached (sources unchanged)".to_string(),
-                    BuildResult::NothingToBuild => "nothing to build".to_string(),
-                    _ => format!("built in {:.1} s", outcome.seconds),
-                }
-            ));
-            Prepared::Ready(outcome)
-        }
-    })
-}
-
-/// What its manifest's `version` command prints, if it runs.
-pub fn version(c: &Contestant, workers: usize) -> Option<String> {
-    let v = c.version.as_ref()?;
-    let vars = Vars { dir: &c.dir, scenario: "", host: HOST, port: 0, workers };
-    process::first_line(&expand(v, &vars, true), &c.dir, VERSION_TIMEOUT)
-}
-
-/// Where and how a server runs.
-pub struct ServerSetup<'a> {
-    pub cpus: &'a cpus::CpuSet,
-    pub workers: usize,
-    pub start_timeout: Duration,
-    /// Read and write limit of the verification.
-    pub timeout: Duration,
-}
-
-pub enum Started {
-    Verified(Server, verify::Sample),
-    /// Why it is not measured; the server, when it was started, still has to be stopped.
-    Failed(Option<Server>, String, Option<Vec<u8>>),
-}
-
-/// Starts a contestant's server for a scenario on a free port, waits until it accepts, verifies it.
-pub fn start_verified(c: &Contestant, scenario: &str, setup: &ServerSetup, log: PathBuf, ui: &Ui, stop: &AtomicBool) -> Started {
-    let port = match server::free_port() {
-        Ok(p) => p,
-        Err(e) => return Started::Failed(None, format!("no free port on {HOST}: {e}"), None),
-    };
-    let vars = Vars { dir: &c.dir, scenario, host: HOST, port, workers: setup.workers };
-    let launch = Launch {
-        command: expand(&c.run, &vars, true),
-        env: c.env.iter().map(|(k, v)| (k.clone(), expand(v, &vars, false))).collect(),
-        cwd: &c.dir,
-        cpus: setup.cpus,
-        log,
-    };
-    ui.detail(&format!("{}: $ {} (port {port}, CPUs {})", c.name, launch.command, setup.cpus));
-    let mut server = match Server::start(launch, port) {
-        Ok(s) => s,
-        Err(e) => return Started::Failed(None, format!("could not start: {e:#}"), None),
-    };
-    if let Err(reason) = server.wait_ready(setup.start_timeout, stop) {
-        return Started::Failed(Some(server), format!("failed to start: {reason}"), None);
-    }
-    match verify::verify(server.addr(), scenario, c.is_micro(), setup.timeout) {
-        Ok(sample) => Started::Verified(server, sample),
-        Err(f) => Started::Failed(Some(server), format!("answered wrongly, not measured: {}", f.reason), f.sample),
     }
 }
 

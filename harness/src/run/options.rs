@@ -5,8 +5,9 @@ use std::time::Duration;
 
 use crate::catalog::manifest::SCENARIOS;
 use crate::catalog::Selection;
-
-use super::cpus::CpuSet;
+use crate::launch::cpus::CpuSet;
+/// Its old path, still used by the command layer.
+pub use crate::launch::server::STOP_GRACE;
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
 pub enum RunType {
@@ -183,7 +184,6 @@ impl BenchChoices {
 
 /// Default length of a round: short, for a quick first run.
 pub const DEFAULT_ROUND: Duration = Duration::from_secs(2);
-pub const STOP_GRACE: Duration = Duration::from_secs(3);
 
 impl BenchOptions {
     pub fn new(c: BenchChoices) -> anyhow::Result<BenchOptions> {

@@ -6,12 +6,12 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Instant;
 
+use crate::launch::probe::Sampler;
+use crate::launch::server::Server;
 use crate::load::{self, LoadConfig, Mode, Stop, Workload};
+use crate::model::{Round, ServerUsage, BUSY_THRESHOLD_PCT, FLAG_CLIENT_BOUND, FLAG_ERRORS, FLAG_INTERRUPTED, FLAG_SERVER_UNPROBED};
 
 use super::options::{BenchOptions, ModeKind, StopRule, Tool};
-use super::probe::Sampler;
-use crate::model::{Round, ServerUsage, BUSY_THRESHOLD_PCT, FLAG_CLIENT_BOUND, FLAG_ERRORS, FLAG_INTERRUPTED, FLAG_SERVER_UNPROBED};
-use super::server::Server;
 use super::tools::{self, ToolRun};
 
 /// What one round of one server does.

@@ -7,13 +7,13 @@ use std::process::Stdio;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use crate::launch::cpus::CpuSet;
+use crate::launch::probe::Sampler;
+use crate::launch::process;
 use crate::load::{ErrorCounts, HttpRequest, LoadReport, StatusCounts};
-
-use super::cpus::CpuSet;
-use super::options::{StopRule, Tool};
-use super::probe::Sampler;
-use super::process;
 use crate::model::LatencyPoints;
+
+use super::options::{StopRule, Tool};
 
 /// One run of an external tool.
 pub struct ToolRun<'a> {

@@ -18,6 +18,8 @@ use super::process;
 
 /// Lines of a server's log quoted in a failure message.
 pub const LOG_TAIL_LINES: usize = 15;
+/// How long a server has between SIGTERM and SIGKILL.
+pub const STOP_GRACE: Duration = Duration::from_secs(3);
 const KILL_WAIT: Duration = Duration::from_secs(2);
 const PORT_RELEASE_WAIT: Duration = Duration::from_secs(2);
 /// A server's log is kept under about this size: past it, the middle is dropped and a line says how much.
