@@ -33,6 +33,7 @@ pub(super) enum Budget {
 }
 
 impl Budget {
+    #[inline]
     pub fn limit(self) -> Option<u64> {
         match self {
             Budget::Unlimited => None,
@@ -98,6 +99,7 @@ impl Conn {
 
 impl Engine<'_> {
     /// The whole state machine: what each event means in each state.
+    #[inline(always)]
     pub fn on_event<B: Backend>(&mut self, io: &mut B, i: usize, event: Event, now: u64) {
         match (self.conns[i].state, event) {
             (State::Connecting, Event::Connected) => {

@@ -10,10 +10,12 @@ use super::conn::{Budget, State};
 use super::worker::Engine;
 
 impl Engine<'_> {
+    #[inline]
     pub fn has_budget(&self, i: usize) -> bool {
         self.budget.limit().is_none_or(|r| self.conns[i].spent < r)
     }
 
+    #[inline]
     fn budget_left(&self, i: usize) -> usize {
         match self.budget.limit() {
             Some(r) => r.saturating_sub(self.conns[i].spent).min(usize::MAX as u64) as usize,
@@ -35,6 +37,7 @@ impl Engine<'_> {
     }
 
     /// `completed` responses arrived on connection `i`: send what the mode says comes next.
+    #[inline]
     pub fn after_responses<B: Backend>(&mut self, io: &mut B, i: usize, completed: usize, now: u64) {
         if completed > 0 {
             match self.shared.config.mode {
@@ -74,6 +77,7 @@ impl Engine<'_> {
         }
     }
 
+    #[inline]
     fn check_done<B: Backend>(&mut self, io: &mut B, i: usize) {
         let c = &self.conns[i];
         if let Budget::Requests(r) = self.budget {

@@ -10,6 +10,7 @@ use super::worker::Engine;
 impl Engine<'_> {
     /// Sends `n` requests: counts them as outstanding from `now`, then renders and writes them (once
     /// the backend no longer holds the connection's earlier bytes).
+    #[inline]
     pub fn send<B: Backend>(&mut self, io: &mut B, i: usize, n: usize, intended_ns: u64, now: u64) {
         if n == 0 || self.conns[i].state != State::Open {
             return;
@@ -31,6 +32,7 @@ impl Engine<'_> {
     }
 
     /// The socket may take bytes again (or a send completed): keep the connection's traffic going.
+    #[inline(always)]
     pub fn resume_sending<B: Backend>(&mut self, io: &mut B, i: usize) {
         if self.conns[i].state != State::Open {
             return;
@@ -44,6 +46,7 @@ impl Engine<'_> {
     }
 
     /// Renders the queued requests after the bytes not yet written.
+    #[inline(always)]
     fn render_queued(&mut self, i: usize) {
         let c = &mut self.conns[i];
         if c.out_off > 0 {
@@ -61,6 +64,7 @@ impl Engine<'_> {
     }
 
     /// Offers the connection's unwritten bytes until all are written or the backend takes no more.
+    #[inline(always)]
     pub fn write_out<B: Backend>(&mut self, io: &mut B, i: usize) {
         loop {
             let c = &self.conns[i];
@@ -84,6 +88,7 @@ impl Engine<'_> {
     }
 
     /// Echo stream: keep the send side busy until the socket buffer is full (or the budget is spent).
+    #[inline]
     fn stream_write<B: Backend>(&mut self, io: &mut B, i: usize) {
         loop {
             let c = &self.conns[i];
@@ -111,6 +116,7 @@ impl Engine<'_> {
     }
 
     /// The kernel took `n` bytes of the connection's.
+    #[inline(always)]
     pub fn on_written(&mut self, i: usize, n: usize) {
         if self.recording {
             self.r.bytes_written += n as u64;
@@ -122,6 +128,11 @@ impl Engine<'_> {
             self.r.first_send_ns = self.r.first_send_ns.min(self.measure_start_ns);
         } else {
             c.out_off += n;
+            // Emptied here, so the next render has nothing to move.
+            if c.out_off == c.out.len() {
+                c.out.clear();
+                c.out_off = 0;
+            }
         }
     }
 }

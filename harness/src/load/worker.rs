@@ -157,6 +157,7 @@ impl<'a> Engine<'a> {
         }
     }
 
+    #[inline]
     pub fn is_stream(&self) -> bool {
         matches!(self.shared.config.workload, Workload::Echo { kind: EchoKind::Stream, .. })
     }

@@ -75,14 +75,17 @@ impl Backend for EpollBackend {
         *s = Slot { fd: -1, connecting: false, out_interest: false };
     }
 
+    #[inline(always)]
     fn holds_bytes(&self, _conn: usize) -> bool {
         false
     }
 
+    #[inline(always)]
     fn may_write(&self, conn: usize) -> bool {
         !self.slots[conn].out_interest
     }
 
+    #[inline]
     unsafe fn write(&mut self, conn: usize, bytes: &[u8]) -> Write {
         loop {
             match sys::write(self.slots[conn].fd, bytes) {
@@ -99,6 +102,7 @@ impl Backend for EpollBackend {
         }
     }
 
+    #[inline(always)]
     fn drained(&mut self, conn: usize) {
         if self.slots[conn].out_interest {
             self.set_out_interest(conn, false);

@@ -37,6 +37,7 @@ impl UringBackend {
     }
 
     /// Whether a completion belongs to the connection's open socket.
+    #[inline(always)]
     fn current(&self, done: &Completion) -> bool {
         let s = &self.slots[done.conn];
         s.fd >= 0 && ring::same_generation(done.generation, s.generation)
@@ -70,14 +71,17 @@ impl Backend for UringBackend {
         }
     }
 
+    #[inline(always)]
     fn holds_bytes(&self, conn: usize) -> bool {
         self.slots[conn].send_busy
     }
 
+    #[inline(always)]
     fn may_write(&self, conn: usize) -> bool {
         !self.slots[conn].send_busy
     }
 
+    #[inline(always)]
     unsafe fn write(&mut self, conn: usize, bytes: &[u8]) -> Write {
         let s = &mut self.slots[conn];
         if !s.send_busy {
@@ -88,6 +92,7 @@ impl Backend for UringBackend {
         Write::Pending
     }
 
+    #[inline(always)]
     fn drained(&mut self, _conn: usize) {}
 
     fn wait(&mut self, timeout_ns: u64) -> usize {
