@@ -1,0 +1,56 @@
+//! A new run's entries in the model: its configuration as the options resolved it, and a pending record
+//! per selected contestant.
+
+use crate::catalog::Contestant;
+use crate::model::{ContestantRecord, ContestantStatus, RunConfig};
+
+use super::options::{self, BenchOptions, StopRule};
+
+pub(super) fn run_config(o: &BenchOptions) -> RunConfig {
+    RunConfig {
+        scenarios: o.scenarios.clone(),
+        mode: o.mode.name().into(),
+        think_time_ms: (o.mode == options::ModeKind::Latency).then(|| o.think_time.as_secs_f64() * 1000.0),
+        rate_per_s: o.rate_per_s,
+        connections: o.connections.clone(),
+        pipeline: o.pipeline,
+        run_type: o.run_type.name().into(),
+        server_cpus: o.server_cpus.to_string(),
+        client_cpus: o.client_cpus.to_string(),
+        workers: o.workers,
+        client_threads: o.client_threads,
+        warmup_rounds: o.warmup,
+        measured_rounds: o.rounds,
+        duration_s: match o.stop {
+            StopRule::Duration(d) => Some(d.as_secs_f64()),
+            StopRule::Requests(_) => None,
+        },
+        requests_per_connection: match o.stop {
+            StopRule::Requests(n) => Some(n),
+            StopRule::Duration(_) => None,
+        },
+        tool: o.tool.name().into(),
+        client_io: if o.tool == options::Tool::Builtin { o.client_io_name.clone() } else { String::new() },
+        timeout_s: o.timeout.as_secs_f64(),
+    }
+}
+
+pub(super) fn record(c: &Contestant) -> ContestantRecord {
+    ContestantRecord {
+        name: c.name.clone(),
+        display: c.display.clone(),
+        language: c.language.clone(),
+        framework: c.framework.clone(),
+        category: c.category.clone(),
+        model: c.model.clone(),
+        io: c.io.clone(),
+        status: ContestantStatus::Pending,
+        reason: None,
+        version: None,
+        build_log: None,
+        build_cached: false,
+        build_s: 0.0,
+        server_logs: Vec::new(),
+        warnings: Vec::new(),
+    }
+}

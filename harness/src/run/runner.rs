@@ -1,0 +1,74 @@
+//! A benchmark in progress: what its phases share (options, catalog, folder, the model and its save
+//! callback), the servers being measured, and the bookkeeping every phase does (a contestant's record,
+//! failing measurements, stopping a server and keeping what its stop revealed).
+
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use crate::catalog::{Catalog, Contestant};
+use crate::launch::server::Server;
+use crate::model::{ContestantRecord, MeasurementStatus, RunResult};
+use crate::ui::Ui;
+
+use super::options::BenchOptions;
+use super::Save;
+
+/// A server that passed verification and is being measured.
+pub(super) struct Live<'c> {
+    pub(super) contestant: &'c Contestant,
+    pub(super) server: Server,
+    /// Indices into `run.measurements`, one per connection count.
+    pub(super) measurements: Vec<usize>,
+    pub(super) response_bytes: u64,
+    /// Set when it failed; its remaining rounds are skipped.
+    pub(super) failed: bool,
+}
+
+/// One benchmark between its start and its end, handed from phase to phase.
+pub(super) struct Runner<'a, 's> {
+    pub(super) opts: &'a BenchOptions,
+    pub(super) catalog: &'a Catalog,
+    pub(super) run_dir: &'a Path,
+    pub(super) ui: &'a Ui,
+    pub(super) stop: &'a Arc<AtomicBool>,
+    pub(super) run: &'a mut RunResult,
+    pub(super) save: &'a mut Save<'s>,
+}
+
+impl<'a, 's> Runner<'a, 's> {
+    pub(super) fn stopped(&self) -> bool {
+        self.stop.load(Ordering::Relaxed)
+    }
+
+    pub(super) fn record_mut(&mut self, name: &str) -> &mut ContestantRecord {
+        self.run.contestants.iter_mut().find(|r| r.name == name).expect("every selected contestant has a record")
+    }
+
+    pub(super) fn relative(&self, path: &Path) -> String {
+        path.strip_prefix(self.run_dir).unwrap_or(path).display().to_string()
+    }
+
+    pub(super) fn fail(&mut self, measurements: &[usize], reason: String) {
+        for &i in measurements {
+            let m = &mut self.run.measurements[i];
+            if matches!(m.status, MeasurementStatus::Pending | MeasurementStatus::Running) {
+                m.status = MeasurementStatus::Failed;
+                m.reason = Some(reason.clone());
+            }
+        }
+    }
+
+    pub(super) fn stop_server(&mut self, c: &Contestant, server: Server) {
+        let port = server.port;
+        let report = server.stop(self.opts.stop_grace);
+        let warnings = report.warnings(port);
+        for w in warnings {
+            self.ui.warn(&format!("{}: {w}", c.name));
+            let r = self.record_mut(&c.name);
+            if !r.warnings.contains(&w) {
+                r.warnings.push(w);
+            }
+        }
+    }
+}
