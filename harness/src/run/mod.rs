@@ -20,7 +20,7 @@ mod runner;
 pub mod tools;
 
 /// Old paths of what moved to `launch`, `model` and `ui`, still used by the command layer.
-pub use crate::launch::{cpus, make_ready, probe, process, server, stamp_dir, start_verified, verify, version, Prepared, ServerSetup, Started, HOST};
+pub use crate::launch::{cpus, make_ready, server, stamp_dir, start_verified, version, Prepared, ServerSetup, Started};
 pub use crate::model as result;
 pub use crate::ui;
 
