@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::measurement::Measurement;
+use crate::check::results::ContestantChecks;
 
 pub const SCHEMA: u32 = 1;
 
@@ -26,7 +27,7 @@ pub struct RunResult {
     pub catalog_errors: Vec<String>,
     /// With `bench --check`: the conformance suite's outcome per contestant, before measuring.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub checks: Vec<crate::check::results::ContestantChecks>,
+    pub checks: Vec<ContestantChecks>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
