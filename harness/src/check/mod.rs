@@ -1,6 +1,6 @@
 //! Conformance: whether a server keeps its scenario's wire contract and timeouts, survives bad input,
 //! holds many connections, and is accepted by real clients (curl, wrk, h2load). Every check takes a
-//! plain address; `suite` runs them against servers started fresh by the runner's launcher.
+//! plain address; `suite` runs them against servers started fresh through `launch`.
 
 pub mod bad_input;
 pub mod cli;
