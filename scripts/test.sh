@@ -1,19 +1,36 @@
 #!/usr/bin/env bash
 # The project's test command: the harness's unit and integration tests; every contestant built through the
-# runner; the quick default benchmark of every contestant end to end; a check of the result files it wrote.
+# runner, checked for conformance (`serverbench check --quick`) and measured by the quick default benchmark
+# end to end; a check of the result files it wrote. Every contestant must build, pass every check and be
+# measured with requests in every round and no errors; the only one allowed to be absent is one whose
+# manifest says (`unsupported`) that this kind of machine cannot build it.
 #
-#   SB_TEST_OUT=DIR   where build stamps, logs and the run folder go (default: results/test)
-#   SB_TEST_QUICK=1   benchmark only the contestants that must pass (below), not the whole catalog
+#   SB_TEST_OUT=DIR   where build stamps, logs, the check folder and the run folder go (default: results/test)
+#   SB_TEST_QUICK=1   check and benchmark only the contestants below, not the whole catalog
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 
-# Measured cleanly (requests in every round, no errors) or the test fails; the rest are reported.
+# What SB_TEST_QUICK=1 checks and benchmarks: one of each way of holding connections (the contestants
+# `check --quick` gives the full scale check).
 required=(c-epoll c-threads go-net rust-tokio)
 out="${SB_TEST_OUT:-$root/results/test}"
 mkdir -p "$out"
 
-step() { printf '\n== %s\n' "$*"; }
+# Each step prints its elapsed time when the next begins, or when the script fails during it.
+step_name=""
+step_started=$SECONDS
+end_step() {
+  [[ -n "$step_name" ]] && printf '== %s: %d s\n' "$step_name" $((SECONDS - step_started))
+  step_name=""
+}
+step() {
+  end_step
+  step_name="$*"
+  step_started=$SECONDS
+  printf '\n== %s\n' "$*"
+}
+trap 'status=$?; if ((status)); then end_step; fi' EXIT
 started=$SECONDS
 
 step "system packages the tests use"
@@ -60,23 +77,59 @@ if [[ -s "$SB_TEST_SKIPS" ]]; then
   skip_reasons=": $(cut -f2 "$SB_TEST_SKIPS" | sort | uniq -c | awk '{n = $1; $1 = ""; sub(/^ /, ""); printf "%s%s (%d)", (NR > 1 ? ", " : ""), $0, n}')"
 fi
 
-step "build every contestant"
-./serverbench build -o "$out"
+# The contestants of the steps below: all of them, or with SB_TEST_QUICK=1 those of `required`.
+selection=()
+[[ "${SB_TEST_QUICK:-}" == 1 ]] && selection=("${required[@]}")
 
-if [[ "${SB_TEST_QUICK:-}" == 1 ]]; then
-  step "benchmark ${required[*]}"
-  ./serverbench bench -o "$out" "${required[@]}"
-else
-  step "benchmark every contestant (the quick default: hello, throughput, singleCore, 64 connections)"
-  ./serverbench bench -o "$out"
-fi
-run_dir="$(ls -1td "$out"/*/ | head -n1)"
+step "build ${selection[*]:-every contestant}"
+# --require-all: a contestant that is not built fails here, unless its manifest says this machine cannot
+# build it; a Debian package that fails to install is a failed build.
+./serverbench build --require-all -o "$out" "${selection[@]}"
+
+step "check the conformance of ${selection[*]:-every contestant} (serverbench check --quick)"
+# The check folder is read below, so that each failure is printed with its contestant and check, and a skip
+# (a check that could not reach its subject) fails too; the exit status still counts when it says more.
+rm -rf "$out/checks"
+check_status=0
+./serverbench check --quick -o "$out" "${selection[@]}" || check_status=$?
+check_dir="$(ls -1td "$out"/checks/*/ 2>/dev/null | head -n1)"
+python3 - "${check_dir:-$out/checks}" "$check_status" <<'PY'
+import json, pathlib, sys
+
+check_dir, status = pathlib.Path(sys.argv[1]), int(sys.argv[2])
+if not (check_dir / "check.json").is_file():
+    sys.exit(f"FAILED: conformance: serverbench check (exit status {status}) wrote no check.json under {check_dir}")
+# How the reason of a contestant whose manifest says this machine cannot build it begins (UNSUPPORTED_PREFIX).
+unsupported = "its manifest says it cannot be built on"
+problems, checked = [], 0
+for c in json.loads((check_dir / "check.json").read_text()):
+    for r in c["results"]:
+        what = f'{r["contestant"]} {r["scenario"] + " " if r["scenario"] else ""}{r["check"]}'
+        reason = " / ".join(r["reason"].splitlines())
+        if r["status"] == "fail":
+            problems.append(f"{what}: {reason}")
+        elif r["status"] == "skip" and not (r["check"] == "build" and r["reason"].startswith(unsupported)):
+            problems.append(f"{what} was skipped: {reason}")
+    checked += 1
+if status and not problems:
+    problems.append(f"serverbench check exited with status {status} although check.json records no failure (interrupted?)")
+if problems:
+    print(f"\nFAILED: conformance ({check_dir / 'check.json'}):\n- " + "\n- ".join(problems))
+    sys.exit(1)
+print(f"\nevery check of {checked} contestants passed: {check_dir}")
+PY
+
+step "benchmark ${selection[*]:-every contestant} (the quick default: hello, throughput, singleCore, 64 connections)"
+./serverbench bench -o "$out" "${selection[@]}"
+# Run folders are named by their UTC start time (the check folders are under checks/).
+run_dir="$(ls -1td "$out"/[0-9]*/ | head -n1)"
 
 step "check the result files in $run_dir"
-python3 - "$run_dir" "${required[@]}" <<'PY'
+python3 - "$run_dir" <<'PY'
 import csv, json, pathlib, re, sys
 
-run_dir, required = pathlib.Path(sys.argv[1]), sys.argv[2:]
+run_dir = pathlib.Path(sys.argv[1])
+unsupported = "its manifest says it cannot be built on"
 problems = []
 run = json.loads((run_dir / "run.json").read_text())
 if run.get("schema") != 1:
@@ -99,13 +152,17 @@ for m in run["measurements"]:
         line += f': {(m.get("reason") or "").splitlines()[0] if m.get("reason") else ""}'
     print(line)
     measured[m["contestant"]] = (m, rounds, errors, requests)
+absent = {}
 for c in run["contestants"]:
     if c["status"] in ("failed", "skipped"):
         print(f'{c["name"]:<24} {c["status"]}: {(c.get("reason") or "").splitlines()[0]}')
+        absent[c["name"]] = f'{c["status"]}: {c.get("reason")}'
 
+# Every contestant of the run, but one whose manifest says this machine cannot build it.
+required = [c["name"] for c in run["contestants"] if not (c["status"] == "skipped" and (c.get("reason") or "").startswith(unsupported))]
 for name in required:
     if name not in measured:
-        problems.append(f"{name} was not measured")
+        problems.append(f"{name} was not measured: {absent.get(name, 'no measurement in run.json')}")
         continue
     m, rounds, errors, requests = measured[name]
     if m["status"] != "measured":
