@@ -1,0 +1,114 @@
+//! The per-round figures from real runs, not set by hand: a server that spends a known 2 ms of CPU on
+//! each request comes out at that cost per request and saturated; one that sleeps 2 ms per request shows a
+//! low CPU share; a round whose responses cost the client far more than the server is flagged
+//! client-bound from what was measured. In a file of its own so that no other test shares the server's
+//! CPU meanwhile.
+
+mod common;
+
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serverbench::catalog::{Catalog, Selection};
+use serverbench::run::options::{BenchChoices, BenchOptions};
+use serverbench::model::{MeasurementStatus, Round, FLAG_CLIENT_BOUND};
+use serverbench::run::rounds::{run_round, RoundPlan};
+use serverbench::launch::server::{free_port, Launch, Server};
+use serverbench::ui::{Ui, Verbosity};
+
+const COST_US: f64 = 2000.0;
+
+/// Four connections, 1.5 s rounds, on the default server and client CPUs.
+fn options(name: &str, catalog: &std::path::Path, out: &std::path::Path) -> BenchOptions {
+    BenchOptions::new(BenchChoices {
+        selection: Selection { terms: vec![name.into()], ..Default::default() },
+        connections: vec![4],
+        warmup: 1,
+        rounds: 2,
+        duration: Some(Duration::from_millis(1500)),
+        start_timeout: Duration::from_secs(20),
+        install: false,
+        ..BenchChoices::new(catalog.to_path_buf(), out.to_path_buf())
+    })
+    .unwrap()
+}
+
+/// The measured rounds of one fixture contestant: 2 rounds after a warm-up.
+fn rounds_of(name: &str) -> Vec<Round> {
+    let (tmp, catalog) = common::fixture_copy("cost");
+    let opts = options(name, &catalog, &tmp.path().join("results"));
+    let catalog = Catalog::discover(&opts.catalog_root).unwrap();
+    let (id, dir) = serverbench::run::create_run_dir(&opts.out_dir).unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
+    let run = serverbench::run::bench(&opts, &catalog, &id, &dir, &Ui::new(Verbosity::Quiet), &stop, &mut |_| Ok(())).unwrap();
+    let m = &run.measurements[0];
+    assert_eq!(m.status, MeasurementStatus::Measured, "{name}: {:?}", m.reason);
+    m.measured_rounds().cloned().collect()
+}
+
+/// One test, so that its two servers never share the server CPU with each other.
+#[test]
+fn a_known_cost_per_request_and_a_sleeping_server_are_measured_as_such() {
+    a_known_cost_per_request_is_measured_as_such();
+    a_server_that_sleeps_shows_a_low_cpu_share();
+    a_client_that_limits_the_round_is_flagged_from_measured_figures();
+}
+
+fn a_known_cost_per_request_is_measured_as_such() {
+    for r in rounds_of("cost-busy") {
+        let per_request_us = r.server.cpu_us_per_request.expect("server CPU was probed");
+        let busy_pct = r.server.utilisation_pct.expect("server CPU was probed");
+        // The spin is 2 ms of CPU time per request; the interpreter adds a few per cent around it.
+        assert!((per_request_us / COST_US - 1.0).abs() <= 0.15, "{per_request_us:.0} us per request for a {COST_US} us spin");
+        assert!(busy_pct >= 85.0, "a server spinning on every request is saturated: {busy_pct:.1}%");
+        assert!(r.load.requests > 0 && r.load.errors.total() == 0, "{:?}", r.load.errors);
+        assert!(!r.flags.iter().any(|f| f == FLAG_CLIENT_BOUND), "{:?}", r.flags);
+    }
+}
+
+fn a_server_that_sleeps_shows_a_low_cpu_share() {
+    for r in rounds_of("cost-sleepy") {
+        let busy_pct = r.server.utilisation_pct.expect("server CPU was probed");
+        assert!(busy_pct < 40.0, "a server asleep 2 ms per request: {busy_pct:.1}% busy");
+        assert!(r.load.requests > 0 && r.load.errors.total() == 0, "{:?}", r.load.errors);
+        // Neither side was busy: not client-bound either.
+        assert!(!r.flags.iter().any(|f| f == FLAG_CLIENT_BOUND), "{:?}", r.flags);
+    }
+}
+
+/// One round straight through the round runner: the pre-measurement check would rightly refuse a `hello`
+/// answered with a 3 MB chunked body, and this round is about the figures only.
+fn a_client_that_limits_the_round_is_flagged_from_measured_figures() {
+    let (tmp, catalog) = common::fixture_copy("cost");
+    let opts = options("cost-chunked", &catalog, &tmp.path().join("results"));
+    let script = catalog.join("python/known_cost.py");
+    let port = free_port().unwrap();
+    let launch = Launch {
+        command: format!("python3 {} --chunked 127.0.0.1 {port}", script.display()),
+        env: Vec::new(),
+        cwd: tmp.path(),
+        cpus: &opts.server_cpus,
+        log: tmp.path().join("chunked.log"),
+    };
+    let mut server = Server::start(launch, port).unwrap();
+    let ready = common::eventually(Duration::from_secs(10), || std::net::TcpStream::connect(server.addr()).is_ok());
+    assert!(ready, "the chunked fixture did not start");
+    let plan = RoundPlan {
+        opts: &opts,
+        contestant: "cost-chunked",
+        scenario: "hello",
+        micro: false,
+        // Enough responses in flight that the client always has bytes to parse.
+        connections: 16,
+        response_bytes: 0,
+        workdir: tmp.path(),
+    };
+    let stop = Arc::new(AtomicBool::new(false));
+    let r = run_round(&mut server, &plan, 1, false, &stop).unwrap();
+    server.stop(Duration::from_secs(2));
+    let (server_pct, client_pct) = (r.server.utilisation_pct.unwrap(), r.client_busy_pct.unwrap());
+    assert!(r.load.requests > 0 && r.load.errors.total() == 0, "{:?}", r.load.errors);
+    assert!(server_pct < 50.0 && client_pct >= 90.0, "server {server_pct:.1}% busy, client {client_pct:.1}%");
+    assert!(r.flags.iter().any(|f| f == FLAG_CLIENT_BOUND), "server {server_pct:.1}%, client {client_pct:.1}%: {:?}", r.flags);
+}
