@@ -192,5 +192,6 @@ print(f"\nresult files OK: {run_dir}")
 PY
 
 step "done in $((SECONDS - started)) s"
-# The result-file check above counts as one more passing test.
-echo "harness: $((passed + 1)) passed, $failed failed, $skipped skipped$skip_reasons"
+end_step
+# The conformance step and the result-file check above count as two more passing tests.
+echo "harness: $((passed + 2)) passed, $failed failed, $skipped skipped$skip_reasons"
