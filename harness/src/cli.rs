@@ -1,5 +1,6 @@
 //! The command line, defined in one place.
 
+use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -30,7 +31,7 @@ pub enum Command {
     /// Build, start, verify and measure contestants; write results/<run-id>/ (run.json and the summaries).
     Bench(BenchArgs),
     /// Check contestants against their wire contract, timeouts, bad input, 20,000 connections and real clients.
-    Check(crate::check::cli::CheckArgs),
+    Check(CheckArgs),
     /// Check dependencies (installing Debian packages as root) and build contestants, without measuring.
     Build(BuildArgs),
     /// Show each contestant's response per scenario, with its size.
@@ -273,4 +274,56 @@ mod tests {
         assert_eq!(b.tool, Tool::Wrk);
         assert!(Cli::try_parse_from(["serverbench", "bench", "-d", "1", "-n", "5"]).is_err());
     }
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct CheckArgs {
+    #[command(flatten)]
+    pub select: SelectArgs,
+    /// Only these checks, e.g. hello-response,bad-reset,scale (see docs/conformance.md) [default: all]
+    #[arg(long, value_delimiter = ',', value_name = "LIST")]
+    pub only: Vec<String>,
+    /// Connections the scale check holds open at once (capped by the server's open-files limit).
+    #[arg(long, default_value_t = 20_000, value_name = "N")]
+    pub scale_connections: usize,
+    /// Skip the scale check.
+    #[arg(long)]
+    pub no_scale: bool,
+    /// The quick profile (CI's): the scale check holds 2,000 connections, except for the contestants of
+    /// --full-scale; every other check is unchanged.
+    #[arg(long)]
+    pub quick: bool,
+    /// With --quick, the contestants whose scale check still holds --scale-connections
+    /// [default: c-epoll,c-threads,go-net,rust-tokio]
+    #[arg(long, value_delimiter = ',', value_name = "LIST")]
+    pub full_scale: Option<Vec<String>>,
+    /// CPUs for the servers, as taskset -c takes them [default: the upper half]
+    #[arg(long, value_name = "LIST")]
+    pub server_cpus: Option<String>,
+    /// The `{workers}` given to every server [default: the number of server CPUs]
+    #[arg(long, value_name = "N")]
+    pub workers: Option<usize>,
+    /// Where the check folder is written: <DIR>/checks/<id>/ [default: <repo>/results]
+    #[arg(short, long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// How long a server may take to accept its first connection.
+    #[arg(long, value_parser = parse_duration, default_value = "30s", value_name = "TIME")]
+    pub start_timeout: Duration,
+    /// Never install missing Debian packages (contestants' and curl, wrk, h2load).
+    #[arg(long)]
+    pub no_install: bool,
+
+    /// Client process of the scale check: hold connections to this address open until stdin closes.
+    #[arg(long, hide = true, value_name = "ADDR")]
+    pub hold: Option<SocketAddr>,
+    #[arg(long, hide = true, default_value_t = 0)]
+    pub hold_count: usize,
+    #[arg(long, hide = true, default_value = "hello")]
+    pub hold_scenario: String,
+    #[arg(long, hide = true)]
+    pub hold_micro: bool,
+    #[arg(long, hide = true, default_value_t = 10_000)]
+    pub hold_timeout_ms: u64,
+    #[arg(long, hide = true, default_value_t = 0)]
+    pub hold_seed: u64,
 }

@@ -8,6 +8,7 @@ pub mod compare;
 pub mod launch;
 pub mod load;
 pub mod model;
+pub mod os;
 pub mod report;
 pub mod run;
 pub mod stats;
@@ -26,7 +27,7 @@ pub fn run(cli: cli::Cli) -> anyhow::Result<()> {
         cli::Command::Load(args) => load::cli::run(args),
         cli::Command::List(args) => commands::list(args),
         cli::Command::Bench(args) => commands::bench(args, &ui),
-        cli::Command::Check(args) => check::cli::run(args, &ui),
+        cli::Command::Check(args) => commands::check::run(args, &ui),
         cli::Command::Build(args) => commands::build(args, &ui),
         cli::Command::Responses(args) => commands::responses(args, &ui),
         cli::Command::Versions(args) => commands::versions(args),

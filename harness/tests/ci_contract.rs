@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use serverbench::catalog::Catalog;
-use serverbench::check::cli::{FULL_SCALE_DEFAULT, QUICK_SCALE_CONNECTIONS};
+use serverbench::commands::check::{FULL_SCALE_DEFAULT, QUICK_SCALE_CONNECTIONS};
 
 fn serverbench(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_serverbench")).args(args).output().expect("serverbench runs")

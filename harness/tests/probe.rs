@@ -4,7 +4,7 @@ mod common;
 
 use std::time::Duration;
 
-use serverbench::launch::cpus::CpuSet;
+use serverbench::os::cpus::CpuSet;
 use serverbench::launch::probe::{self, Sampler};
 use serverbench::launch::server::{Launch, Server};
 

@@ -41,7 +41,7 @@ fn rounds_of(name: &str) -> Vec<Round> {
     let catalog = Catalog::discover(&opts.catalog_root).unwrap();
     let (id, dir) = serverbench::run::create_run_dir(&opts.out_dir).unwrap();
     let stop = Arc::new(AtomicBool::new(false));
-    let run = serverbench::run::bench(&opts, &catalog, &id, &dir, &Ui::new(Verbosity::Quiet), &stop, &mut |_| Ok(())).unwrap();
+    let run = serverbench::run::bench(&opts, &catalog, &id, &dir, &Ui::new(Verbosity::Quiet), &stop, None, &mut |_| Ok(())).unwrap();
     let m = &run.measurements[0];
     assert_eq!(m.status, MeasurementStatus::Measured, "{name}: {:?}", m.reason);
     m.measured_rounds().cloned().collect()

@@ -48,7 +48,7 @@ fn bench(opts: &BenchOptions) -> (RunResult, std::path::PathBuf, usize) {
         saves += 1;
         report::write_all(r, &dir).map(|_| ())
     };
-    let run = serverbench::run::bench(opts, &catalog, &id, &dir, &ui, &stop, &mut save).unwrap();
+    let run = serverbench::run::bench(opts, &catalog, &id, &dir, &ui, &stop, None, &mut save).unwrap();
     (run, dir, saves)
 }
 

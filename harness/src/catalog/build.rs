@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use super::template::{expand, Vars};
 use super::{Catalog, Contestant, SKIPPED_DIRS};
-use crate::launch::process::{self, Waited};
+use crate::os::process::{self, Waited};
 
 /// Longest a build may take (a cold Maven or Cargo build on a small machine).
 pub const BUILD_TIMEOUT: Duration = Duration::from_secs(30 * 60);

@@ -3,15 +3,14 @@
 //! plain address; `suite` runs them against servers started fresh through `launch`.
 
 pub mod bad_input;
-pub mod cli;
 pub mod client;
-pub mod results;
 pub mod scale;
 pub mod suite;
 pub mod timeout;
 pub mod tools;
 pub mod wire;
 
+pub use crate::model::checks::{CheckResult, ContestantChecks, RssPoint, Status};
 use std::fmt;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
@@ -105,24 +104,7 @@ impl Options {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Status {
-    Pass,
-    Fail,
-    /// Not run, with the reason (a tool that is missing and cannot be installed).
-    Skip,
-}
 
-impl fmt::Display for Status {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Status::Pass => "pass",
-            Status::Fail => "FAIL",
-            Status::Skip => "skip",
-        })
-    }
-}
 
 /// What one check concluded and why; a pass says what was seen, a failure what was wrong.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -226,17 +208,6 @@ pub fn find_check(name: &str) -> Option<&'static Check> {
     CHECKS.iter().find(|c| c.name == name)
 }
 
-/// One check's outcome as printed and as stored in run.json.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct CheckResult {
-    pub contestant: String,
-    /// Empty for checks of the whole contestant (scale, start-up).
-    pub scenario: String,
-    pub check: String,
-    pub status: Status,
-    pub reason: String,
-    pub seconds: f64,
-}
 
 /// Runs one check and times it.
 pub fn run_one(check: &Check, t: &Target, o: &Options) -> (Verdict, f64) {

@@ -13,7 +13,7 @@ use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use serde::{Deserialize, Serialize};
+use super::RssPoint;
 
 use super::client::{get, post_json, Conn, Rng};
 use super::wire::{check_json, check_plaintext, probe, read_hello};
@@ -60,12 +60,6 @@ impl Default for ScaleOptions {
     }
 }
 
-/// The server's resident memory with this many connections open.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct RssPoint {
-    pub connections: usize,
-    pub rss_bytes: Option<u64>,
-}
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct ScaleReport {

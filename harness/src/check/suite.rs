@@ -14,7 +14,7 @@ use crate::launch::server::{Server, STOP_GRACE};
 use crate::launch::{start_verified, ServerSetup, Started};
 use crate::ui::Ui;
 
-pub use super::results::ContestantChecks;
+pub use super::ContestantChecks;
 
 /// Everything `check` needs besides the contestant.
 pub struct SuiteSetup<'a> {

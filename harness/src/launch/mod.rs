@@ -2,10 +2,8 @@
 //! build, its start pinned to CPUs, readiness, verification, the /proc probe of its process tree, and
 //! its stop.
 
-pub mod cpus;
 pub mod prepare;
 pub mod probe;
-pub mod process;
 pub mod server;
 pub mod start;
 pub mod verify;

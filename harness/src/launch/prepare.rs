@@ -11,7 +11,8 @@ use crate::catalog::template::{expand, Vars};
 use crate::catalog::{Catalog, Contestant};
 use crate::ui::Ui;
 
-use super::{process, HOST};
+use super::HOST;
+use crate::os::process;
 
 const VERSION_TIMEOUT: Duration = Duration::from_secs(10);
 

@@ -12,9 +12,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::cpus::CpuSet;
+use crate::os::cpus::CpuSet;
 use super::probe::{self, ProcKey, ProcStat};
-use super::process;
+use crate::os::process;
 
 /// Lines of a server's log quoted in a failure message.
 pub const LOG_TAIL_LINES: usize = 15;

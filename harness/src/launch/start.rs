@@ -10,7 +10,8 @@ use crate::catalog::Contestant;
 use crate::ui::Ui;
 
 use super::server::{self, Launch, Server};
-use super::{cpus, verify, HOST};
+use super::{verify, HOST};
+use crate::os::cpus;
 
 /// Where and how a server runs.
 pub struct ServerSetup<'a> {

@@ -2,6 +2,7 @@
 //! suite write it; exporters and the comparison only read it; `serverbench report` rebuilds every summary
 //! from it alone.
 
+pub mod checks;
 pub mod measurement;
 pub mod run;
 

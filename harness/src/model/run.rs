@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::measurement::Measurement;
-use crate::check::results::ContestantChecks;
+use super::checks::ContestantChecks;
 
 pub const SCHEMA: u32 = 1;
 

@@ -290,7 +290,7 @@ fn problems(run: &RunResult) -> String {
             let failed: Vec<String> = c
                 .results
                 .iter()
-                .filter(|r| r.status == crate::check::Status::Fail)
+                .filter(|r| r.status == crate::model::checks::Status::Fail)
                 .map(|r| format!("{} {}: {}", r.scenario, r.check, first_line(Some(&r.reason))))
                 .collect();
             let passed = c.results.len() - failed.len();

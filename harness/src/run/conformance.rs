@@ -1,29 +1,46 @@
 //! `bench --check`: the conformance suite as a phase of a benchmark, between the builds and the
-//! measurements.
+//! measurements. The suite itself is passed in by the command layer, so that the runner does not depend on
+//! the checks.
+
+use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
 
 use crate::catalog::Contestant;
 use crate::launch::ServerSetup;
+use crate::model::checks::{CheckResult, ContestantChecks, Status};
+use crate::ui::Ui;
 
 use super::runner::Runner;
 
+/// The conformance suite `bench --check` runs on each contestant before measuring (all but the slow scale
+/// check); `report` is called as each result comes in.
+pub trait Suite {
+    fn check(
+        &self,
+        c: &Contestant,
+        server: ServerSetup,
+        logs: PathBuf,
+        ui: &Ui,
+        stop: &AtomicBool,
+        report: &mut dyn FnMut(&CheckResult),
+    ) -> ContestantChecks;
+}
+
 impl Runner<'_, '_> {
-    /// `bench --check`: runs the conformance suite (all but the slow scale check) on each contestant
-    /// before any measurement and records the outcome; a failed check is reported, not fatal.
-    pub(super) fn check(&mut self, ready: &[&Contestant]) -> anyhow::Result<()> {
+    /// Runs the suite on each contestant and records the outcome; a failed check is reported, not fatal.
+    pub(super) fn check(&mut self, suite: &dyn Suite, ready: &[&Contestant]) -> anyhow::Result<()> {
         let o = self.opts;
-        let server = ServerSetup { cpus: &o.server_cpus, workers: o.workers, start_timeout: o.start_timeout, timeout: o.timeout };
         let logs = self.run_dir.join("logs").join("checks");
         std::fs::create_dir_all(&logs).map_err(|e| anyhow::anyhow!("cannot create {}: {e}", logs.display()))?;
-        let mut setup = crate::check::suite::SuiteSetup::new(server, logs);
-        setup.scale = None;
         for c in ready {
             if self.stopped() {
                 break;
             }
             self.ui.status(format!("checking {}", c.name));
             let ui = self.ui;
-            let outcome = crate::check::suite::check_contestant(c, &setup, ui, self.stop, &mut |r| {
-                if r.status == crate::check::Status::Fail {
+            let server = ServerSetup { cpus: &o.server_cpus, workers: o.workers, start_timeout: o.start_timeout, timeout: o.timeout };
+            let outcome = suite.check(c, server, logs.clone(), ui, self.stop, &mut |r| {
+                if r.status == Status::Fail {
                     ui.line(&format!("{} {} {}: FAIL: {}", r.contestant, r.scenario, r.check, r.reason.lines().next().unwrap_or_default()));
                 }
             });

@@ -5,8 +5,8 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use crate::launch::cpus::CpuSet;
-use crate::launch::process;
+use crate::os::cpus::CpuSet;
+use crate::os::process;
 use crate::model::Environment;
 
 const VERSION_TIMEOUT: Duration = Duration::from_secs(10);

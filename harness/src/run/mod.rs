@@ -19,10 +19,8 @@ pub mod rounds;
 mod runner;
 pub mod tools;
 
-/// Old paths of what moved to `launch`, `model` and `ui`, still used by the command layer.
-pub use crate::launch::{cpus, make_ready, server, stamp_dir, start_verified, version, Prepared, ServerSetup, Started};
-pub use crate::model as result;
-pub use crate::ui;
+
+pub use conformance::Suite;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
@@ -64,7 +62,8 @@ pub fn create_run_dir(out: &Path) -> anyhow::Result<(String, PathBuf)> {
 }
 
 /// Runs a whole benchmark. Returns the final model (also handed to `save`); `interrupted` is set when
-/// `stop` was raised.
+/// `stop` was raised. `suite` is the conformance suite that `--check` runs before measuring.
+#[allow(clippy::too_many_arguments)]
 pub fn bench(
     opts: &BenchOptions,
     catalog: &Catalog,
@@ -72,8 +71,10 @@ pub fn bench(
     run_dir: &Path,
     ui: &Ui,
     stop: &Arc<AtomicBool>,
+    suite: Option<&dyn Suite>,
     save: &mut Save,
 ) -> anyhow::Result<RunResult> {
+    anyhow::ensure!(!opts.check || suite.is_some(), "--check needs the conformance suite, and none was given");
     let selected = catalog.select(&opts.selection)?;
     anyhow::ensure!(!selected.is_empty(), "no contestant matches the filters; see `serverbench list`");
     let mut languages: Vec<&str> = selected.iter().map(|c| c.language.as_str()).collect();
@@ -107,8 +108,8 @@ pub fn bench(
 
     let mut runner = Runner { opts, catalog, run_dir, ui, stop, run: &mut run, save };
     let ready = runner.prepare(&selected)?;
-    if opts.check && !runner.stopped() {
-        runner.check(&ready)?;
+    if let Some(suite) = suite.filter(|_| opts.check && !runner.stopped()) {
+        runner.check(suite, &ready)?;
     }
     if !runner.stopped() {
         runner.measure(&ready)?;

@@ -5,9 +5,9 @@ use std::time::Duration;
 
 use crate::catalog::manifest::SCENARIOS;
 use crate::catalog::Selection;
-use crate::launch::cpus::CpuSet;
+use crate::os::cpus::CpuSet;
 /// Its old path, still used by the command layer.
-pub use crate::launch::server::STOP_GRACE;
+use crate::launch::server::STOP_GRACE;
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
 pub enum RunType {

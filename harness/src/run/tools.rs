@@ -7,9 +7,9 @@ use std::process::Stdio;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::launch::cpus::CpuSet;
+use crate::os::cpus::CpuSet;
 use crate::launch::probe::Sampler;
-use crate::launch::process;
+use crate::os::process;
 use crate::load::{ErrorCounts, HttpRequest, LoadReport, StatusCounts};
 use crate::model::LatencyPoints;
 

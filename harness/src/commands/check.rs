@@ -2,79 +2,24 @@
 //! line per check, a summary and the memory table, writes `check.json`, and fails when any check fails.
 //! Also the hidden client-process mode of the scale check (`--hold`).
 
-use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use clap::Args;
-
-use super::scale::{self, ScaleOptions};
-use super::suite::{check_contestant, ContestantChecks, SuiteSetup};
-use super::{CheckResult, Scenario, Status, CHECKS};
+use super::repo_root;
+use crate::check::scale::{self, ScaleOptions};
+use crate::check::suite::{check_contestant, ContestantChecks, SuiteSetup};
+use crate::check::{CheckResult, Scenario, Status, CHECKS};
 use crate::catalog::build::Builder;
 use crate::catalog::requires::{self, System};
-use crate::catalog::Catalog;
-use crate::cli::SelectArgs;
-use crate::commands::repo_root;
+use crate::catalog::{Catalog, Contestant};
+use crate::cli::CheckArgs;
 use crate::load::sys;
 use crate::report::table::{Align, Table};
-use crate::run::cpus::CpuSet;
-use crate::run::options::parse_duration;
-use crate::run::ui::Ui;
-use crate::run::{self, Prepared, ServerSetup};
-
-#[derive(Debug, Clone, Args)]
-pub struct CheckArgs {
-    #[command(flatten)]
-    pub select: SelectArgs,
-    /// Only these checks, e.g. hello-response,bad-reset,scale (see docs/conformance.md) [default: all]
-    #[arg(long, value_delimiter = ',', value_name = "LIST")]
-    pub only: Vec<String>,
-    /// Connections the scale check holds open at once (capped by the server's open-files limit).
-    #[arg(long, default_value_t = 20_000, value_name = "N")]
-    pub scale_connections: usize,
-    /// Skip the scale check.
-    #[arg(long)]
-    pub no_scale: bool,
-    /// The quick profile (CI's): the scale check holds 2,000 connections, except for the contestants of
-    /// --full-scale; every other check is unchanged.
-    #[arg(long)]
-    pub quick: bool,
-    /// With --quick, the contestants whose scale check still holds --scale-connections
-    /// [default: c-epoll,c-threads,go-net,rust-tokio]
-    #[arg(long, value_delimiter = ',', value_name = "LIST")]
-    pub full_scale: Option<Vec<String>>,
-    /// CPUs for the servers, as taskset -c takes them [default: the upper half]
-    #[arg(long, value_name = "LIST")]
-    pub server_cpus: Option<String>,
-    /// The `{workers}` given to every server [default: the number of server CPUs]
-    #[arg(long, value_name = "N")]
-    pub workers: Option<usize>,
-    /// Where the check folder is written: <DIR>/checks/<id>/ [default: <repo>/results]
-    #[arg(short, long, value_name = "DIR")]
-    pub out: Option<PathBuf>,
-    /// How long a server may take to accept its first connection.
-    #[arg(long, value_parser = parse_duration, default_value = "30s", value_name = "TIME")]
-    pub start_timeout: Duration,
-    /// Never install missing Debian packages (contestants' and curl, wrk, h2load).
-    #[arg(long)]
-    pub no_install: bool,
-
-    /// Client process of the scale check: hold connections to this address open until stdin closes.
-    #[arg(long, hide = true, value_name = "ADDR")]
-    pub hold: Option<SocketAddr>,
-    #[arg(long, hide = true, default_value_t = 0)]
-    pub hold_count: usize,
-    #[arg(long, hide = true, default_value = "hello")]
-    pub hold_scenario: String,
-    #[arg(long, hide = true)]
-    pub hold_micro: bool,
-    #[arg(long, hide = true, default_value_t = 10_000)]
-    pub hold_timeout_ms: u64,
-    #[arg(long, hide = true, default_value_t = 0)]
-    pub hold_seed: u64,
-}
+use crate::os::cpus::CpuSet;
+use crate::launch::{self, Prepared, ServerSetup};
+use crate::run::{self as bench_run, create_run_dir};
+use crate::ui::Ui;
 
 /// The file of a check folder holding every result.
 pub const FILE_NAME: &str = "check.json";
@@ -130,7 +75,7 @@ pub fn run(args: CheckArgs, ui: &Ui) -> anyhow::Result<()> {
     };
     let workers = args.workers.unwrap_or(server_cpus.len()).max(1);
     let out = args.out.clone().unwrap_or_else(|| root.join("results"));
-    let (id, dir) = run::create_run_dir(&out.join("checks"))?;
+    let (id, dir) = create_run_dir(&out.join("checks"))?;
     let logs = dir.join("logs");
     ui.line(&format!("check {id}: writing {}", dir.display()));
     let stop = crate::commands::interrupt_flag()?;
@@ -155,7 +100,7 @@ pub fn run(args: CheckArgs, ui: &Ui) -> anyhow::Result<()> {
             full_scale.join(", ")
         ));
     }
-    let mut builder = Builder::new(run::stamp_dir(&out), logs.clone(), false);
+    let mut builder = Builder::new(launch::stamp_dir(&out), logs.clone(), false);
     let mut all: Vec<ContestantChecks> = Vec::new();
     println!("{:<24} {:<13} {:<20} {:<6} reason", "contestant", "scenario", "check", "result");
     for c in &selected {
@@ -167,7 +112,7 @@ pub fn run(args: CheckArgs, ui: &Ui) -> anyhow::Result<()> {
             scale.connections = if full { args.scale_connections } else { QUICK_SCALE_CONNECTIONS.min(args.scale_connections) };
         }
         let mut print = |r: &CheckResult| println!("{}", line(r));
-        let checks = match run::make_ready(c, &catalog, &mut builder, sys_info, !args.no_install, &logs, ui, &stop)? {
+        let checks = match launch::make_ready(c, &catalog, &mut builder, sys_info, !args.no_install, &logs, ui, &stop)? {
             Prepared::Ready(_) => check_contestant(c, &setup, ui, &stop, &mut print),
             Prepared::Interrupted => break,
             Prepared::Skipped(reason) => single(&c.name, Status::Skip, reason, &mut print),
@@ -246,7 +191,7 @@ pub fn summary(all: &[ContestantChecks]) -> String {
 
 /// curl, wrk and h2load, installed from Debian's packages when missing and allowed.
 fn install_clients(sys_info: System, install: bool, logs: &Path, ui: &Ui) {
-    let missing: Vec<String> = super::tools::TOOLS
+    let missing: Vec<String> = crate::check::tools::TOOLS
         .iter()
         .filter(|(tool, _)| requires::find_command(tool).is_none())
         .map(|(_, pkg)| pkg.to_string())
@@ -264,3 +209,21 @@ fn install_clients(sys_info: System, install: bool, logs: &Path, ui: &Ui) {
     }
 }
 
+/// The suite as `bench --check` runs it: every check but the slow scale check, with `bench`'s servers.
+pub struct BenchSuite;
+
+impl bench_run::Suite for BenchSuite {
+    fn check(
+        &self,
+        c: &Contestant,
+        server: ServerSetup,
+        logs: PathBuf,
+        ui: &Ui,
+        stop: &AtomicBool,
+        report: &mut dyn FnMut(&CheckResult),
+    ) -> ContestantChecks {
+        let mut setup = SuiteSetup::new(server, logs);
+        setup.scale = None;
+        check_contestant(c, &setup, ui, stop, report)
+    }
+}

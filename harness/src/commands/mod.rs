@@ -1,5 +1,7 @@
-//! The subcommands other than `load`: list, bench, responses, versions, report. Each turns parsed
-//! arguments into work and prints the outcome.
+//! The subcommands other than `load`: list, bench, check, responses, versions, report. Each turns parsed
+//! arguments into work and prints the outcome; this is the layer that wires the rooms together.
+
+pub mod check;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -13,9 +15,11 @@ use crate::cli::{BenchArgs, BuildArgs, ListArgs, ReportArgs, ResponsesArgs, Sele
 use crate::report::table::{Align, Table};
 use crate::report::{self, markdown};
 use crate::run::options::BenchOptions;
-use crate::run::result::MeasurementStatus;
-use crate::run::ui::Ui;
-use crate::run::{self, cpus::CpuSet, environment, Prepared, ServerSetup, Started};
+use crate::launch::{self, Prepared, ServerSetup, Started};
+use crate::os::cpus::CpuSet;
+use crate::model::{MeasurementStatus, RunResult};
+use crate::run::{self, environment};
+use crate::ui::Ui;
 
 /// A run stopped by Ctrl-C or SIGTERM; its message says where the finished results are.
 #[derive(Debug)]
@@ -103,8 +107,8 @@ pub fn bench(args: BenchArgs, ui: &Ui) -> anyhow::Result<()> {
     let stop = interrupt_flag()?;
     let (id, dir) = run::create_run_dir(&opts.out_dir)?;
     ui.line(&format!("run {id}: writing {}", dir.display()));
-    let mut save = |r: &run::result::RunResult| report::write_all(r, &dir).map(|_| ());
-    let result = run::bench(&opts, &catalog, &id, &dir, ui, &stop, &mut save)?;
+    let mut save = |r: &RunResult| report::write_all(r, &dir).map(|_| ());
+    let result = run::bench(&opts, &catalog, &id, &dir, ui, &stop, Some(&check::BenchSuite), &mut save)?;
     if result.interrupted {
         return Err(Interrupted(dir).into());
     }
@@ -126,14 +130,14 @@ pub fn build(args: BuildArgs, ui: &Ui) -> anyhow::Result<()> {
     let logs = out.join(".build-logs");
     let stop = interrupt_flag()?;
     let sys = System::detect();
-    let mut builder = Builder::new(run::stamp_dir(&out), logs.clone(), args.rebuild);
+    let mut builder = Builder::new(launch::stamp_dir(&out), logs.clone(), args.rebuild);
     let mut t = Table::new(&[("Name", Align::Left), ("Build", Align::Left), ("Seconds", Align::Right), ("Log", Align::Left)]);
     let (mut failed, mut skipped) = (Vec::new(), 0);
     // Skipped although the manifest does not say this machine cannot build it: fatal with --require-all.
     let mut absent = Vec::new();
     ui.start(selected.len() as u64, "building");
     for c in &selected {
-        let (what, seconds, log) = match run::make_ready(c, &catalog, &mut builder, sys, !args.no_install, &logs, ui, &stop)? {
+        let (what, seconds, log) = match launch::make_ready(c, &catalog, &mut builder, sys, !args.no_install, &logs, ui, &stop)? {
             Prepared::Ready(o) => {
                 let what = match o.result {
                     crate::catalog::build::BuildResult::Cached => "cached",
@@ -195,7 +199,7 @@ pub fn responses(args: ResponsesArgs, ui: &Ui) -> anyhow::Result<()> {
     std::fs::create_dir_all(&logs)?;
     let stop = interrupt_flag()?;
     let sys = System::detect();
-    let mut builder = Builder::new(run::stamp_dir(out.parent().unwrap_or(&out)), logs.clone(), false);
+    let mut builder = Builder::new(launch::stamp_dir(out.parent().unwrap_or(&out)), logs.clone(), false);
     let (server_cpus, _) = CpuSet::split(&CpuSet::allowed());
     let setup = ServerSetup {
         cpus: &server_cpus.first(),
@@ -209,7 +213,7 @@ pub fn responses(args: ResponsesArgs, ui: &Ui) -> anyhow::Result<()> {
         if scenarios.is_empty() {
             continue;
         }
-        match run::make_ready(c, &catalog, &mut builder, sys, true, &logs, ui, &stop)? {
+        match launch::make_ready(c, &catalog, &mut builder, sys, true, &logs, ui, &stop)? {
             Prepared::Ready(_) => {}
             Prepared::Skipped(reason) | Prepared::Failed(reason, _) => {
                 println!("## {}: not run: {}\n", c.name, reason.trim_end());
@@ -219,7 +223,7 @@ pub fn responses(args: ResponsesArgs, ui: &Ui) -> anyhow::Result<()> {
         }
         for scenario in scenarios {
             let log = logs.join(format!("{}.{scenario}.log", c.name));
-            print_response(c, scenario, run::start_verified(c, scenario, &setup, log, ui, &stop));
+            print_response(c, scenario, launch::start_verified(c, scenario, &setup, log, ui, &stop));
         }
     }
     anyhow::ensure!(!stop.load(std::sync::atomic::Ordering::Relaxed), "interrupted");
@@ -227,7 +231,7 @@ pub fn responses(args: ResponsesArgs, ui: &Ui) -> anyhow::Result<()> {
 }
 
 fn print_response(c: &Contestant, scenario: &str, started: Started) {
-    let grace = run::options::STOP_GRACE;
+    let grace = launch::server::STOP_GRACE;
     let (server, verdict, bytes) = match started {
         Started::Verified(server, sample) => (Some(server), "ok".to_string(), Some(sample.bytes)),
         Started::Failed(server, reason, sample) => (server, format!("FAILED: {reason}"), sample),
@@ -264,7 +268,7 @@ pub fn versions(args: ListArgs) -> anyhow::Result<()> {
     println!("{}", t.markdown());
     let mut t = Table::new(&[("Name", Align::Left), ("Language", Align::Left), ("Version", Align::Left)]);
     for c in selected {
-        let v = run::version(c, 1).unwrap_or_else(|| match c.version {
+        let v = launch::version(c, 1).unwrap_or_else(|| match c.version {
             Some(_) => format!("unavailable (the version command failed; build it first: serverbench bench {})", c.name),
             None => "- (the manifest has no version command)".to_string(),
         });
