@@ -200,8 +200,8 @@ if problems:
 print(f"\nresult files OK: {run_dir}")
 PY
 
-step "done in $((SECONDS - started)) s"
 end_step
+echo "== done in $((SECONDS - started)) s"
 skipped=0
 skip_reasons=""
 if [[ -s "$SB_TEST_SKIPS" ]]; then
