@@ -2,6 +2,7 @@
 //! blocks or misbehaves on it fails the check with a reason.
 
 mod check_support;
+mod common;
 
 use check_support::{assert_fails, options, start, Flaws};
 use serverbench::check::{bad_input, Scenario};

@@ -3,6 +3,7 @@
 //! one process's open-files limit.
 
 mod check_support;
+mod common;
 
 use check_support::{options, start, Flaws};
 use serverbench::check::scale::{self, ScaleOptions, ServerProcess};

@@ -2,6 +2,7 @@
 //! reads, without closing an active one; hello keeps idle connections open.
 
 mod check_support;
+mod common;
 
 use std::time::Duration;
 

@@ -2,6 +2,7 @@
 //! on a fake server with that fault.
 
 mod check_support;
+mod common;
 
 use check_support::{assert_fails, options, start, Flaws};
 use serverbench::check::{wire, Scenario, Status};

@@ -116,22 +116,11 @@ pub fn options() -> Options {
 /// A loopback listener with a backlog of one that never accepts: the kernel completes a handshake or two
 /// and drops every further SYN, as a server whose accept queue stays full would.
 pub fn deaf_listener() -> TcpListener {
-    listen_loopback(1)
-}
-
-/// A loopback listener with this backlog. `start` asks SOMAXCONN, as real servers do: with the 128 of
-/// `TcpListener::bind`, a thousand simultaneous connects overflow the accept queue and the kernel drops
-/// handshakes, which would measure the fake server rather than the check.
-fn listen_loopback(backlog: i32) -> TcpListener {
-    use std::os::fd::AsRawFd;
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    // listen() again on a listening socket only changes its backlog.
-    assert_eq!(unsafe { libc::listen(listener.as_raw_fd(), backlog) }, 0, "listen: {}", std::io::Error::last_os_error());
-    listener
+    crate::common::listen_loopback(1)
 }
 
 pub fn start(scenario: Scenario, flaws: Flaws) -> Fake {
-    let listener = listen_loopback(libc::SOMAXCONN);
+    let listener = crate::common::listen_loopback(libc::SOMAXCONN);
     let addr = listener.local_addr().unwrap();
     let stop = Arc::new(AtomicBool::new(false));
     let dead = Arc::new(AtomicBool::new(false));

@@ -101,3 +101,14 @@ pub fn skip(test: &str, reason: &str) {
         writeln!(log, "{line}").expect("SB_TEST_SKIPS is writable");
     }
 }
+
+/// A loopback listener with this backlog. Fakes ask SOMAXCONN, as real servers do: with the 128 of
+/// `TcpListener::bind`, thousands of simultaneous connects overflow the accept queue and the kernel drops
+/// handshakes, which would measure the fake rather than the code under test.
+pub fn listen_loopback(backlog: i32) -> std::net::TcpListener {
+    use std::os::fd::AsRawFd;
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    // listen() again on a listening socket only changes its backlog.
+    assert_eq!(unsafe { libc::listen(listener.as_raw_fd(), backlog) }, 0, "listen: {}", std::io::Error::last_os_error());
+    listener
+}

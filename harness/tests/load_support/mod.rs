@@ -4,7 +4,7 @@
 #![allow(dead_code)]
 
 use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::net::{SocketAddr, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -35,31 +35,8 @@ impl Drop for FakeServer {
 /// What a connection handler gets: the stream and the shared counters.
 pub type Handler = Arc<dyn Fn(TcpStream, &Counters) + Send + Sync>;
 
-/// A loopback listener with the backlog real servers ask for (SOMAXCONN, as Go and Netty do), not the
-/// 128 of `TcpListener::bind`: with 128, thousands of simultaneous connects overflow the accept queue
-/// and the kernel drops handshakes, which measures the fake server, not the load generator.
-pub fn listen_loopback() -> TcpListener {
-    use std::os::fd::FromRawFd;
-    unsafe {
-        let fd = libc::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0);
-        assert!(fd >= 0, "socket: {}", std::io::Error::last_os_error());
-        let one: libc::c_int = 1;
-        libc::setsockopt(fd, libc::SOL_SOCKET, libc::SO_REUSEADDR, &one as *const _ as *const libc::c_void, 4);
-        let addr = libc::sockaddr_in {
-            sin_family: libc::AF_INET as libc::sa_family_t,
-            sin_port: 0,
-            sin_addr: libc::in_addr { s_addr: u32::from_ne_bytes([127, 0, 0, 1]) },
-            sin_zero: [0; 8],
-        };
-        let rc = libc::bind(fd, &addr as *const _ as *const libc::sockaddr, std::mem::size_of::<libc::sockaddr_in>() as u32);
-        assert_eq!(rc, 0, "bind: {}", std::io::Error::last_os_error());
-        assert_eq!(libc::listen(fd, libc::SOMAXCONN), 0, "listen: {}", std::io::Error::last_os_error());
-        TcpListener::from_raw_fd(fd)
-    }
-}
-
 pub fn serve(handler: Handler) -> FakeServer {
-    let listener = listen_loopback();
+    let listener = crate::common::listen_loopback(libc::SOMAXCONN);
     let addr = listener.local_addr().unwrap();
     let counters = Arc::new(Counters::default());
     let stop = Arc::new(AtomicBool::new(false));
