@@ -71,7 +71,9 @@ fn a_server_that_dies_fails() {
     let fragile = start(Scenario::Echo, Flaws { die_above: Some(120), ..Flaws::default() });
     let r = scale::run(&fragile.target(true), &o, &small(200), None);
     assert_eq!(r.verdict.status, Status::Fail, "{}", r.verdict.reason);
-    assert!(r.verdict.reason.contains("connection 1"), "{}", r.verdict.reason);
+    // Which connection notices first depends on timing: the one refused after the 120th, or one already
+    // held that the dying server closed while the check was serving it again.
+    assert!(r.verdict.reason.starts_with("on the way to 200 connections: connection "), "{}", r.verdict.reason);
 }
 
 #[test]
