@@ -7,7 +7,7 @@ use std::time::Duration;
 use clap::{Args, Parser, Subcommand};
 
 use crate::catalog::Selection;
-use crate::run::options::{parse_duration, BenchChoices, ModeKind, RunType, Tool};
+use crate::run::options::{parse_duration, BenchChoices, ModeKind, Rounds, RunType, Tool};
 
 #[derive(Debug, Parser)]
 #[command(name = "serverbench", version, about = "A benchmark of approaches to writing server applications")]
@@ -121,10 +121,17 @@ pub struct BenchArgs {
     /// Warm-up rounds per configuration (run, then discarded).
     #[arg(long, default_value_t = 1, value_name = "N")]
     pub warmup: u32,
-    /// Measured rounds per configuration.
-    #[arg(long, default_value_t = 3, value_name = "N")]
-    pub rounds: u32,
-    /// Length of a round: 2, 2s, 500ms, 1m [default: 2s]
+    /// Measured rounds per configuration: auto (until the median's 95% interval is within --target-ci, at
+    /// least 6, at most --max-rounds) or a count. Rounds left out as disturbed or cpu-drift are run again.
+    #[arg(long, default_value = "auto", value_name = "auto|N")]
+    pub rounds: String,
+    /// With --rounds auto: the half-width of the median's 95% interval to reach, in percent.
+    #[arg(long = "target-ci", value_parser = parse_percent, default_value = "3%", value_name = "PCT")]
+    pub target_ci: f64,
+    /// The most measured rounds per configuration, left-out ones included [default: 10 with auto, 2 x N]
+    #[arg(long, value_name = "N")]
+    pub max_rounds: Option<u32>,
+    /// Length of a round: 1, 1s, 500ms, 1m [default: 1s]
     #[arg(short, long, value_parser = parse_duration, value_name = "TIME")]
     pub duration: Option<Duration>,
     /// Requests per connection in a round, instead of a duration.
@@ -165,8 +172,8 @@ pub struct BenchArgs {
 
 impl BenchArgs {
     /// The choices behind the options, with paths resolved against the repository root.
-    pub fn choices(&self, root: &std::path::Path, command_line: Vec<String>) -> BenchChoices {
-        BenchChoices {
+    pub fn choices(&self, root: &std::path::Path, command_line: Vec<String>) -> anyhow::Result<BenchChoices> {
+        Ok(BenchChoices {
             catalog_root: self.select.contestants.clone().unwrap_or_else(|| root.join("contestants")),
             selection: self.select.selection(),
             scenarios: self.scenario.clone(),
@@ -180,7 +187,8 @@ impl BenchArgs {
             client_cpus: self.client_cpus.clone(),
             client_threads: self.threads,
             warmup: self.warmup,
-            rounds: self.rounds,
+            rounds: self.rounds_rule()?,
+            max_rounds: self.max_rounds,
             duration: self.duration,
             requests: self.requests,
             tool: self.tool,
@@ -192,8 +200,17 @@ impl BenchArgs {
             install: !self.no_install,
             check: self.check,
             command_line,
-        }
+        })
     }
+
+    fn rounds_rule(&self) -> anyhow::Result<Rounds> {
+        Rounds::parse(&self.rounds, self.target_ci)
+    }
+}
+
+/// A percentage such as `3%` or `3`.
+fn parse_percent(text: &str) -> Result<f64, std::num::ParseFloatError> {
+    text.trim().trim_end_matches('%').trim().parse()
 }
 
 #[derive(Debug, Clone, Args)]
@@ -250,10 +267,26 @@ mod tests {
         let Command::Bench(b) = cli.command else { panic!("bench") };
         assert_eq!(b.scenario, ["hello"]);
         assert_eq!(b.connections, [64]);
-        assert_eq!((b.warmup, b.rounds), (1, 3));
+        assert_eq!(b.warmup, 1);
+        assert_eq!(b.rounds_rule().unwrap(), Rounds::Auto { target_ci_pct: 3.0 });
+        assert_eq!(b.max_rounds, None);
         assert_eq!(b.run_type, RunType::SingleCore);
         assert_eq!(b.tool, Tool::Builtin);
         assert_eq!(b.mode, ModeKind::Throughput);
+    }
+
+    #[test]
+    fn rounds_take_auto_or_a_count() {
+        let parse = |args: &[&str]| {
+            let cli = Cli::try_parse_from(["serverbench", "bench"].iter().chain(args)).unwrap();
+            let Command::Bench(b) = cli.command else { panic!("bench") };
+            (b.rounds_rule().map_err(|e| e.to_string()), b.max_rounds)
+        };
+        assert_eq!(parse(&["--rounds", "5", "--max-rounds", "8"]), (Ok(Rounds::Fixed(5)), Some(8)));
+        assert_eq!(parse(&["--target-ci", "1.5%"]).0, Ok(Rounds::Auto { target_ci_pct: 1.5 }));
+        let bad = parse(&["--rounds", "some"]).0.unwrap_err();
+        assert!(bad.contains("--rounds takes auto or a count"), "{bad}");
+        assert!(parse(&["--rounds", "0"]).0.is_err());
     }
 
     #[test]

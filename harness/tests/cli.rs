@@ -32,6 +32,7 @@ fn list_shows_what_can_run_and_why_not() {
 
 #[test]
 fn bench_then_report_regenerates_the_same_summary() {
+    let _alone = common::one_bench_at_a_time();
     let (tmp, catalog) = common::fixture_copy("catalog");
     let out = tmp.path().join("results");
     let o = run(&[
@@ -76,6 +77,7 @@ fn bench_then_report_regenerates_the_same_summary() {
 
 #[test]
 fn responses_and_versions() {
+    let _alone = common::one_bench_at_a_time();
     let (tmp, catalog) = common::fixture_copy("catalog");
     let out = tmp.path().join("responses");
     let o = run(&[
@@ -99,6 +101,7 @@ fn responses_and_versions() {
 
 #[test]
 fn build_reports_every_contestant_and_caches() {
+    let _alone = common::one_bench_at_a_time();
     let (tmp, catalog) = common::fixture_copy("catalog");
     let out = tmp.path().join("results");
     let args = |names: &[&str]| -> Vec<String> {

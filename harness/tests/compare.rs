@@ -9,7 +9,7 @@ mod synthetic;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use serverbench::compare::{compare, markdown, Comparison, Metric, Verdict, DEFAULT_ALPHA};
+use serverbench::compare::{compare, markdown, Comparison, Metric, Rules, Verdict};
 use serverbench::report::{self, Exporter};
 
 fn fixtures() -> PathBuf {
@@ -69,7 +69,7 @@ fn verdicts(c: &Comparison, contestant: &str, scenario: &str, connections: usize
 
 #[test]
 fn a_planted_regression_is_flagged_and_noise_is_not() {
-    let c = compare(&load("base"), &load("regressed"), DEFAULT_ALPHA);
+    let c = compare(&load("base"), &load("regressed"), Rules::default());
     use Verdict::*;
     assert_eq!(Metric::ALL, [Metric::RequestsPerS, Metric::P99, Metric::CpuPerRequest]);
     assert_eq!(verdicts(&c, "rust-tokio", "hello", 16), [Worse, Worse, Worse]);
@@ -99,7 +99,7 @@ fn a_planted_regression_is_flagged_and_noise_is_not() {
 
 #[test]
 fn identical_runs_show_no_change() {
-    let c = compare(&load("base"), &rerun(), DEFAULT_ALPHA);
+    let c = compare(&load("base"), &rerun(), Rules::default());
     assert_eq!(c.rows.len(), 18);
     for row in &c.rows {
         for ch in &row.changes {
@@ -115,12 +115,12 @@ fn identical_runs_show_no_change() {
             assert!(ch.test.unwrap().p > 0.999);
         }
     }
-    assert!(markdown::render(&c).contains("0 worse, 0 better, 54 within noise, 0 untested"));
+    assert!(markdown::render(&c).contains("0 worse, 0 better, 54 within noise, 0 moved with the machine, 0 untested"));
 }
 
 #[test]
 fn markdown_snapshot() {
-    let c = compare(&load("base"), &load("regressed"), DEFAULT_ALPHA);
+    let c = compare(&load("base"), &load("regressed"), Rules::default());
     insta::assert_snapshot!(markdown::render(&c));
 }
 
@@ -130,7 +130,7 @@ fn settings_that_differ_are_listed() {
     let mut b = rerun();
     b.environment.kernel = "6.12.0-other".into();
     b.config.measured_rounds = 30;
-    let c = compare(&a, &b, DEFAULT_ALPHA);
+    let c = compare(&a, &b, Rules::default());
     let names: Vec<&str> = c.differences.iter().map(|d| d.0.as_str()).collect();
     assert_eq!(names, ["kernel", "measured rounds"]);
     assert!(markdown::render(&c).contains("| kernel          | 6.1.0-synthetic | 6.12.0-other |"));
@@ -159,17 +159,38 @@ fn the_command_prints_markdown_and_writes_the_page() {
     assert!(html.contains(r#"<svg id="c0-ratios""#) && html.contains(r#"id="verdicts-table""#));
     assert!(String::from_utf8_lossy(&out.stderr).contains("wrote"));
 
-    // Without -o the page goes to compare.html in the current directory; a run against itself changes nothing.
+    // Without -o the page goes next to run B, never into the current directory; a run against itself
+    // changes nothing.
+    let b = dir.join("b");
+    std::fs::create_dir_all(&b).unwrap();
+    std::fs::copy(fixtures().join("base/run.json"), b.join("run.json")).unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_serverbench"))
         .current_dir(&dir)
         .args(["compare"])
         .arg(fixtures().join("base"))
-        .arg(fixtures().join("base"))
+        .arg(&b)
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    assert!(dir.join("compare.html").is_file());
+    assert!(b.join("compare-base.html").is_file());
+    assert!(!dir.join("compare.html").exists());
     assert!(String::from_utf8_lossy(&out.stdout).contains(" 0 worse, 0 better, 54 within noise"));
+
+    // --json: per row and metric the ratio, p-value and verdict; the machine's change at the top.
+    let out = Command::new(env!("CARGO_BIN_EXE_serverbench"))
+        .args(["compare", "--json", "-o"])
+        .arg(dir.join("page2.html"))
+        .arg(fixtures().join("base"))
+        .arg(fixtures().join("regressed"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let row = v["rows"].as_array().unwrap().iter().find(|r| r["contestant"] == "rust-tokio" && r["connections"] == 16 && r["scenario"] == "hello").unwrap();
+    assert_eq!(row["metrics"]["req/s"]["verdict"], "worse");
+    assert!((row["metrics"]["req/s"]["ratio"].as_f64().unwrap() - 0.8).abs() < 0.002);
+    assert!(row["metrics"]["req/s"]["p_value"].as_f64().unwrap() < 0.05);
+    assert_eq!(v["machine"]["factor"], 1.0);
 
     // A folder without run.json says what to give instead.
     let out = Command::new(env!("CARGO_BIN_EXE_serverbench"))

@@ -47,6 +47,7 @@ fn round(index: u32, warmup: bool, requests: u64, latencies_us: &[u64], cpu_s: f
         },
         client_busy_pct: Some(95.0),
         flags: flags.iter().map(|f| f.to_string()).collect(),
+        machine: Default::default(),
     }
 }
 
@@ -71,7 +72,7 @@ fn contestant(name: &str, language: &str, framework: &str, status: ContestantSta
 }
 
 fn measurement(name: &str, status: MeasurementStatus, reason: Option<&str>, rounds: Vec<Round>) -> Measurement {
-    Measurement {
+    let m = Measurement {
         contestant: name.into(),
         scenario: "hello".into(),
         mode: "throughput".into(),
@@ -83,7 +84,8 @@ fn measurement(name: &str, status: MeasurementStatus, reason: Option<&str>, roun
         response_bytes: (status == MeasurementStatus::Measured).then_some(51),
         server_log: Some(format!("logs/{name}.hello.log")),
         rounds,
-    }
+    };
+    m
 }
 
 fn model() -> RunResult {
@@ -135,6 +137,10 @@ fn model() -> RunResult {
             client_threads: 1,
             warmup_rounds: 1,
             measured_rounds: 3,
+            rounds: "3".into(),
+            target_ci_pct: None,
+            max_rounds: Some(6),
+            shuffle_seed: Some(1),
             duration_s: Some(2.0),
             requests_per_connection: None,
             tool: "builtin".into(),
@@ -252,7 +258,8 @@ fn a_figure_that_could_not_be_measured_is_absent_not_zero() {
     }
     let markdown = String::from_utf8(report::markdown::Markdown.serialize(&run).unwrap()).unwrap();
     let line = markdown.lines().find(|l| l.starts_with(&format!("| {name} "))).unwrap();
-    assert_eq!(line.matches("n/a").count(), 3, "{line}");
+    // server CPU %, CPU us/req and peak RSS, and the 95% CI, which three rounds cannot give.
+    assert_eq!(line.matches("n/a").count(), 4, "{line}");
     let json: serde_json::Value = serde_json::from_slice(&report::json::Json.serialize(&run).unwrap()).unwrap();
     let stored = json["measurements"].as_array().unwrap().iter().find(|m| m["contestant"] == name.as_str()).unwrap();
     let round = stored["rounds"].as_array().unwrap().iter().find(|r| r["warmup"] == false).unwrap();

@@ -97,16 +97,19 @@ fn interrupted_by(signal: i32) {
 
 #[test]
 fn sigint_mid_run_keeps_finished_results_and_leaves_no_process() {
+    let _alone = common::one_bench_at_a_time();
     interrupted_by(libc::SIGINT);
 }
 
 #[test]
 fn sigterm_mid_run_keeps_finished_results_and_leaves_no_process() {
+    let _alone = common::one_bench_at_a_time();
     interrupted_by(libc::SIGTERM);
 }
 
 #[test]
 fn a_contestant_that_cannot_bind_its_port_fails_with_its_log_while_the_run_goes_on() {
+    let _alone = common::one_bench_at_a_time();
     let (tmp, catalog) = common::fixture_copy("catalog");
     let out = tmp.path().join("results");
     // Another socket holds a port; the contestant ignores the port it is given and binds that one.
@@ -140,6 +143,7 @@ fn a_contestant_that_cannot_bind_its_port_fails_with_its_log_while_the_run_goes_
 
 #[test]
 fn a_contestant_flooding_stdout_is_measured_and_its_log_stays_bounded() {
+    let _alone = common::one_bench_at_a_time();
     let (tmp, catalog) = common::fixture_copy("catalog");
     let out = tmp.path().join("results");
     add_contestant(&catalog, "floods", "--flood {scenario} {host} {port} {workers}", "");
@@ -169,7 +173,9 @@ fn a_contestant_flooding_stdout_is_measured_and_its_log_stays_bounded() {
     let run = serverbench::report::load(&dir).unwrap();
     let m = &run.measurements[0];
     assert_eq!(m.status, MeasurementStatus::Measured, "{:?}", m.reason);
-    assert_eq!(m.rounds.len(), 2);
+    // Its flood keeps the kernel's writeback busy on the server's CPU, which may disturb its rounds (they
+    // are then run again): at least the two rounds asked were run.
+    assert!(m.rounds.len() >= 2, "{} rounds", m.rounds.len());
     assert!(m.rounds.iter().all(|r| r.load.requests > 0), "every round has requests");
     let log = dir.join("logs/fake-floods.hello.log");
     let size = std::fs::metadata(&log).unwrap().len();

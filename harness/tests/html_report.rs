@@ -208,7 +208,7 @@ fn pages_open_in_headless_chromium() {
     let report_page = html::render(&full_run());
     let base = synthetic::run("base", &synthetic::base_configs());
     let regressed = synthetic::run("regressed", &synthetic::regressed_configs());
-    let compare_page = serverbench::compare::html::render(&serverbench::compare::compare(&base, &regressed, 0.05));
+    let compare_page = serverbench::compare::html::render(&serverbench::compare::compare(&base, &regressed, serverbench::compare::Rules::default()));
     for (name, page) in [("report.html", &report_page), ("compare.html", &compare_page)] {
         let path = dir.join(name);
         std::fs::write(&path, page).unwrap();

@@ -25,7 +25,7 @@ fn options(name: &str, catalog: &std::path::Path, out: &std::path::Path) -> Benc
         selection: Selection { terms: vec![name.into()], ..Default::default() },
         connections: vec![4],
         warmup: 1,
-        rounds: 2,
+        rounds: serverbench::run::options::Rounds::Fixed(2),
         duration: Some(Duration::from_millis(1500)),
         start_timeout: Duration::from_secs(20),
         install: false,

@@ -102,10 +102,11 @@ fn print_catalog_errors(catalog: &Catalog) {
 
 pub fn bench(args: BenchArgs, ui: &Ui) -> anyhow::Result<()> {
     let root = repo_root();
-    let opts = BenchOptions::new(args.choices(&root, std::env::args().collect()))?;
+    let opts = BenchOptions::new(args.choices(&root, std::env::args().collect())?)?;
     let catalog = Catalog::discover(&opts.catalog_root)?;
     let stop = interrupt_flag()?;
     let (id, dir) = run::create_run_dir(&opts.out_dir)?;
+    let started = std::time::Instant::now();
     ui.line(&format!("run {id}: writing {}", dir.display()));
     let mut save = |r: &RunResult| report::write_all(r, &dir).map(|_| ());
     let result = run::bench(&opts, &catalog, &id, &dir, ui, &stop, Some(&check::BenchSuite), &mut save)?;
@@ -115,6 +116,8 @@ pub fn bench(args: BenchArgs, ui: &Ui) -> anyhow::Result<()> {
     print!("{}", markdown::render(&result));
     let measured = result.measurements.iter().filter(|m| m.status == MeasurementStatus::Measured).count();
     ui.warn(&format!("results: {} (summary.md, summary.csv, run.json)", dir.display()));
+    let secs = started.elapsed().as_secs();
+    ui.warn(&format!("total time: {} min {:02} s", secs / 60, secs % 60));
     anyhow::ensure!(
         measured > 0,
         "nothing was measured; the reasons are in {}",

@@ -12,7 +12,7 @@ pub fn render(c: &Comparison) -> String {
         ("A (baseline)", format!("{}, started {}; {}", c.a.run_id, c.a.started_utc, c.a.machine)),
         ("B", format!("{}, started {}; {}", c.b.run_id, c.b.started_utc, c.b.machine)),
     ]));
-    page.note(&method(c.alpha));
+    page.note(&method(c.rules));
     if c.differences.is_empty() {
         page.para("Both runs used the same machine, tools and measurement rules.");
     } else {
@@ -110,7 +110,7 @@ fn ratio_chart(configuration: &str, rows: &[&Row]) -> BarChart {
         .collect();
     BarChart {
         title: format!("{configuration}: B / A"),
-        axis_label: "ratio of the means, B / A, with its 95% interval".into(),
+        axis_label: "B / A (Hodges–Lehmann), with its 95% interval".into(),
         unit: Unit::Ratio,
         groups,
         reference: Some((1.0, "no change".into())),
@@ -136,8 +136,8 @@ fn table(id: &str, rows: &[&Row]) -> Table {
         .map(|r| {
             let mut cells = vec![Cell::text(&r.key.contestant)];
             for ch in &r.changes {
-                cells.push(Cell::num(value_text(ch.metric, ch.mean_a), ch.mean_a.unwrap_or(f64::NAN)));
-                cells.push(Cell::num(value_text(ch.metric, ch.mean_b), ch.mean_b.unwrap_or(f64::NAN)));
+                cells.push(Cell::num(value_text(ch.metric, ch.median_a), ch.median_a.unwrap_or(f64::NAN)));
+                cells.push(Cell::num(value_text(ch.metric, ch.median_b), ch.median_b.unwrap_or(f64::NAN)));
                 cells.push(Cell::num(ratio_text(ch).split(' ').next().unwrap_or("-"), ch.ratio.unwrap_or(f64::NAN)));
                 let ci = ch.ratio_ci95.map_or("-".into(), |(lo, hi)| format!("{lo:.3} to {hi:.3}"));
                 cells.push(Cell::num(ci, ch.ratio_ci95.map_or(f64::NAN, |x| x.0)));

@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use super::{Change, Comparison, Metric, Row, Verdict};
+use super::{Change, Comparison, Metric, Row, Rules, Verdict};
 use crate::report::format::{int, or_absent, us, ABSENT};
 use crate::report::table::{Align, Table};
 
@@ -11,7 +11,8 @@ pub fn render(c: &Comparison) -> String {
     let mut out = String::from("# serverbench compare\n\n");
     let _ = writeln!(out, "- A: {} (started {}; {})", c.a.run_id, c.a.started_utc, c.a.machine);
     let _ = writeln!(out, "- B: {} (started {}; {})", c.b.run_id, c.b.started_utc, c.b.machine);
-    let _ = writeln!(out, "- {}\n", method(c.alpha));
+    let _ = writeln!(out, "- {}\n", method(c.rules));
+    out.push_str(&machine(c));
     out.push_str(&differences(c));
     out.push_str(&verdicts(c));
     for (configuration, rows) in by_configuration(&c.rows) {
@@ -23,12 +24,34 @@ pub fn render(c: &Comparison) -> String {
 }
 
 /// How the numbers were computed, in one sentence a reader can check.
-pub fn method(alpha: f64) -> String {
+pub fn method(rules: Rules) -> String {
     format!(
-        "B/A is the ratio of the means over the measured rounds (p99: the mean of each round's own p99). A change \
-         is marked ▲ better or ▼ worse when Welch's two-sided t-test over the rounds gives p < {alpha}; ~ same \
-         otherwise; ? untested with fewer than two rounds on a side."
+        "B/A is the Hodges–Lehmann estimate over the rounds that count (the median of every ratio b/a; p99: each \
+         round's own p99), with its distribution-free 95% interval. A change is marked ▲ better or ▼ worse when \
+         the Mann–Whitney U test gives p < {} and the whole interval lies beyond ±{}%; ≈ machine when that holds \
+         only before the machine's own change of speed is taken out; ~ same otherwise; ? untested with fewer \
+         than two rounds on a side.",
+        rules.alpha, rules.noise_pct
     )
+}
+
+/// How the machine's speed moved between the runs, per CPU, from the probes around every round.
+fn machine(c: &Comparison) -> String {
+    if c.machine.is_empty() {
+        return "The runs hold no CPU speed probes: a change of the machine cannot be told from a change of a \
+                contestant.\n\n"
+            .into();
+    }
+    let mut t = Table::new(&[("CPU", Align::Right), ("role", Align::Left), ("user loop B/A", Align::Right), ("syscall loop B/A", Align::Right)]);
+    for m in &c.machine {
+        t.row(vec![m.cpu.to_string(), m.role.clone(), format!("{:.3}", m.user_ratio), format!("{:.3}", m.syscall_ratio)]);
+    }
+    let verdict = if c.machine_factor == 1.0 {
+        format!("within ±{}% on the server's CPUs: verdicts are on the figures as measured", c.rules.noise_pct)
+    } else {
+        format!("{:.3}x on the server's CPUs: verdicts are on figures corrected by it", c.machine_factor)
+    };
+    format!("The machine's speed, B against A (median probe per CPU): {verdict}.\n\n{}\n", t.markdown())
 }
 
 fn differences(c: &Comparison) -> String {
@@ -57,12 +80,13 @@ pub fn flagged(c: &Comparison) -> Vec<(&Row, &Change)> {
 fn verdicts(c: &Comparison) -> String {
     let count = |v: Verdict| c.rows.iter().flat_map(|r| &r.changes).filter(|ch| ch.verdict == v).count();
     let mut out = format!(
-        "\n{} configurations in both runs; of their {} figures: {} worse, {} better, {} within noise, {} untested.\n",
+        "\n{} configurations in both runs; of their {} figures: {} worse, {} better, {} within noise, {} moved with the machine, {} untested.\n",
         c.rows.len(),
         c.rows.len() * Metric::ALL.len(),
         count(Verdict::Worse),
         count(Verdict::Better),
         count(Verdict::Same),
+        count(Verdict::Machine),
         count(Verdict::Untested)
     );
     for (row, ch) in flagged(c) {
@@ -115,7 +139,7 @@ pub fn by_configuration(rows: &[Row]) -> Vec<(String, Vec<&Row>)> {
     out
 }
 
-/// How a metric's mean is written in the tables, with the unit for the header.
+/// How a metric's median is written in the tables, with the unit for the header.
 pub fn value_text(metric: Metric, v: Option<f64>) -> String {
     match metric {
         Metric::RequestsPerS => or_absent(v, int),
@@ -148,8 +172,8 @@ fn table(rows: &[&Row]) -> Table {
     for r in rows {
         let mut cells = vec![r.key.contestant.clone()];
         for ch in &r.changes {
-            cells.push(value_text(ch.metric, ch.mean_a));
-            cells.push(value_text(ch.metric, ch.mean_b));
+            cells.push(value_text(ch.metric, ch.median_a));
+            cells.push(value_text(ch.metric, ch.median_b));
             cells.push(format!("{} {}", ratio_text(ch), ch.verdict.marker()));
         }
         cells.push(r.notes.join("; "));

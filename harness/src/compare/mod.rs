@@ -1,8 +1,11 @@
 //! `serverbench compare RUN_A RUN_B`: per contestant and configuration, the ratio B/A of req/s, p99 and
-//! server CPU per request, each tested over the measured rounds with Welch's t-test, and a verdict where
-//! the change is beyond noise. Markdown to stdout, an HTML page to a file.
+//! server CPU per request over the rounds that count (Hodges–Lehmann, with its distribution-free 95%
+//! interval), tested with the Mann–Whitney U test, and a verdict where the change is beyond noise: beyond
+//! the noise band (`--noise`) as a whole interval, and not explained by the machine itself, whose speed both
+//! runs probed around every round. Markdown (or JSON) to stdout, an HTML page next to run B.
 
 pub mod html;
+pub mod json;
 pub mod markdown;
 
 use std::path::PathBuf;
@@ -11,7 +14,8 @@ use anyhow::Context as _;
 use clap::Args;
 
 use crate::model::{Measurement, Round, RunResult, FLAG_CLIENT_BOUND};
-use crate::stats::significance::{welch, Welch};
+use crate::stats::rank::{mann_whitney, RankTest};
+use crate::stats::rounds::median;
 
 #[derive(Debug, Clone, Args)]
 pub struct CompareArgs {
@@ -19,24 +23,50 @@ pub struct CompareArgs {
     pub run_a: PathBuf,
     /// The run compared against it.
     pub run_b: PathBuf,
-    /// Where the HTML page goes [default: compare.html in the current directory]
+    /// Where the HTML page goes [default: compare-<run A>.html in run B's folder]
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
-    /// A change counts as beyond noise when Welch's two-sided p-value is below this.
+    /// A change needs the Mann–Whitney two-sided p-value below this...
     #[arg(long, default_value_t = DEFAULT_ALPHA, value_name = "P")]
     pub alpha: f64,
+    /// ... and its whole 95% interval of B/A beyond this band around 1, in percent.
+    #[arg(long, default_value_t = DEFAULT_NOISE_PCT, value_name = "PCT")]
+    pub noise: f64,
+    /// Print the comparison as JSON instead of Markdown.
+    #[arg(long)]
+    pub json: bool,
 }
 
 pub const DEFAULT_ALPHA: f64 = 0.05;
-pub const DEFAULT_OUTPUT: &str = "compare.html";
+/// Changes smaller than this are noise, however significant (criterion's noise threshold does the same).
+pub const DEFAULT_NOISE_PCT: f64 = 3.0;
+
+/// The rules of a comparison.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Rules {
+    pub alpha: f64,
+    /// The band [1/(1+n), 1+n] of B/A that counts as noise, n = noise_pct / 100.
+    pub noise_pct: f64,
+}
+
+impl Default for Rules {
+    fn default() -> Self {
+        Rules { alpha: DEFAULT_ALPHA, noise_pct: DEFAULT_NOISE_PCT }
+    }
+}
 
 pub fn run(args: CompareArgs) -> anyhow::Result<()> {
     anyhow::ensure!(args.alpha > 0.0 && args.alpha < 1.0, "--alpha must be between 0 and 1, e.g. 0.05");
+    anyhow::ensure!(args.noise >= 0.0, "--noise is a percentage of at least 0, e.g. 3");
     let a = crate::report::load(&args.run_a)?;
     let b = crate::report::load(&args.run_b)?;
-    let cmp = compare(&a, &b, args.alpha);
-    print!("{}", markdown::render(&cmp));
-    let out = args.output.unwrap_or_else(|| PathBuf::from(DEFAULT_OUTPUT));
+    let cmp = compare(&a, &b, Rules { alpha: args.alpha, noise_pct: args.noise });
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&json::render(&cmp))?);
+    } else {
+        print!("{}", markdown::render(&cmp));
+    }
+    let out = args.output.unwrap_or_else(|| args.run_b.join(format!("compare-{}.html", a.run_id)));
     std::fs::write(&out, html::render(&cmp))
         .with_context(|| format!("cannot write '{}'; choose another path with -o", out.display()))?;
     eprintln!("serverbench: wrote {}", out.display());
@@ -83,6 +113,9 @@ pub enum Verdict {
     Worse,
     /// Within noise.
     Same,
+    /// Beyond noise as measured, but within it once the machine's own change of speed between the runs
+    /// is taken out: the machine moved, not the contestant.
+    Machine,
     /// Fewer than two rounds on a side: nothing can be said.
     Untested,
 }
@@ -94,7 +127,19 @@ impl Verdict {
             Verdict::Better => "▲ better",
             Verdict::Worse => "▼ worse",
             Verdict::Same => "~ same",
+            Verdict::Machine => "≈ machine",
             Verdict::Untested => "? untested",
+        }
+    }
+
+    /// The word other tools read (compare --json).
+    pub fn word(self) -> &'static str {
+        match self {
+            Verdict::Better => "better",
+            Verdict::Worse => "worse",
+            Verdict::Same => "same",
+            Verdict::Machine => "machine",
+            Verdict::Untested => "untested",
         }
     }
 }
@@ -105,43 +150,89 @@ pub struct Change {
     pub metric: Metric,
     pub rounds_a: usize,
     pub rounds_b: usize,
-    pub mean_a: Option<f64>,
-    pub mean_b: Option<f64>,
-    /// mean_B / mean_A.
+    pub median_a: Option<f64>,
+    pub median_b: Option<f64>,
+    /// B/A: the Hodges–Lehmann estimate (the median of every ratio b/a).
     pub ratio: Option<f64>,
-    /// The 95% interval of mean_B − mean_A, divided by mean_A, plus one: the ratio's interval with A's
-    /// mean taken as exact.
+    /// Its distribution-free 95% interval.
     pub ratio_ci95: Option<(f64, f64)>,
-    pub test: Option<Welch>,
+    pub test: Option<RankTest>,
+    /// The interval with the machine's change taken out (absent when the machine did not move).
+    pub corrected_ci95: Option<(f64, f64)>,
     pub verdict: Verdict,
 }
 
 impl Change {
-    pub fn of(metric: Metric, a: &[f64], b: &[f64], alpha: f64) -> Change {
-        let mean = |x: &[f64]| (!x.is_empty()).then(|| x.iter().sum::<f64>() / x.len() as f64);
-        let (mean_a, mean_b) = (mean(a), mean(b));
-        let ratio = match (mean_a, mean_b) {
-            (Some(a), Some(b)) if a != 0.0 => Some(b / a),
-            _ => None,
+    /// `machine` is B/A of the machine's speed (1 when it did not move beyond the noise band).
+    pub fn of(metric: Metric, a: &[f64], b: &[f64], rules: Rules, machine: f64) -> Change {
+        let med = |x: &[f64]| (!x.is_empty()).then(|| median(x));
+        let test = mann_whitney(a, b);
+        let ratio_ci95 = test.and_then(|t| t.ratio_ci95);
+        let band = 1.0 + rules.noise_pct / 100.0;
+        // The whole interval beyond the band: up or down.
+        let beyond = |(lo, hi): (f64, f64)| (lo > band).then_some(true).or((hi < 1.0 / band).then_some(false));
+        // A faster machine raises req/s and lowers latency and CPU per request by the same factor.
+        let expected = if metric.higher_is_better() { machine } else { 1.0 / machine };
+        let corrected_ci95 = ratio_ci95.filter(|_| machine != 1.0).map(|(lo, hi)| (lo / expected, hi / expected));
+        let verdict = match (test, ratio_ci95) {
+            (None, _) => Verdict::Untested,
+            (Some(t), Some(ci)) if t.p < rules.alpha && beyond(ci).is_some() => match beyond(corrected_ci95.unwrap_or(ci)) {
+                None => Verdict::Machine,
+                Some(up) if up == metric.higher_is_better() => Verdict::Better,
+                Some(_) => Verdict::Worse,
+            },
+            _ => Verdict::Same,
         };
-        let test = welch(a, b);
-        let ratio_ci95 = match (test, mean_a) {
-            (Some(t), Some(a)) if a != 0.0 => Some((1.0 + t.diff_ci95.0 / a, 1.0 + t.diff_ci95.1 / a)),
-            _ => None,
-        };
-        let verdict = match test {
-            None => Verdict::Untested,
-            Some(t) if t.p < alpha => {
-                if (t.t > 0.0) == metric.higher_is_better() {
-                    Verdict::Better
-                } else {
-                    Verdict::Worse
-                }
-            }
-            Some(_) => Verdict::Same,
-        };
-        Change { metric, rounds_a: a.len(), rounds_b: b.len(), mean_a, mean_b, ratio, ratio_ci95, test, verdict }
+        Change {
+            metric,
+            rounds_a: a.len(),
+            rounds_b: b.len(),
+            median_a: med(a),
+            median_b: med(b),
+            ratio: test.map(|t| t.ratio),
+            ratio_ci95,
+            test,
+            corrected_ci95,
+            verdict,
+        }
     }
+}
+
+/// How the machine itself changed between the runs: B/A of the median probe speed of each CPU.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MachineChange {
+    pub cpu: usize,
+    pub role: String,
+    pub user_ratio: f64,
+    pub syscall_ratio: f64,
+}
+
+/// The machine's change per CPU, and the factor the verdicts correct for: the geometric mean of the
+/// server CPUs' user-loop ratios (the loop whose slow stretches follow slow rounds most closely), or 1 when
+/// it stays within the noise band or either run has no probes.
+pub fn machine_change(a: &RunResult, b: &RunResult, rules: Rules) -> (Vec<MachineChange>, f64) {
+    let speeds = |run: &RunResult| {
+        let mut per: std::collections::BTreeMap<(usize, String), (Vec<f64>, Vec<f64>)> = Default::default();
+        for r in run.measurements.iter().flat_map(|m| &m.rounds) {
+            for s in &r.machine.cpu_speed {
+                let e = per.entry((s.cpu, s.role.clone())).or_default();
+                e.0.push(s.user_per_ms);
+                e.1.push(s.syscall_per_ms);
+            }
+        }
+        per
+    };
+    let (sa, sb) = (speeds(a), speeds(b));
+    let mut out = Vec::new();
+    for (key, (ua, ca)) in &sa {
+        let Some((ub, cb)) = sb.get(key) else { continue };
+        out.push(MachineChange { cpu: key.0, role: key.1.clone(), user_ratio: median(ub) / median(ua), syscall_ratio: median(cb) / median(ca) });
+    }
+    let server: Vec<f64> = out.iter().filter(|c| c.role == "server" && c.user_ratio > 0.0).map(|c| c.user_ratio.ln()).collect();
+    let band = 1.0 + rules.noise_pct / 100.0;
+    let factor = if server.is_empty() { 1.0 } else { (server.iter().sum::<f64>() / server.len() as f64).exp() };
+    let factor = if factor > band || factor < 1.0 / band { factor } else { 1.0 };
+    (out, factor)
 }
 
 /// What identifies a configuration across runs.
@@ -184,7 +275,11 @@ pub struct Row {
 pub struct Comparison {
     pub a: RunLabel,
     pub b: RunLabel,
-    pub alpha: f64,
+    pub rules: Rules,
+    /// Per CPU, B/A of its probed speed.
+    pub machine: Vec<MachineChange>,
+    /// The machine's change the verdicts corrected for (1: none beyond the noise band).
+    pub machine_factor: f64,
     /// Configurations in the order A measured them, contestants by name within each.
     pub rows: Vec<Row>,
     pub only_a: Vec<Key>,
@@ -212,8 +307,9 @@ impl RunLabel {
 }
 
 /// Compares every configuration measured in both runs.
-pub fn compare(a: &RunResult, b: &RunResult, alpha: f64) -> Comparison {
+pub fn compare(a: &RunResult, b: &RunResult, rules: Rules) -> Comparison {
     let (in_a, in_b) = (measured(a), measured(b));
+    let (machine, machine_factor) = machine_change(a, b, rules);
     let mut rows = Vec::new();
     for (key, ma) in &in_a {
         let Some(mb) = find(&in_b, key) else { continue };
@@ -221,7 +317,7 @@ pub fn compare(a: &RunResult, b: &RunResult, alpha: f64) -> Comparison {
             |m: &Measurement, metric: Metric| m.measured_rounds().filter_map(|r| metric.of(r)).collect::<Vec<f64>>();
         let changes = Metric::ALL
             .iter()
-            .map(|&metric| Change::of(metric, &values(ma, metric), &values(mb, metric), alpha))
+            .map(|&metric| Change::of(metric, &values(ma, metric), &values(mb, metric), rules, machine_factor))
             .collect();
         let mut notes = Vec::new();
         for (side, m) in [("A", *ma), ("B", mb)] {
@@ -238,7 +334,9 @@ pub fn compare(a: &RunResult, b: &RunResult, alpha: f64) -> Comparison {
     Comparison {
         a: RunLabel::of(a),
         b: RunLabel::of(b),
-        alpha,
+        rules,
+        machine,
+        machine_factor,
         rows,
         only_a: only(&in_a, &in_b),
         only_b: only(&in_b, &in_a),
@@ -306,25 +404,50 @@ fn differences(a: &RunResult, b: &RunResult) -> Vec<(String, String, String)> {
 mod tests {
     use super::*;
 
+    const RULES: Rules = Rules { alpha: 0.05, noise_pct: 3.0 };
+
+    fn spread(centre: f64) -> Vec<f64> {
+        [1.0, 1.004, 0.996, 1.002, 0.998, 1.001, 0.999, 1.003].iter().map(|f| f * centre).collect()
+    }
+
     #[test]
     fn verdict_follows_the_direction_of_the_metric() {
-        let a = [100.0, 101.0, 99.0, 100.5, 99.5];
-        let lower = [80.0, 81.0, 79.0, 80.5, 79.5];
-        assert_eq!(Change::of(Metric::RequestsPerS, &a, &lower, 0.05).verdict, Verdict::Worse);
-        assert_eq!(Change::of(Metric::P99, &a, &lower, 0.05).verdict, Verdict::Better);
-        assert_eq!(Change::of(Metric::CpuPerRequest, &lower, &a, 0.05).verdict, Verdict::Worse);
-        assert_eq!(Change::of(Metric::RequestsPerS, &a, &a, 0.05).verdict, Verdict::Same);
-        assert_eq!(Change::of(Metric::RequestsPerS, &a, &[90.0], 0.05).verdict, Verdict::Untested);
+        let (a, lower) = (spread(100.0), spread(80.0));
+        assert_eq!(Change::of(Metric::RequestsPerS, &a, &lower, RULES, 1.0).verdict, Verdict::Worse);
+        assert_eq!(Change::of(Metric::P99, &a, &lower, RULES, 1.0).verdict, Verdict::Better);
+        assert_eq!(Change::of(Metric::CpuPerRequest, &lower, &a, RULES, 1.0).verdict, Verdict::Worse);
+        assert_eq!(Change::of(Metric::RequestsPerS, &a, &a, RULES, 1.0).verdict, Verdict::Same);
+        assert_eq!(Change::of(Metric::RequestsPerS, &a, &[90.0], RULES, 1.0).verdict, Verdict::Untested);
+    }
+
+    #[test]
+    fn a_significant_change_inside_the_noise_band_is_the_same() {
+        // +1.5%, clearly significant over 8 rounds each, but below the 3% band.
+        let c = Change::of(Metric::RequestsPerS, &spread(100.0), &spread(101.5), RULES, 1.0);
+        assert!(c.test.unwrap().p < 0.01);
+        assert_eq!(c.verdict, Verdict::Same);
+    }
+
+    #[test]
+    fn a_machine_change_is_not_a_contestant_change() {
+        // Everything 20% faster on a machine whose probes ran 20% faster: the machine moved.
+        let (a, b) = (spread(100.0), spread(120.0));
+        assert_eq!(Change::of(Metric::RequestsPerS, &a, &b, RULES, 1.2).verdict, Verdict::Machine);
+        assert_eq!(Change::of(Metric::CpuPerRequest, &b, &a, RULES, 1.2).verdict, Verdict::Machine);
+        // 0.64x on a machine 20% faster is still worse, judged on the corrected interval.
+        let c = Change::of(Metric::RequestsPerS, &a, &spread(64.0 * 1.2), RULES, 1.2);
+        assert_eq!(c.verdict, Verdict::Worse);
+        let (lo, hi) = c.corrected_ci95.unwrap();
+        assert!(lo < 0.64 && 0.64 < hi, "({lo}, {hi})");
     }
 
     #[test]
     fn ratio_and_its_interval() {
-        let c = Change::of(Metric::RequestsPerS, &[100.0, 102.0, 98.0], &[90.0, 92.0, 88.0], 0.05);
-        assert!((c.ratio.unwrap() - 0.9).abs() < 1e-12);
+        let c = Change::of(Metric::RequestsPerS, &spread(100.0), &spread(90.0), RULES, 1.0);
+        assert!((c.ratio.unwrap() - 0.9).abs() < 1e-9);
         let (lo, hi) = c.ratio_ci95.unwrap();
         assert!(lo < 0.9 && 0.9 < hi && hi < 1.0, "({lo}, {hi})");
-        let w = c.test.unwrap();
-        assert!((lo - (1.0 + w.diff_ci95.0 / 100.0)).abs() < 1e-12);
+        assert!((c.median_a.unwrap() - 100.05).abs() < 1e-9 && (c.median_b.unwrap() - 90.045).abs() < 1e-9);
     }
 
     #[test]
@@ -332,7 +455,7 @@ mod tests {
         // +1% on a spread of about ±5%
         let a = [100.0, 95.0, 105.0, 98.0, 102.0];
         let b = [101.0, 96.0, 106.0, 99.0, 103.0];
-        let c = Change::of(Metric::RequestsPerS, &a, &b, 0.05);
+        let c = Change::of(Metric::RequestsPerS, &a, &b, RULES, 1.0);
         assert_eq!(c.verdict, Verdict::Same);
         assert!(c.test.unwrap().p > 0.5);
     }

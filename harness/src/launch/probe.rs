@@ -8,6 +8,7 @@
 //! resident set sizes at each sample (shared pages of prefork children count once per process, as `ps`
 //! shows them); the peak is the largest sum seen.
 
+use crate::os::cpustat::ticks_per_s;
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -99,11 +100,6 @@ pub fn tree(root: i32, pgid: i32, all: &[ProcStat]) -> Vec<ProcStat> {
     let mut out: Vec<ProcStat> = members.into_values().cloned().collect();
     out.sort_by_key(|p| p.pid);
     out
-}
-
-fn ticks_per_s() -> f64 {
-    let t = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
-    if t > 0 { t as f64 } else { 100.0 }
 }
 
 fn page_bytes() -> u64 {

@@ -18,6 +18,8 @@ use crate::os::process;
 
 /// Lines of a server's log quoted in a failure message.
 pub const LOG_TAIL_LINES: usize = 15;
+/// The longest wait for a frozen tree to be stopped.
+const FREEZE_WAIT: Duration = Duration::from_millis(200);
 /// How long a server has between SIGTERM and SIGKILL.
 pub const STOP_GRACE: Duration = Duration::from_secs(3);
 const KILL_WAIT: Duration = Duration::from_secs(2);
@@ -271,13 +273,33 @@ impl Server {
         }
     }
 
-    /// SIGTERM to the tree; after `grace`, SIGKILL; then the checks.
+    /// Freezes the whole tree (SIGSTOP): a server that is not being measured takes no CPU, not even for its
+    /// timers, garbage collector or scheduler threads, while another one is.
+    /// Returns once every process of the tree is stopped (at most `FREEZE_WAIT`: a signal to a process
+    /// running on another CPU takes effect a moment later).
+    pub fn freeze(&mut self) {
+        self.remember_tree();
+        self.signal_all(libc::SIGSTOP);
+        let deadline = Instant::now() + FREEZE_WAIT;
+        while self.alive().iter().any(|p| p.state != 'T' && p.state != 't') && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+
+    /// Lets a frozen tree run again (SIGCONT).
+    pub fn thaw(&self) {
+        self.signal_all(libc::SIGCONT);
+    }
+
+    /// SIGTERM to the tree; after `grace`, SIGKILL; then the checks. A frozen tree is thawed after the
+    /// SIGTERM, so that it handles the signal at once.
     pub fn stop(mut self, grace: Duration) -> StopReport {
         self.remember_tree();
         self.stopped = true;
         let mut report = StopReport::default();
         let started = Instant::now();
         self.signal_all(libc::SIGTERM);
+        self.signal_all(libc::SIGCONT);
         if !self.wait_gone(grace) {
             report.killed_after_s = Some(started.elapsed().as_secs_f64());
             self.signal_all(libc::SIGKILL);

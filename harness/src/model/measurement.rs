@@ -15,6 +15,17 @@ pub const FLAG_ERRORS: &str = "errors";
 pub const FLAG_INTERRUPTED: &str = "interrupted";
 /// The server's process tree could not be read from /proc: its CPU and memory are absent, not zero.
 pub const FLAG_SERVER_UNPROBED: &str = "server-unprobed";
+/// Something else used the server's CPUs, or the hypervisor took them (steal), for more than
+/// `DISTURBED_THRESHOLD_PCT` of the window: the round is kept in run.json but left out of the summary.
+pub const FLAG_DISTURBED: &str = "disturbed";
+/// The CPUs ran at a speed more than `DRIFT_THRESHOLD` away from the run's median around this round (the
+/// speed probe). A warning, not a verdict: the round stays in the summary (on the machines this was tuned
+/// on the probe beside a round did not predict its req/s well enough to judge it; docs/methodology.md).
+pub const FLAG_CPU_DRIFT: &str = "cpu-drift";
+/// Foreign or steal time above this share of a CPU's window disturbs a round.
+pub const DISTURBED_THRESHOLD_PCT: f64 = 3.0;
+/// A probe speed below (1 − this) or above 1 / (1 − this) times the run's median marks cpu-drift.
+pub const DRIFT_THRESHOLD: f64 = 0.20;
 /// Utilisation below this share of the server's CPUs, with the client at or above it, flags a round.
 pub const BUSY_THRESHOLD_PCT: f64 = 90.0;
 
@@ -59,7 +70,44 @@ pub struct Round {
     /// Client CPU time over (window × client threads), in percent; absent when it could not be read.
     pub client_busy_pct: Option<f64>,
     pub flags: Vec<String>,
+    /// What else happened on the machine during the round.
+    #[serde(flatten, default)]
+    pub machine: RoundMachine,
 }
+
+/// The machine around one round: interference on its CPUs and their speed.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct RoundMachine {
+    /// CPU time on the server's CPUs not spent by the server's tree (other processes, kernel threads), as a
+    /// share of the window; absent when /proc/stat or the tree could not be read.
+    #[serde(default)]
+    pub foreign_pct: Option<f64>,
+    /// Steal time (the hypervisor ran something else) on the server's and the client's CPUs, as a share of
+    /// their window, the larger of the two.
+    #[serde(default)]
+    pub steal_pct: Option<f64>,
+    /// How long the round waited for the server's CPUs to be quiet before it began.
+    #[serde(default)]
+    pub quiet_wait_ms: Option<f64>,
+    /// The speed probe of each server and client CPU, the mean of one just before and one just after.
+    #[serde(default)]
+    pub cpu_speed: Vec<RoundCpuSpeed>,
+    /// The probe furthest from the run's median of the same CPU and loop, as a ratio to it (1 = as usual);
+    /// absent until the run has enough probes to have a median.
+    #[serde(default)]
+    pub speed_index: Option<f64>,
+}
+
+/// One CPU's probed speed around a round.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RoundCpuSpeed {
+    pub cpu: usize,
+    /// "server" or "client".
+    pub role: String,
+    pub user_per_ms: f64,
+    pub syscall_per_ms: f64,
+}
+
 
 /// The server's whole process tree during one round, from /proc. A figure that could not be read is
 /// absent (null in run.json) and the round carries FLAG_SERVER_UNPROBED.
@@ -119,6 +167,15 @@ impl From<LatencySummary> for LatencyPoints {
 }
 
 impl Round {
+    pub fn has_flag(&self, flag: &str) -> bool {
+        self.flags.iter().any(|f| f == flag)
+    }
+
+    /// A measured round that counts in the summary: not a warm-up, not disturbed.
+    pub fn counts(&self) -> bool {
+        !self.warmup && !self.has_flag(FLAG_DISTURBED)
+    }
+
     /// The round's latency: from its histogram, or what an external tool printed.
     pub fn latency(&self) -> LatencyPoints {
         match &self.tool_latency_ns {
@@ -128,10 +185,21 @@ impl Round {
     }
 }
 
-/// A measurement summarised over its measured rounds (warm-ups excluded).
+/// A measurement summarised over its measured rounds that count (warm-ups and rounds left out excluded).
+/// run.json holds it as each measurement's `summary`, for other tools.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct MeasurementSummary {
     pub rounds: usize,
+    /// The median req/s and its order-statistic 95% interval (absent below 6 rounds).
+    pub median_rps: Option<f64>,
+    pub ci_low_rps: Option<f64>,
+    pub ci_high_rps: Option<f64>,
+    /// Rounds in the median (= `rounds`).
+    pub rounds_used: usize,
+    /// Measured rounds left out because they were `disturbed`.
+    pub rounds_disturbed: usize,
+    /// Rounds in the median flagged `cpu-drift`.
+    pub rounds_cpu_drift: usize,
     pub requests: u64,
     pub errors: ErrorCounts,
     /// req/s of each round.
@@ -150,15 +218,20 @@ pub struct MeasurementSummary {
 }
 
 impl Measurement {
+    /// The measured rounds that count (warm-ups and rounds left out as disturbed excluded).
     pub fn measured_rounds(&self) -> impl Iterator<Item = &Round> {
-        self.rounds.iter().filter(|r| !r.warmup)
+        self.rounds.iter().filter(|r| r.counts())
     }
+
 
     pub fn summary(&self) -> MeasurementSummary {
         let rounds: Vec<&Round> = self.measured_rounds().collect();
+        let rounds_disturbed = self.rounds.iter().filter(|r| !r.warmup && r.has_flag(FLAG_DISTURBED)).count();
+        let rounds_cpu_drift = rounds.iter().filter(|r| r.has_flag(FLAG_CPU_DRIFT)).count();
         if rounds.is_empty() {
-            return MeasurementSummary { response_bytes: self.response_bytes, ..Default::default() };
+            return MeasurementSummary { response_bytes: self.response_bytes, rounds_disturbed, rounds_cpu_drift, ..Default::default() };
         }
+        let requests_per_s = Summary::of(&rounds.iter().map(|r| r.load.requests_per_s()).collect::<Vec<_>>());
         let mut errors = ErrorCounts::default();
         rounds.iter().for_each(|r| errors.add(&r.load.errors));
         let requests: u64 = rounds.iter().map(|r| r.load.requests).sum();
@@ -178,9 +251,15 @@ impl Measurement {
         };
         MeasurementSummary {
             rounds: rounds.len(),
+            median_rps: requests_per_s.as_ref().map(|s| s.median),
+            ci_low_rps: requests_per_s.as_ref().and_then(|s| s.ci95).map(|c| c.0),
+            ci_high_rps: requests_per_s.as_ref().and_then(|s| s.ci95).map(|c| c.1),
+            rounds_used: rounds.len(),
+            rounds_disturbed,
+            rounds_cpu_drift,
             requests,
             errors,
-            requests_per_s: Summary::of(&rounds.iter().map(|r| r.load.requests_per_s()).collect::<Vec<_>>()),
+            requests_per_s,
             bytes_per_s: Summary::of(&rounds.iter().map(|r| r.load.bytes_read_per_s()).collect::<Vec<_>>()),
             server_utilisation_pct: mean(&|r| r.server.utilisation_pct),
             server_cpu_us_per_request: cpu_s.filter(|_| requests > 0).map(|s| s * 1e6 / requests as f64),

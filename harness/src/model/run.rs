@@ -68,7 +68,16 @@ pub struct RunConfig {
     pub workers: usize,
     pub client_threads: usize,
     pub warmup_rounds: u32,
+    /// With `rounds` a count: that count; with `auto`: the most measured rounds a measurement may run.
     pub measured_rounds: u32,
+    /// "auto" (until the median's interval is within `target_ci_pct`) or the fixed count.
+    #[serde(default)]
+    pub rounds: String,
+    #[serde(default)]
+    pub target_ci_pct: Option<f64>,
+    /// The most measured rounds per measurement, left-out ones included.
+    #[serde(default)]
+    pub max_rounds: Option<u32>,
     pub duration_s: Option<f64>,
     pub requests_per_connection: Option<u64>,
     /// builtin | wrk | h2load
@@ -78,6 +87,9 @@ pub struct RunConfig {
     #[serde(default)]
     pub client_io: String,
     pub timeout_s: f64,
+    /// The seed of the order of the servers in each pass of rounds.
+    #[serde(default)]
+    pub shuffle_seed: Option<u64>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

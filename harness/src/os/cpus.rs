@@ -5,6 +5,47 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+/// What `CpuSet::allowed` said before `pin_process` pinned the threads, while it holds them.
+static PINNED_FROM: std::sync::Mutex<Option<CpuSet>> = std::sync::Mutex::new(None);
+
+/// Holds every thread of this process on some CPUs until dropped, then gives them back the CPUs they had.
+#[derive(Debug)]
+pub struct PinnedProcess {
+    before: CpuSet,
+    /// Threads that could not be pinned.
+    pub failed: usize,
+}
+
+/// Pins every thread of this process to `cpus` (threads started later inherit the mask of the thread that
+/// starts them) until the returned guard is dropped.
+pub fn pin_process(cpus: &CpuSet) -> PinnedProcess {
+    let before = CpuSet::allowed();
+    let failed = set_all_threads(cpus);
+    *PINNED_FROM.lock().unwrap_or_else(|e| e.into_inner()) = Some(before.clone());
+    PinnedProcess { before, failed }
+}
+
+impl Drop for PinnedProcess {
+    fn drop(&mut self) {
+        set_all_threads(&self.before);
+        *PINNED_FROM.lock().unwrap_or_else(|e| e.into_inner()) = None;
+    }
+}
+
+/// Sets the affinity of every thread of this process; returns how many could not be set.
+fn set_all_threads(cpus: &CpuSet) -> usize {
+    let set = cpus.to_libc();
+    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else { return 1 };
+    let mut failed = 0;
+    for t in tasks.flatten() {
+        let Some(tid) = t.file_name().to_str().and_then(|s| s.parse::<libc::pid_t>().ok()) else { continue };
+        if unsafe { libc::sched_setaffinity(tid, std::mem::size_of::<libc::cpu_set_t>(), &set) } != 0 {
+            failed += 1;
+        }
+    }
+    failed
+}
+
 /// A sorted set of CPU numbers.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CpuSet(Vec<usize>);
@@ -34,8 +75,12 @@ impl CpuSet {
         Ok(CpuSet::new(cpus))
     }
 
-    /// The CPUs this process may run on (its affinity mask).
+    /// The CPUs this process may run on (its affinity mask); while `pin_process` holds its threads on
+    /// fewer, the CPUs it had before.
     pub fn allowed() -> CpuSet {
+        if let Some(before) = PINNED_FROM.lock().unwrap_or_else(|e| e.into_inner()).clone() {
+            return before;
+        }
         let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
         let ok = unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) } == 0;
         let cpus: Vec<usize> = if ok {

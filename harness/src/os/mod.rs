@@ -1,5 +1,7 @@
-//! What the harness asks of the operating system, below every other room: CPU sets and pinning, and
-//! child processes in their own group with a deadline.
+//! What the harness asks of the operating system, below every other room: CPU sets and pinning, per-CPU
+//! time from /proc/stat, the CPU speed probe, and child processes in their own group with a deadline.
 
 pub mod cpus;
+pub mod cpustat;
 pub mod process;
+pub mod speed;

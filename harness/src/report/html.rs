@@ -183,14 +183,14 @@ fn header(page: &mut Page, run: &RunResult) {
 fn configuration(page: &mut Page, run: &RunResult, id: &str, scenario: &str, rows: &[Row]) {
     let mut rows: Vec<&Row> = rows.iter().collect();
     rows.sort_by(|a, b| {
-        mean(&b.s.requests_per_s).total_cmp(&mean(&a.s.requests_per_s)).then(a.m.contestant.cmp(&b.m.contestant))
+        median_rps(&b.s.requests_per_s).total_cmp(&median_rps(&a.s.requests_per_s)).then(a.m.contestant.cmp(&b.m.contestant))
     });
 
     let bars = grouped_bars(&rows, |r| {
         let rounds = r.s.requests_per_s.as_ref();
         Some(Bar {
             label: r.m.contestant.clone(),
-            value: rounds.map_or(f64::NAN, |s| s.mean),
+            value: rounds.map_or(f64::NAN, |s| s.median),
             ci95: rounds.and_then(|s| s.ci95),
             flag: (r.s.client_bound_rounds > 0)
                 .then(|| format!("{FLAG_CLIENT_BOUND} ({}/{} rounds)", r.s.client_bound_rounds, r.s.rounds)),
@@ -198,7 +198,7 @@ fn configuration(page: &mut Page, run: &RunResult, id: &str, scenario: &str, row
     });
     let chart = BarChart::new(
         format!("{scenario}: throughput"),
-        "requests per second (mean of rounds, 95% CI)",
+        "requests per second (median of rounds, 95% CI)",
         Unit::Count,
         bars,
     );
@@ -278,11 +278,11 @@ fn configuration(page: &mut Page, run: &RunResult, id: &str, scenario: &str, row
     if scenario == "echo" {
         let bw = grouped_bars(&rows, |r| {
             let b = r.s.bytes_per_s.as_ref()?;
-            Some(Bar { label: r.m.contestant.clone(), value: b.mean, ci95: b.ci95, flag: None })
+            Some(Bar { label: r.m.contestant.clone(), value: b.median, ci95: b.ci95, flag: None })
         });
         let chart = BarChart::new(
             format!("{scenario}: bandwidth ({})", rows[0].m.mode),
-            "bytes received per second (mean of rounds, 95% CI)",
+            "bytes received per second (median of rounds, 95% CI)",
             Unit::BytesPerSec,
             bw,
         );
@@ -290,8 +290,8 @@ fn configuration(page: &mut Page, run: &RunResult, id: &str, scenario: &str, row
     }
 }
 
-fn mean(s: &Option<Summary>) -> f64 {
-    s.as_ref().map_or(f64::NEG_INFINITY, |s| s.mean)
+fn median_rps(s: &Option<Summary>) -> f64 {
+    s.as_ref().map_or(f64::NEG_INFINITY, |s| s.median)
 }
 
 /// Bars grouped by model family, families in a fixed order, rows in the order given; rows without a value
@@ -387,7 +387,7 @@ fn throughput_table(id: &str, rows: &[&Row]) -> Table {
             vec![
                 Cell::text(&r.m.contestant),
                 Cell::text(&r.model),
-                opt_num(s.map(|s| s.mean), int),
+                opt_num(s.map(|s| s.median), int),
                 opt_num(s.and_then(|s| s.ci95_relative_pct()), |p| format!("{p:.1}%")),
                 opt_num(s.map(|s| s.min), int),
                 opt_num(s.map(|s| s.max), int),
@@ -473,12 +473,12 @@ fn scaling(page: &mut Page, run: &RunResult, id: &str, by_connections: &BTreeMap
         title: "throughput over connections".into(),
         x: x.clone(),
         y: Axis {
-            label: "requests per second (mean of rounds)".into(),
+            label: "requests per second (median of rounds)".into(),
             unit: Unit::Count,
             scale: Scale::Linear,
             ticks: vec![],
         },
-        series: series(&|r| r.s.requests_per_s.as_ref().map(|s| s.mean)),
+        series: series(&|r| r.s.requests_per_s.as_ref().map(|s| s.median)),
     };
     let p99 = series(&|r| r.s.latency_ns.p99);
     let p99_scale = Scale::for_values(p99.iter().flat_map(|s| s.points.iter().map(|p| p.1)), 20.0);

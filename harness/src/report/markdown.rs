@@ -67,7 +67,7 @@ pub fn render(run: &RunResult) -> String {
 }
 
 fn rps(s: &MeasurementSummary) -> f64 {
-    s.requests_per_s.as_ref().map(|r| r.mean).unwrap_or(0.0)
+    s.requests_per_s.as_ref().map(|r| r.median).unwrap_or(0.0)
 }
 
 /// Measurements by configuration, in the order they were run.
@@ -110,8 +110,8 @@ fn setting(run: &RunResult) -> String {
     let tools: Vec<String> = e.tools.iter().map(|(k, v)| format!("{k}: {v}")).collect();
     let mut s = format!(
         "- Started {}, {state}\n- Machine: {}, {} CPUs, {} GiB, {}, {}; load average {}\n- Command: `{}`\n\
-         - Rules: {}, server CPUs {} ({} worker{}), client CPUs {} ({} thread{}); {} warm-up + {} measured rounds {stop}; \
-         mode {mode}; load from {}{}\n",
+         - Rules: {}, server CPUs {} ({} worker{}), client CPUs {} ({} thread{}); {} warm-up + {} {stop}, interleaved in \
+         a new random order each pass; mode {mode}; load from {}{}\n",
         run.started_utc,
         e.cpu_model,
         e.cores,
@@ -128,14 +128,27 @@ fn setting(run: &RunResult) -> String {
         c.client_threads,
         if c.client_threads == 1 { "" } else { "s" },
         c.warmup_rounds,
-        c.measured_rounds,
+        rounds_rule(c),
         c.tool,
         if c.client_io.is_empty() { String::new() } else { format!(" (client I/O: {})", c.client_io) },
     );
     if !tools.is_empty() {
         s.push_str(&format!("- Tools: {}\n", tools.join("; ")));
     }
+    s.push_str(&format!("- Steadiness: {}\n", super::steadiness::describe(run)));
     s
+}
+
+/// "measured rounds until ..." or "3 measured rounds".
+fn rounds_rule(c: &crate::model::RunConfig) -> String {
+    match c.target_ci_pct {
+        Some(t) if c.rounds == "auto" => format!(
+            "measured rounds until the median's 95% CI is within ±{t}% (at least {}, at most {})",
+            crate::stats::rounds::MIN_FOR_CI,
+            c.max_rounds.unwrap_or(c.measured_rounds)
+        ),
+        _ => format!("{} measured rounds", c.measured_rounds),
+    }
 }
 
 fn flags(m: &Measurement, s: &MeasurementSummary) -> String {
@@ -150,6 +163,12 @@ fn flags(m: &Measurement, s: &MeasurementSummary) -> String {
         if !r.outliers.is_empty() {
             f.push(format!("outliers {}", r.outliers.len()));
         }
+    }
+    if s.rounds_disturbed > 0 {
+        f.push(format!("disturbed {} (run again)", s.rounds_disturbed));
+    }
+    if s.rounds_cpu_drift > 0 {
+        f.push(format!("cpu-drift {}/{}", s.rounds_cpu_drift, s.rounds));
     }
     match m.status {
         MeasurementStatus::Interrupted => f.push(format!("interrupted after {} rounds", s.rounds)),
@@ -174,7 +193,7 @@ fn throughput(rows: &[(&Measurement, MeasurementSummary)]) -> Table {
         let r = s.requests_per_s.as_ref();
         t.row(vec![
             m.contestant.clone(),
-            or_absent(r.map(|r| r.mean), int),
+            or_absent(r.map(|r| r.median), int),
             r.and_then(|r| r.ci95_relative_pct()).map(|p| format!("±{p:.1}%")).unwrap_or_else(|| ABSENT.into()),
             or_absent(s.server_utilisation_pct, pct),
             or_absent(s.server_cpu_us_per_request, one),
@@ -241,8 +260,8 @@ fn classic(run: &RunResult, rows: &[(&Measurement, MeasurementSummary)]) -> Tabl
             or_absent(s.response_bytes.map(|b| b as f64), int),
             s.requests.to_string(),
             s.errors.total().to_string(),
-            or_absent(s.requests_per_s.as_ref().map(|r| r.mean), int),
-            or_absent(s.bytes_per_s.as_ref().map(|r| r.mean), int),
+            or_absent(s.requests_per_s.as_ref().map(|r| r.median), int),
+            or_absent(s.bytes_per_s.as_ref().map(|r| r.median), int),
             or_absent(l.min, ms),
             or_absent(l.p25, ms),
             or_absent(l.p50, ms),

@@ -8,6 +8,7 @@ pub mod html;
 pub mod html_page;
 pub mod json;
 pub mod markdown;
+pub mod steadiness;
 pub mod svg;
 pub mod table;
 

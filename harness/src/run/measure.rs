@@ -6,6 +6,11 @@ use crate::catalog::Contestant;
 use crate::launch::{start_verified, ServerSetup, Started};
 use crate::model::{Measurement, MeasurementStatus};
 
+use crate::model::FLAG_CPU_DRIFT;
+use crate::os::cpus::pin_process;
+
+use super::machine::drifted;
+use super::options::Rounds;
 use super::progress::{measurement_line, round_line};
 use super::rounds::{self, RoundPlan};
 use super::runner::{Live, Runner};
@@ -13,7 +18,21 @@ use super::runner::{Live, Runner};
 impl Runner<'_, '_> {
     pub(super) fn measure(&mut self, ready: &[&Contestant]) -> anyhow::Result<()> {
         let o = self.opts;
-        let rounds_each = u64::from(o.warmup + o.rounds) * o.connections.len() as u64;
+        // With --rounds auto the count is not known ahead: the bar counts up to max_rounds and drops what
+        // a measurement did not need.
+        let rounds_each = u64::from(o.warmup + o.max_rounds) * o.connections.len() as u64;
+        // The harness's own threads (this one, probes, log readers, the progress display) keep off the
+        // servers' CPUs; the speed probe alone visits them, between rounds. The process's CPUs are given
+        // back at the end, so that what runs next in it (another benchmark, in tests) sees them all.
+        let pinned = (!o.server_cpus.overlaps(&o.client_cpus)).then(|| pin_process(&o.client_cpus));
+        if pinned.as_ref().is_some_and(|p| p.failed > 0) {
+            self.ui.warn(&format!("some harness threads could not be pinned to the client CPUs {}", o.client_cpus));
+        }
+        self.measure_scenarios(ready, rounds_each)
+    }
+
+    fn measure_scenarios(&mut self, ready: &[&Contestant], rounds_each: u64) -> anyhow::Result<()> {
+        let o = self.opts;
         let total: u64 = o.scenarios.iter().map(|s| ready.iter().filter(|c| c.supports(s)).count() as u64).sum::<u64>() * rounds_each;
         self.ui.start(total, "measuring");
         for scenario in &o.scenarios {
@@ -99,83 +118,168 @@ impl Runner<'_, '_> {
         }
     }
 
-    /// Warm-up and measured rounds for every connection count, interleaved across the live servers; the
-    /// starting server rotates each round so no one is always first.
+    /// Warm-up and measured rounds for every connection count, interleaved across the live servers in a
+    /// new random order each pass (so that a slow stretch of the machine does not always fall on the same
+    /// neighbours). Only the server whose round it is runs: the others are frozen. Measured passes go on
+    /// until every measurement has its rounds (`Rounds`), or `max_rounds`.
     pub(super) fn rounds(&mut self, scenario: &str, live: &mut [Live]) -> anyhow::Result<()> {
         let o = self.opts;
-        let total = o.warmup + o.rounds;
-        let workdir = self.run_dir.join("logs");
+        for l in live.iter_mut() {
+            l.server.freeze();
+        }
         for (ci, &connections) in o.connections.iter().enumerate() {
-            for r in 0..total {
-                let n = live.len();
-                let (kind, index, of) = if r < o.warmup { ("warm-up", r + 1, o.warmup) } else { ("round", r - o.warmup + 1, o.rounds) };
-                let running = live.iter().filter(|l| !l.failed).count();
-                if running > 0 && !self.stopped() {
-                    self.ui.line(&format!("{scenario} c={connections}: {kind} {index} of {of} across {running} server(s)"));
-                }
-                for k in 0..n {
-                    if self.stopped() {
-                        return Ok(());
-                    }
-                    let l = &mut live[(k + r as usize) % n];
-                    if l.failed {
-                        continue;
-                    }
-                    let mi = l.measurements[ci];
-                    let warmup = r < o.warmup;
-                    self.ui.status(format!("{} {scenario} c={connections} {kind} {index}", l.contestant.name));
-                    self.run.measurements[mi].status = MeasurementStatus::Running;
-                    let plan = RoundPlan {
-                        opts: o,
-                        contestant: &l.contestant.name,
-                        scenario,
-                        micro: l.contestant.is_micro(),
-                        connections,
-                        response_bytes: l.response_bytes,
-                        workdir: &workdir,
-                    };
-                    let outcome = rounds::run_round(&mut l.server, &plan, index, warmup, self.stop);
-                    self.ui.step();
-                    let died = l.server.exited();
-                    let failure = match (outcome, died) {
-                        (_, Some(status)) => Some(l.server.explain(&format!(
-                            "the server exited ({status}) during {kind} {index} with {connections} connections"
-                        ))),
-                        (Ok(round), None) if round.load.interrupted => {
-                            // A round cut short by Ctrl-C is not a round; what finished before stays.
-                            self.run.measurements[mi].status = MeasurementStatus::Interrupted;
-                            None
-                        }
-                        (Err(_), None) if self.stopped() => {
-                            // The engine gave up on the interrupt before it had anything to report.
-                            self.run.measurements[mi].status = MeasurementStatus::Interrupted;
-                            None
-                        }
-                        (Err(e), None) => Some(format!("the load could not run in {kind} {index}: {e:#}")),
-                        (Ok(round), None) => {
-                            self.ui.detail(&round_line(&l.contestant.name, scenario, connections, &round));
-                            let m = &mut self.run.measurements[mi];
-                            m.rounds.push(round);
-                            if !warmup && index == o.rounds {
-                                m.status = MeasurementStatus::Measured;
-                                self.ui.line(&measurement_line(m));
-                            }
-                            None
-                        }
-                    };
-                    if let Some(reason) = failure {
-                        let first = reason.lines().next().unwrap_or_default().to_string();
-                        self.ui.line(&format!("{} {scenario}: failed: {first}", l.contestant.name));
-                        l.failed = true;
-                        let left = (o.connections.len() - ci) as u64 * u64::from(total) - u64::from(r) - 1;
-                        self.ui.drop_steps(left);
-                        let ms = l.measurements.clone();
-                        self.fail(&ms, reason);
-                    }
-                    (self.save)(self.run)?;
+            for r in 0..o.warmup {
+                if !self.pass(scenario, live, ci, connections, Pass::Warmup(r + 1)) {
+                    return Ok(());
                 }
             }
+            for pass in 1..=o.max_rounds {
+                let pending: Vec<usize> =
+                    (0..live.len()).filter(|&k| !live[k].failed && !self.has_its_rounds(live[k].measurements[ci])).collect();
+                if pending.is_empty() {
+                    break;
+                }
+                if !self.pass(scenario, live, ci, connections, Pass::Measured(pass)) {
+                    return Ok(());
+                }
+            }
+            for l in live.iter().filter(|l| !l.failed) {
+                let mi = l.measurements[ci];
+                let left = u64::from(o.max_rounds) - self.run.measurements[mi].rounds.iter().filter(|r| !r.warmup).count() as u64;
+                self.ui.drop_steps(left);
+                let m = &mut self.run.measurements[mi];
+                if m.status == MeasurementStatus::Running || m.status == MeasurementStatus::Pending {
+                    m.status = MeasurementStatus::Measured;
+                    self.ui.line(&measurement_line(m));
+                }
+            }
+            (self.save)(self.run)?;
         }
         Ok(())
     }
+
+    /// Whether a measurement has the rounds it needs: with a fixed count, that many that count; with auto,
+    /// at least 6 that count and a median interval within the target. Either way `max_rounds` ends it.
+    fn has_its_rounds(&self, mi: usize) -> bool {
+        let o = self.opts;
+        let m = &self.run.measurements[mi];
+        if m.rounds.iter().filter(|r| !r.warmup).count() as u32 >= o.max_rounds {
+            return true;
+        }
+        let used = m.measured_rounds().count() as u32;
+        match o.rounds {
+            Rounds::Fixed(n) => used >= n,
+            Rounds::Auto { target_ci_pct } => {
+                used >= o.rounds.minimum()
+                    && m.summary().requests_per_s.and_then(|s| s.ci95_relative_pct()).is_some_and(|p| p <= target_ci_pct)
+            }
+        }
+    }
+
+    /// One pass: a round of each live server that still needs one, in a new random order. False when the
+    /// run was interrupted.
+    fn pass(&mut self, scenario: &str, live: &mut [Live], ci: usize, connections: usize, pass: Pass) -> bool {
+        let mut order: Vec<usize> = (0..live.len())
+            .filter(|&k| !live[k].failed)
+            .filter(|&k| matches!(pass, Pass::Warmup(_)) || !self.has_its_rounds(live[k].measurements[ci]))
+            .collect();
+        self.shuffle.shuffle(&mut order);
+        if !order.is_empty() && !self.stopped() {
+            let what = match pass {
+                Pass::Warmup(i) => format!("warm-up {i} of {}", self.opts.warmup),
+                Pass::Measured(i) => format!("measured pass {i} (at most {})", self.opts.max_rounds),
+            };
+            self.ui.line(&format!("{scenario} c={connections}: {what} across {} server(s)", order.len()));
+        }
+        for k in order {
+            if self.stopped() {
+                return false;
+            }
+            self.one_round(scenario, &mut live[k], ci, connections, pass);
+            if (self.save)(self.run).is_err() {
+                self.ui.warn("could not save the results after a round");
+            }
+        }
+        !self.stopped()
+    }
+
+    /// One round of one server: its CPUs waited on until quiet and probed, the server thawed, the load, the
+    /// server frozen, the CPUs probed again; the round recorded with its flags, or the server failed.
+    fn one_round(&mut self, scenario: &str, l: &mut Live, ci: usize, connections: usize, pass: Pass) {
+        let o = self.opts;
+        let workdir = self.run_dir.join("logs");
+        let mi = l.measurements[ci];
+        let (warmup, kind) = match pass {
+            Pass::Warmup(_) => (true, "warm-up"),
+            Pass::Measured(_) => (false, "round"),
+        };
+        let index = self.run.measurements[mi].rounds.iter().filter(|r| r.warmup == warmup).count() as u32 + 1;
+        self.ui.status(format!("{} {scenario} c={connections} {kind} {index}", l.contestant.name));
+        self.run.measurements[mi].status = MeasurementStatus::Running;
+        // The probes and the wait for quiet CPUs see the machine without the server: frozen, it cannot
+        // slow a probe down with the tail of its own work.
+        let quiet_wait_ms = self.machine.wait_quiet();
+        let before = self.machine.probe();
+        l.server.thaw();
+        let plan = RoundPlan {
+            opts: o,
+            contestant: &l.contestant.name,
+            scenario,
+            micro: l.contestant.is_micro(),
+            connections,
+            response_bytes: l.response_bytes,
+            workdir: &workdir,
+        };
+        let outcome = rounds::run_round(&mut l.server, &plan, index, warmup, self.stop);
+        l.server.freeze();
+        let after = self.machine.probe();
+        let (cpu_speed, speed_index) = self.machine.judge(&before, &after);
+        self.ui.step();
+        let died = l.server.exited();
+        let failure = match (outcome, died) {
+            (_, Some(status)) => Some(l.server.explain(&format!(
+                "the server exited ({status}) during {kind} {index} with {connections} connections"
+            ))),
+            (Ok(round), None) if round.load.interrupted => {
+                // A round cut short by Ctrl-C is not a round; what finished before stays.
+                self.run.measurements[mi].status = MeasurementStatus::Interrupted;
+                None
+            }
+            (Err(_), None) if self.stopped() => {
+                // The engine gave up on the interrupt before it had anything to report.
+                self.run.measurements[mi].status = MeasurementStatus::Interrupted;
+                None
+            }
+            (Err(e), None) => Some(format!("the load could not run in {kind} {index}: {e:#}")),
+            (Ok(mut round), None) => {
+                round.machine.quiet_wait_ms = quiet_wait_ms;
+                round.machine.cpu_speed = cpu_speed;
+                round.machine.speed_index = speed_index;
+                if speed_index.is_some_and(drifted) {
+                    round.flags.push(FLAG_CPU_DRIFT.to_string());
+                }
+                self.ui.detail(&round_line(&l.contestant.name, scenario, connections, &round));
+                let m = &mut self.run.measurements[mi];
+                m.rounds.push(round);
+                None
+            }
+        };
+        if let Some(reason) = failure {
+            let first = reason.lines().next().unwrap_or_default().to_string();
+            self.ui.line(&format!("{} {scenario}: failed: {first}", l.contestant.name));
+            l.failed = true;
+            let done = self.run.measurements[mi].rounds.len() as u64;
+            let left = (self.opts.connections.len() - ci) as u64 * u64::from(self.opts.warmup + self.opts.max_rounds);
+            self.ui.drop_steps(left.saturating_sub(done));
+            let ms = l.measurements.clone();
+            self.fail(&ms, reason);
+        }
+    }
+}
+
+/// Which kind of pass a round belongs to, with its 1-based number.
+#[derive(Debug, Clone, Copy)]
+enum Pass {
+    Warmup(u32),
+    Measured(u32),
 }

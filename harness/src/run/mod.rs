@@ -6,10 +6,12 @@
 //!
 //! A server keeps running across all rounds and connection counts of a scenario: warm-up exists to warm
 //! the process that is then measured (JIT compilers, allocator pools, page faults), which a restart per
-//! round would throw away. The servers of the other contestants wait idle meanwhile.
+//! round would throw away. The servers of the other contestants are frozen (SIGSTOP) meanwhile, so that
+//! nothing of theirs runs on the server's CPUs during another's round (`machine` says what else did).
 
 mod conformance;
 pub mod environment;
+pub mod machine;
 mod measure;
 pub mod options;
 mod prepare;
@@ -106,7 +108,18 @@ pub fn bench(
     }
     save(&run)?;
 
-    let mut runner = Runner { opts, catalog, run_dir, ui, stop, run: &mut run, save };
+    let seed = run.config.shuffle_seed.unwrap_or_default();
+    let mut runner = Runner {
+        opts,
+        catalog,
+        run_dir,
+        ui,
+        stop,
+        run: &mut run,
+        save,
+        machine: machine::MachineWatch::new(opts.server_cpus.cpus(), opts.client_cpus.cpus()),
+        shuffle: fastrand::Rng::with_seed(seed),
+    };
     let ready = runner.prepare(&selected)?;
     if let Some(suite) = suite.filter(|_| opts.check && !runner.stopped()) {
         runner.check(suite, &ready)?;

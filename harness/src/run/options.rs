@@ -96,7 +96,9 @@ pub struct BenchOptions {
     pub workers: usize,
     pub client_threads: usize,
     pub warmup: u32,
-    pub rounds: u32,
+    pub rounds: Rounds,
+    /// The most measured rounds one measurement runs, those left out as disturbed included.
+    pub max_rounds: u32,
     pub stop: StopRule,
     pub tool: Tool,
     /// How the built-in load generator moves bytes (resolved: never `Auto`), and its name for the report.
@@ -135,7 +137,9 @@ pub struct BenchChoices {
     pub client_cpus: Option<String>,
     pub client_threads: Option<usize>,
     pub warmup: u32,
-    pub rounds: u32,
+    pub rounds: Rounds,
+    /// Default: `DEFAULT_MAX_ROUNDS` with auto, twice the count with a fixed count.
+    pub max_rounds: Option<u32>,
     pub duration: Option<Duration>,
     pub requests: Option<u64>,
     pub tool: Tool,
@@ -166,7 +170,8 @@ impl BenchChoices {
             client_cpus: None,
             client_threads: None,
             warmup: 1,
-            rounds: 3,
+            rounds: Rounds::Auto { target_ci_pct: DEFAULT_TARGET_CI_PCT },
+            max_rounds: None,
             duration: None,
             requests: None,
             tool: Tool::Builtin,
@@ -182,8 +187,51 @@ impl BenchChoices {
     }
 }
 
-/// Default length of a round: short, for a quick first run.
-pub const DEFAULT_ROUND: Duration = Duration::from_secs(2);
+/// Default length of a round: short, so that a slow stretch of the machine (5 to 20 s on a shared VM)
+/// spoils few rounds, and many rounds fit (docs/methodology.md).
+pub const DEFAULT_ROUND: Duration = Duration::from_secs(1);
+/// `--target-ci`: the half-width of the median's 95% interval that ends a measurement's rounds, in percent.
+pub const DEFAULT_TARGET_CI_PCT: f64 = 3.0;
+/// `--max-rounds` with `--rounds auto`.
+pub const DEFAULT_MAX_ROUNDS: u32 = 10;
+
+/// How many measured rounds a measurement gets.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Rounds {
+    /// Until the median's 95% interval is within ± target_ci_pct (at least 6 rounds, the fewest with an
+    /// interval), or `max_rounds`.
+    Auto { target_ci_pct: f64 },
+    /// This many rounds that count; rounds left out are run again, up to `max_rounds`.
+    Fixed(u32),
+}
+
+impl Rounds {
+    /// `auto` or a count, as `--rounds` takes it.
+    pub fn parse(text: &str, target_ci_pct: f64) -> anyhow::Result<Rounds> {
+        if text == "auto" {
+            return Ok(Rounds::Auto { target_ci_pct });
+        }
+        match text.parse::<u32>() {
+            Ok(n) if n >= 1 => Ok(Rounds::Fixed(n)),
+            _ => anyhow::bail!("--rounds takes auto or a count of at least 1, not '{text}'"),
+        }
+    }
+
+    /// The fewest rounds that can end a measurement.
+    pub fn minimum(&self) -> u32 {
+        match *self {
+            Rounds::Auto { .. } => crate::stats::rounds::MIN_FOR_CI as u32,
+            Rounds::Fixed(n) => n,
+        }
+    }
+
+    pub fn name(&self) -> String {
+        match *self {
+            Rounds::Auto { .. } => "auto".into(),
+            Rounds::Fixed(n) => n.to_string(),
+        }
+    }
+}
 
 impl BenchOptions {
     pub fn new(c: BenchChoices) -> anyhow::Result<BenchOptions> {
@@ -194,7 +242,25 @@ impl BenchOptions {
         anyhow::ensure!(!c.scenarios.is_empty(), "give at least one --scenario");
         anyhow::ensure!(!c.connections.is_empty() && c.connections.iter().all(|&n| n > 0), "-c takes connection counts above 0, such as 64 or 8,64,256");
         anyhow::ensure!(c.pipeline >= 1, "--pipeline must be at least 1");
-        anyhow::ensure!(c.rounds >= 1, "--rounds must be at least 1");
+        let max_rounds = match (c.rounds, c.max_rounds) {
+            (Rounds::Fixed(n), None) => n.saturating_mul(2),
+            (Rounds::Auto { .. }, None) => DEFAULT_MAX_ROUNDS,
+            (_, Some(m)) => m,
+        };
+        match c.rounds {
+            Rounds::Fixed(n) => {
+                anyhow::ensure!(n >= 1, "--rounds must be at least 1");
+                anyhow::ensure!(max_rounds >= n, "--max-rounds {max_rounds} is below --rounds {n}");
+            }
+            Rounds::Auto { target_ci_pct } => {
+                anyhow::ensure!(target_ci_pct > 0.0, "--target-ci must be above 0%, such as 3%");
+                anyhow::ensure!(
+                    max_rounds as usize >= crate::stats::rounds::MIN_FOR_CI,
+                    "--max-rounds must be at least {} with --rounds auto (the fewest rounds with a 95% interval)",
+                    crate::stats::rounds::MIN_FOR_CI
+                );
+            }
+        }
         if c.pipeline > 1 && c.scenarios.iter().any(|s| s != "plaintext") {
             notes.push("--pipeline is meant for the plaintext scenario (servers that parse requests); other scenarios answer per read".into());
         }
@@ -281,6 +347,7 @@ impl BenchOptions {
             client_threads,
             warmup: c.warmup,
             rounds: c.rounds,
+            max_rounds,
             stop,
             tool: c.tool,
             client_io,

@@ -34,7 +34,7 @@ pub fn measurement_line(m: &Measurement) -> String {
         m.contestant,
         m.scenario,
         m.connections,
-        rps.map(|r| format!("{:.0}", r.mean)).unwrap_or_else(|| "-".into()),
+        rps.map(|r| format!("{:.0}", r.median)).unwrap_or_else(|| "-".into()),
         or_absent(s.server_utilisation_pct, pct),
         or_absent(s.server_cpu_us_per_request, one),
         or_absent(s.peak_rss_bytes.map(|b| b as f64), mib),

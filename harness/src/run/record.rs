@@ -20,7 +20,16 @@ pub(super) fn run_config(o: &BenchOptions) -> RunConfig {
         workers: o.workers,
         client_threads: o.client_threads,
         warmup_rounds: o.warmup,
-        measured_rounds: o.rounds,
+        measured_rounds: match o.rounds {
+            options::Rounds::Fixed(n) => n,
+            options::Rounds::Auto { .. } => o.max_rounds,
+        },
+        rounds: o.rounds.name(),
+        target_ci_pct: match o.rounds {
+            options::Rounds::Auto { target_ci_pct } => Some(target_ci_pct),
+            options::Rounds::Fixed(_) => None,
+        },
+        max_rounds: Some(o.max_rounds),
         duration_s: match o.stop {
             StopRule::Duration(d) => Some(d.as_secs_f64()),
             StopRule::Requests(_) => None,
@@ -32,6 +41,9 @@ pub(super) fn run_config(o: &BenchOptions) -> RunConfig {
         tool: o.tool.name().into(),
         client_io: if o.tool == options::Tool::Builtin { o.client_io_name.clone() } else { String::new() },
         timeout_s: o.timeout.as_secs_f64(),
+        shuffle_seed: Some(
+            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64),
+        ),
     }
 }
 

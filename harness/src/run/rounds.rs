@@ -9,7 +9,11 @@ use std::time::Instant;
 use crate::launch::probe::Sampler;
 use crate::launch::server::Server;
 use crate::load::{self, LoadConfig, Mode, Stop, Workload};
-use crate::model::{Round, ServerUsage, BUSY_THRESHOLD_PCT, FLAG_CLIENT_BOUND, FLAG_ERRORS, FLAG_INTERRUPTED, FLAG_SERVER_UNPROBED};
+use crate::model::{
+    Round, RoundMachine, ServerUsage, BUSY_THRESHOLD_PCT, DISTURBED_THRESHOLD_PCT, FLAG_CLIENT_BOUND, FLAG_DISTURBED, FLAG_ERRORS,
+    FLAG_INTERRUPTED, FLAG_SERVER_UNPROBED,
+};
+use crate::os::cpustat::{ticks_per_s, CpuStat};
 
 use super::options::{BenchOptions, ModeKind, StopRule, Tool};
 use super::tools::{self, ToolRun};
@@ -59,6 +63,7 @@ pub fn run_round(server: &mut Server, plan: &RoundPlan, index: u32, warmup: bool
     let o = plan.opts;
     let label = format!("{}.{}.c{}", plan.contestant, plan.scenario, plan.connections);
     let sampler = Sampler::spawn(server.pid(), server.pid());
+    let stat_before = CpuStat::read();
     let started = Instant::now();
     let outcome = match o.tool {
         Tool::Builtin => load_config(plan, server.addr()).and_then(|cfg| load::run(&cfg, stop.clone())).map(|r| (r, None)),
@@ -81,6 +86,7 @@ pub fn run_round(server: &mut Server, plan: &RoundPlan, index: u32, warmup: bool
         .map(|(r, points)| (r, Some(points))),
     };
     let wall_s = started.elapsed().as_secs_f64();
+    let stat_after = CpuStat::read();
     let usage = sampler.finish();
     server.remember(&usage.members);
     let (mut load, tool_latency_ns) = outcome?;
@@ -107,6 +113,10 @@ pub fn run_round(server: &mut Server, plan: &RoundPlan, index: u32, warmup: bool
     if load.errors.total() > 0 {
         flags.push(FLAG_ERRORS.to_string());
     }
+    let machine = interference(o, usage.cpu_s, wall_s, stat_before.as_ref(), stat_after.as_ref());
+    if machine.foreign_pct.is_some_and(|p| p > DISTURBED_THRESHOLD_PCT) || machine.steal_pct.is_some_and(|p| p > DISTURBED_THRESHOLD_PCT) {
+        flags.push(FLAG_DISTURBED.to_string());
+    }
     if load.interrupted {
         flags.push(FLAG_INTERRUPTED.to_string());
     }
@@ -126,5 +136,29 @@ pub fn run_round(server: &mut Server, plan: &RoundPlan, index: u32, warmup: bool
         tool_latency_ns,
         client_busy_pct,
         flags,
+        machine,
     })
 }
+
+/// Foreign time on the server's CPUs (what ran there besides the server's tree) and steal on the server's
+/// and the client's CPUs, as shares of the window. Interrupt time is left out of foreign: the kernel
+/// charges the server's own network interrupts to no task.
+fn interference(o: &BenchOptions, server_cpu_s: Option<f64>, wall_s: f64, before: Option<&CpuStat>, after: Option<&CpuStat>) -> RoundMachine {
+    let (Some(before), Some(after)) = (before, after) else { return RoundMachine::default() };
+    let tps = ticks_per_s();
+    let share = |ticks: u64, cpus: usize| ticks as f64 / tps / (wall_s * cpus.max(1) as f64) * 100.0;
+    let server = after.since(before, o.server_cpus.cpus());
+    let client = after.since(before, o.client_cpus.cpus());
+    let foreign_pct = match (server, server_cpu_s) {
+        (Some(d), Some(own)) if wall_s > 0.0 => {
+            Some(((d.tasks as f64 / tps - own) / (wall_s * o.server_cpus.len().max(1) as f64) * 100.0).max(0.0))
+        }
+        _ => None,
+    };
+    let steal_pct = match (server, client) {
+        (Some(s), Some(c)) if wall_s > 0.0 => Some(share(s.steal, o.server_cpus.len()).max(share(c.steal, o.client_cpus.len()))),
+        _ => None,
+    };
+    RoundMachine { foreign_pct, steal_pct, ..RoundMachine::default() }
+}
+

@@ -11,6 +11,7 @@ use crate::launch::server::Server;
 use crate::model::{ContestantRecord, MeasurementStatus, RunResult};
 use crate::ui::Ui;
 
+use super::machine::MachineWatch;
 use super::options::BenchOptions;
 use super::Save;
 
@@ -34,6 +35,10 @@ pub(super) struct Runner<'a, 's> {
     pub(super) stop: &'a Arc<AtomicBool>,
     pub(super) run: &'a mut RunResult,
     pub(super) save: &'a mut Save<'s>,
+    /// The run's speed probes, to judge each round's against.
+    pub(super) machine: MachineWatch,
+    /// The order of the servers in each pass (seeded: `config.shuffle_seed`).
+    pub(super) shuffle: fastrand::Rng,
 }
 
 impl<'a, 's> Runner<'a, 's> {

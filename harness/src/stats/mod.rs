@@ -1,5 +1,5 @@
-//! Histograms, round statistics, and the significance test that compares two runs.
+//! Histograms, round statistics (median and its interval), and the rank test that compares two runs.
 
 pub mod histogram;
+pub mod rank;
 pub mod rounds;
-pub mod significance;

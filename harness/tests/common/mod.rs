@@ -28,22 +28,30 @@ fn copy_dir(src: &Path, dst: &Path) {
     }
 }
 
-/// Processes whose command line mentions `marker` (a temporary folder), other than zombies.
-pub fn processes_mentioning(marker: &Path) -> Vec<String> {
-    let marker = marker.to_string_lossy().to_string();
+/// Every process: (pid, command line with spaces for NULs, state letter from /proc/<pid>/stat).
+pub fn processes() -> Vec<(u32, String, char)> {
     let mut found = Vec::new();
     for entry in std::fs::read_dir("/proc").unwrap().flatten() {
         let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else { continue };
         let Ok(cmdline) = std::fs::read(format!("/proc/{pid}/cmdline")) else { continue };
         let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
-        let zombie = std::fs::read_to_string(format!("/proc/{pid}/stat"))
-            .map(|s| s.rsplit_once(')').map(|(_, r)| r.trim_start().starts_with('Z')).unwrap_or(false))
-            .unwrap_or(true);
-        if cmdline.contains(&marker) && !zombie {
-            found.push(format!("{pid}: {cmdline}"));
-        }
+        let state = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .ok()
+            .and_then(|s| s.rsplit_once(')').and_then(|(_, r)| r.trim_start().chars().next()))
+            .unwrap_or('Z');
+        found.push((pid, cmdline, state));
     }
     found
+}
+
+/// Processes whose command line mentions `marker` (a temporary folder), other than zombies.
+pub fn processes_mentioning(marker: &Path) -> Vec<String> {
+    let marker = marker.to_string_lossy().to_string();
+    processes()
+        .into_iter()
+        .filter(|(_, cmdline, state)| cmdline.contains(&marker) && *state != 'Z')
+        .map(|(pid, cmdline, _)| format!("{pid}: {cmdline}"))
+        .collect()
 }
 
 /// Waits up to `limit` for `done`.
@@ -111,4 +119,12 @@ pub fn listen_loopback(backlog: i32) -> std::net::TcpListener {
     // listen() again on a listening socket only changes its backlog.
     assert_eq!(unsafe { libc::listen(listener.as_raw_fd(), backlog) }, 0, "listen: {}", std::io::Error::last_os_error());
     listener
+}
+
+/// Benchmarks (and builds) in one test binary run one at a time: two at once would share the server's
+/// CPU, and each would rightly flag the other's rounds `disturbed` and run them again. Hold the guard for
+/// the whole test.
+pub fn one_bench_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    LOCK.lock().unwrap_or_else(|e| e.into_inner())
 }

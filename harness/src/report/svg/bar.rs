@@ -25,7 +25,7 @@ pub struct BarGroup {
 #[derive(Debug, Clone, PartialEq)]
 pub struct BarChart {
     pub title: String,
-    /// Names the quantity on the axis, e.g. "requests per second (mean of rounds, 95% CI)".
+    /// Names the quantity on the axis, e.g. "requests per second (median of rounds, 95% CI)".
     pub axis_label: String,
     pub unit: Unit,
     pub groups: Vec<BarGroup>,

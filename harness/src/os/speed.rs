@@ -1,0 +1,104 @@
+//! How fast each CPU is right now: a short fixed probe, run on every CPU of a list at once (each thread
+//! pinned to its CPU), of a pure user-space loop and then a loop of cheap system calls. On a virtual machine
+//! the same CPU runs at different speeds from minute to minute (its host is shared), and a round measured
+//! in a slow stretch reads as a slower server; a probe beside each round tells such rounds apart.
+
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+
+/// One CPU's speed: loop iterations per millisecond.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct CpuSpeed {
+    pub cpu: usize,
+    /// Pure user-space arithmetic (no memory traffic, no system calls).
+    pub user_per_ms: f64,
+    /// `getppid()` system calls, which also cross into the kernel and back as a server's calls do.
+    pub syscall_per_ms: f64,
+}
+
+/// The name of every probe thread, so a test can tell it from the harness's other threads (it is the only
+/// one allowed on a server's CPUs, between rounds).
+pub const THREAD_NAME: &str = "speed-probe";
+
+/// Probes every CPU of `cpus` at once for `each` of each loop. A CPU the thread could not be pinned to is
+/// left out (a figure from the wrong CPU would mislead).
+pub fn probe(cpus: &[usize], each: Duration) -> Vec<CpuSpeed> {
+    let handles: Vec<_> = cpus
+        .iter()
+        .map(|&cpu| {
+            std::thread::Builder::new()
+                .name(THREAD_NAME.into())
+                .spawn(move || {
+                    pin_current_thread(cpu).ok()?;
+                    Some(CpuSpeed { cpu, user_per_ms: user_loop(each), syscall_per_ms: syscall_loop(each) })
+                })
+                .ok()
+        })
+        .collect();
+    handles.into_iter().flatten().filter_map(|h| h.join().ok().flatten()).collect()
+}
+
+/// Pins the calling thread to one CPU.
+pub fn pin_current_thread(cpu: usize) -> std::io::Result<()> {
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    unsafe { libc::CPU_SET(cpu, &mut set) };
+    if unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Iterations per ms of a dependent chain of integer operations (an xorshift step), checked against the
+/// clock every 1,024 iterations.
+fn user_loop(each: Duration) -> f64 {
+    let start = Instant::now();
+    let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+    let mut n: u64 = 0;
+    loop {
+        for _ in 0..1024 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+        }
+        n += 1024;
+        let e = start.elapsed();
+        if e >= each {
+            std::hint::black_box(x);
+            return n as f64 / (e.as_secs_f64() * 1000.0);
+        }
+    }
+}
+
+/// getppid() calls per ms (a system call that does no work, so it times the entry and exit).
+fn syscall_loop(each: Duration) -> f64 {
+    let start = Instant::now();
+    let mut n: u64 = 0;
+    loop {
+        for _ in 0..64 {
+            std::hint::black_box(unsafe { libc::syscall(libc::SYS_getppid) });
+        }
+        n += 64;
+        let e = start.elapsed();
+        if e >= each {
+            return n as f64 / (e.as_secs_f64() * 1000.0);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn probes_each_cpu_it_can_pin_to() {
+        let allowed = crate::os::cpus::CpuSet::allowed();
+        let speeds = probe(allowed.cpus(), Duration::from_millis(5));
+        assert_eq!(speeds.iter().map(|s| s.cpu).collect::<Vec<_>>(), allowed.cpus());
+        for s in &speeds {
+            assert!(s.user_per_ms > 0.0 && s.syscall_per_ms > 0.0, "{s:?}");
+        }
+        // A CPU that does not exist is left out, not reported as zero.
+        assert!(probe(&[libc::CPU_SETSIZE as usize - 1], Duration::from_millis(1)).is_empty());
+    }
+}

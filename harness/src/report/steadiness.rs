@@ -1,0 +1,42 @@
+//! How steady the machine was during a run, in one sentence for the report header: rounds left out as
+//! disturbed, rounds flagged cpu-drift, the spread of the CPU speed probes, interference and the waits for quiet CPUs.
+
+use crate::model::{RunResult, FLAG_CPU_DRIFT, FLAG_DISTURBED};
+use crate::stats::rounds::median;
+
+pub fn describe(run: &RunResult) -> String {
+    let rounds: Vec<_> = run.measurements.iter().flat_map(|m| &m.rounds).collect();
+    let probed: Vec<f64> = rounds.iter().filter_map(|r| r.machine.speed_index).collect();
+    if rounds.is_empty() {
+        return "no rounds yet".into();
+    }
+    let measured = rounds.iter().filter(|r| !r.warmup).count();
+    let count = |flag: &str| rounds.iter().filter(|r| !r.warmup && r.has_flag(flag)).count();
+    let mut parts = vec![format!(
+        "{measured} measured rounds, {} left out as {FLAG_DISTURBED} (and run again), {} flagged {FLAG_CPU_DRIFT} (kept)",
+        count(FLAG_DISTURBED),
+        count(FLAG_CPU_DRIFT)
+    )];
+    if probed.is_empty() {
+        parts.push("no CPU speed probes".into());
+    } else {
+        let lo = probed.iter().copied().fold(f64::INFINITY, f64::min);
+        let hi = probed.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        parts.push(format!("CPU speed around each round {lo:.2}x to {hi:.2}x of the run's median"));
+    }
+    let foreign: Vec<f64> = rounds.iter().filter_map(|r| r.machine.foreign_pct).collect();
+    let steal: Vec<f64> = rounds.iter().filter_map(|r| r.machine.steal_pct).collect();
+    if !foreign.is_empty() {
+        parts.push(format!(
+            "foreign time on the server CPUs median {:.1}%, at most {:.1}%; steal at most {:.1}%",
+            median(&foreign),
+            foreign.iter().copied().fold(0.0, f64::max),
+            steal.iter().copied().fold(0.0, f64::max)
+        ));
+    }
+    let waits: Vec<f64> = rounds.iter().filter_map(|r| r.machine.quiet_wait_ms).collect();
+    if !waits.is_empty() {
+        parts.push(format!("waits for quiet server CPUs at most {:.0} ms", waits.iter().copied().fold(0.0, f64::max)));
+    }
+    parts.join("; ")
+}

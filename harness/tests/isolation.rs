@@ -1,0 +1,178 @@
+//! Isolation during a round, from real runs: while one contestant is measured the others are frozen and
+//! the harness's threads stay off the server's CPUs; a CPU hog on the server's CPU in the middle of a run
+//! disturbs the rounds it overlaps, which are flagged `disturbed`, left out and run again, and the final
+//! median falls within the interval of an undisturbed run. In a file of its own, one test, so that no
+//! other test shares the CPUs meanwhile.
+
+mod common;
+
+use std::process::{Child, Command};
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serverbench::catalog::{Catalog, Selection};
+use serverbench::model::{RunResult, FLAG_DISTURBED};
+use serverbench::os::cpus::CpuSet;
+use serverbench::run::options::{BenchChoices, BenchOptions, Rounds};
+use serverbench::ui::{Ui, Verbosity};
+
+fn options(names: &[&str], rounds: u32, max_rounds: u32, catalog: &std::path::Path, out: &std::path::Path) -> BenchOptions {
+    BenchOptions::new(BenchChoices {
+        selection: Selection { terms: names.iter().map(|n| n.to_string()).collect(), ..Default::default() },
+        connections: vec![4],
+        warmup: 1,
+        rounds: Rounds::Fixed(rounds),
+        max_rounds: Some(max_rounds),
+        duration: Some(Duration::from_millis(500)),
+        start_timeout: Duration::from_secs(20),
+        install: false,
+        ..BenchChoices::new(catalog.to_path_buf(), out.to_path_buf())
+    })
+    .unwrap()
+}
+
+/// A benchmark of the cost fixtures, with `after_round` called with the model after every round.
+fn bench(opts: &BenchOptions, after_round: &mut dyn FnMut(&RunResult)) -> RunResult {
+    let catalog = Catalog::discover(&opts.catalog_root).unwrap();
+    let (id, dir) = serverbench::run::create_run_dir(&opts.out_dir).unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
+    let ui = Ui::new(Verbosity::Quiet);
+    serverbench::run::bench(opts, &catalog, &id, &dir, &ui, &stop, None, &mut |run| {
+        if run.measurements.iter().any(|m| !m.rounds.is_empty()) {
+            after_round(run);
+        }
+        Ok(())
+    })
+    .unwrap()
+}
+
+fn rounds_so_far(run: &RunResult) -> usize {
+    run.measurements.iter().flat_map(|m| &m.rounds).filter(|r| !r.warmup).count()
+}
+
+#[test]
+fn only_the_measured_server_runs_and_a_cpu_hog_is_seen() {
+    only_the_measured_server_runs_and_the_harness_keeps_off_its_cpus();
+    a_cpu_hog_disturbs_the_rounds_it_overlaps_and_they_are_run_again();
+}
+
+/// cost-restless keeps a child spinning on the server's CPU: frozen, it takes nothing from cost-busy's
+/// rounds; thawed, it would take about half.
+fn only_the_measured_server_runs_and_the_harness_keeps_off_its_cpus() {
+    let (tmp, catalog) = common::fixture_copy("cost");
+    let opts = options(&["cost-busy", "cost-restless"], 3, 6, &catalog, &tmp.path().join("results"));
+    let client = opts.client_cpus.to_string();
+    let all_before = CpuSet::allowed();
+    let mine_before = threads()[0].1.clone();
+    let mut checks = 0;
+    let run = bench(&opts, &mut |_| {
+        // Between rounds every server process is stopped, the spinning child included.
+        let servers: Vec<(u32, char)> = fixture_processes(tmp.path());
+        if servers.is_empty() {
+            return; // the saves after the servers were stopped
+        }
+        assert!(servers.len() >= 3, "two servers and the spinning child: {servers:?}");
+        assert!(servers.iter().all(|(_, state)| *state == 'T'), "a server runs between rounds: {servers:?}");
+        // Every harness thread but the speed probe may run on the client CPUs only.
+        for (name, allowed) in threads() {
+            if name != serverbench::os::speed::THREAD_NAME {
+                assert_eq!(allowed, client, "harness thread {name} may run on {allowed}");
+            }
+        }
+        checks += 1;
+    });
+    assert!(checks >= 8, "{checks} checks");
+    let busy = run.measurements.iter().find(|m| m.contestant == "cost-busy").unwrap();
+    for r in busy.rounds.iter() {
+        let foreign = r.machine.foreign_pct.expect("foreign time was read");
+        assert!(foreign < 3.0 && !r.has_flag(FLAG_DISTURBED), "cost-busy's round shared its CPU: {foreign:.1}% foreign");
+        assert!(r.server.utilisation_pct.unwrap() > 85.0, "{:?}", r.server);
+    }
+    assert!(common::processes_mentioning(tmp.path()).is_empty());
+    // The process has its CPUs back: a benchmark run after this one in it splits them as this one did.
+    assert_eq!(CpuSet::allowed(), all_before);
+    assert_eq!(threads()[0].1, mine_before);
+}
+
+/// A spinning process pinned to the server's CPU from the end of measured round 2 until two more rounds
+/// have run.
+fn a_cpu_hog_disturbs_the_rounds_it_overlaps_and_they_are_run_again() {
+    let (tmp, catalog) = common::fixture_copy("cost");
+    let quiet = options(&["cost-busy"], 6, 16, &catalog, &tmp.path().join("quiet"));
+    let undisturbed = bench(&quiet, &mut |_| {});
+    let reference = undisturbed.measurements[0].summary();
+    let (low, high) = reference.requests_per_s.as_ref().and_then(|s| s.ci95).expect("six rounds give an interval");
+
+    let opts = options(&["cost-busy"], 6, 16, &catalog, &tmp.path().join("hogged"));
+    let server_cpus = opts.server_cpus.clone();
+    let mut hog: Option<Child> = None;
+    let mut hogged_rounds = Vec::new();
+    let mut last = 0;
+    let run = bench(&opts, &mut |run| {
+        let n = rounds_so_far(run);
+        if n == last {
+            return; // not after a round
+        }
+        last = n;
+        if n == 2 && hog.is_none() && hogged_rounds.is_empty() {
+            hog = Some(spin_on(&server_cpus));
+        } else if hog.is_some() && hogged_rounds.len() < 2 {
+            hogged_rounds.push(n);
+            if hogged_rounds.len() == 2 {
+                let mut h = hog.take().unwrap();
+                h.kill().unwrap();
+                h.wait().unwrap();
+            }
+        }
+    });
+    let m = &run.measurements[0];
+    let measured: Vec<_> = m.rounds.iter().filter(|r| !r.warmup).collect();
+    for &n in &hogged_rounds {
+        let r = measured[n - 1];
+        assert!(r.has_flag(FLAG_DISTURBED), "round {n} ran beside the hog: {:?}, {:.1}% foreign", r.flags, r.machine.foreign_pct.unwrap_or(-1.0));
+        assert!(r.machine.foreign_pct.unwrap() > 20.0, "{:?}", r.machine);
+    }
+    let s = m.summary();
+    assert_eq!(s.rounds_used, 6, "the disturbed rounds were run again");
+    assert!(s.rounds_disturbed >= 2);
+    // Within the undisturbed run's interval, widened by the noise band that `compare` allows between two
+    // runs of an unchanged machine (3%): the machine itself moves by a percent between runs.
+    let median = s.median_rps.unwrap();
+    let band = 1.0 + serverbench::compare::DEFAULT_NOISE_PCT / 100.0;
+    assert!(
+        low / band <= median && median <= high * band,
+        "median {median:.0} outside the undisturbed interval {low:.0}..{high:.0} (±3%)"
+    );
+}
+
+/// `python3 -c 'while True: pass'` pinned to `cpus`.
+fn spin_on(cpus: &CpuSet) -> Child {
+    let mut cmd = Command::new("python3");
+    cmd.args(["-c", "while True: pass"]);
+    serverbench::os::process::spawn_group(&mut cmd, Some(cpus)).unwrap()
+}
+
+/// (pid, state) of the fixture servers started from `marker` and their spinning children.
+fn fixture_processes(marker: &std::path::Path) -> Vec<(u32, char)> {
+    let marker = marker.to_string_lossy().to_string();
+    common::processes()
+        .into_iter()
+        .filter(|(_, cmdline, state)| {
+            (cmdline.contains(&marker) || cmdline.contains("restless-child")) && cmdline.contains("python3") && *state != 'Z'
+        })
+        .map(|(pid, _, state)| (pid, state))
+        .collect()
+}
+
+/// (name, Cpus_allowed_list) of every thread of this process.
+fn threads() -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for t in std::fs::read_dir("/proc/self/task").unwrap().flatten() {
+        let comm = std::fs::read_to_string(t.path().join("comm")).unwrap_or_default().trim().to_string();
+        let status = std::fs::read_to_string(t.path().join("status")).unwrap_or_default();
+        let allowed = status.lines().find_map(|l| l.strip_prefix("Cpus_allowed_list:")).unwrap_or("").trim().to_string();
+        out.push((comm, allowed));
+    }
+    out
+}
