@@ -203,3 +203,42 @@ fn the_command_prints_markdown_and_writes_the_page() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("give the folder of a run"));
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// Two default runs of this project, back to back on an unchanged 2-CPU VM (10 rounds of 1 s each for 32
+/// contestants; histograms emptied to keep the files small): compare calls none of the 32 changed, and
+/// sees a change planted into one contestant's rounds of B.
+#[test]
+fn two_unchanged_runs_are_the_same_and_a_planted_change_is_seen() {
+    let (a, b) = (load("unchanged-A"), load("unchanged-B"));
+    let req_s = |c: &Comparison, name: &str| {
+        c.rows.iter().find(|r| r.key.contestant == name).unwrap_or_else(|| panic!("{name}")).changes[0].clone()
+    };
+    let c = compare(&a, &b, Rules::default());
+    assert_eq!(c.rows.len(), 32);
+    let flagged: Vec<&str> = c
+        .rows
+        .iter()
+        .filter(|r| matches!(r.changes[0].verdict, Verdict::Better | Verdict::Worse))
+        .map(|r| r.key.contestant.as_str())
+        .collect();
+    assert!(flagged.len() <= 2, "unchanged runs called changed: {flagged:?}");
+    assert_eq!(c.machine_factor, 1.0, "{:?}", c.machine);
+
+    let mut planted = b.clone();
+    for m in planted.measurements.iter_mut() {
+        let factor = match m.contestant.as_str() {
+            "rust-smol" => 0.64,
+            "c-epoll" => 1.5,
+            _ => continue,
+        };
+        for r in m.rounds.iter_mut() {
+            r.load.requests = (r.load.requests as f64 * factor).round() as u64;
+        }
+    }
+    let c = compare(&a, &planted, Rules::default());
+    let smol = req_s(&c, "rust-smol");
+    assert_eq!(smol.verdict, Verdict::Worse, "{smol:?}");
+    assert!((smol.ratio.unwrap() - 0.64).abs() < 0.1, "{smol:?}");
+    assert_eq!(req_s(&c, "c-epoll").verdict, Verdict::Better);
+    assert_eq!(req_s(&c, "go-net").verdict, Verdict::Same);
+}
