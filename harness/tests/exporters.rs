@@ -43,6 +43,7 @@ fn round(index: u32, warmup: bool, requests: u64, latencies_us: &[u64], cpu_s: f
             utilisation_pct: Some(cpu_s / 2.0 * 100.0),
             cpu_us_per_request: Some(cpu_s * 1e6 / requests as f64),
             peak_rss_bytes: Some(3 * 1024 * 1024 + index as u64 * 4096),
+            pss_bytes: Some(2 * 1024 * 1024),
             processes: 1,
         },
         client_busy_pct: Some(95.0),
@@ -141,6 +142,7 @@ fn model() -> RunResult {
             target_ci_pct: None,
             max_rounds: Some(6),
             shuffle_seed: Some(1),
+            notes: vec![],
             duration_s: Some(2.0),
             requests_per_connection: None,
             tool: "builtin".into(),
@@ -243,7 +245,7 @@ fn a_figure_that_could_not_be_measured_is_absent_not_zero() {
     let m = run.measurements.iter_mut().find(|m| m.status == MeasurementStatus::Measured && m.tool == "builtin").unwrap();
     let name = m.contestant.clone();
     let r = m.rounds.iter_mut().find(|r| !r.warmup).unwrap();
-    r.server = ServerUsage { cpu_s: None, utilisation_pct: None, cpu_us_per_request: None, peak_rss_bytes: None, ..r.server.clone() };
+    r.server = ServerUsage { cpu_s: None, utilisation_pct: None, cpu_us_per_request: None, peak_rss_bytes: None, pss_bytes: None, ..r.server.clone() };
     r.flags.push(FLAG_SERVER_UNPROBED.into());
     let s = m.summary();
     assert_eq!((s.server_utilisation_pct, s.server_cpu_us_per_request, s.peak_rss_bytes), (None, None, None));
@@ -258,8 +260,8 @@ fn a_figure_that_could_not_be_measured_is_absent_not_zero() {
     }
     let markdown = String::from_utf8(report::markdown::Markdown.serialize(&run).unwrap()).unwrap();
     let line = markdown.lines().find(|l| l.starts_with(&format!("| {name} "))).unwrap();
-    // server CPU %, CPU us/req and peak RSS, and the 95% CI, which three rounds cannot give.
-    assert_eq!(line.matches("n/a").count(), 4, "{line}");
+    // server CPU %, CPU us/req, peak RSS and PSS, and the 95% CI, which three rounds cannot give.
+    assert_eq!(line.matches("n/a").count(), 5, "{line}");
     let json: serde_json::Value = serde_json::from_slice(&report::json::Json.serialize(&run).unwrap()).unwrap();
     let stored = json["measurements"].as_array().unwrap().iter().find(|m| m["contestant"] == name.as_str()).unwrap();
     let round = stored["rounds"].as_array().unwrap().iter().find(|r| r["warmup"] == false).unwrap();

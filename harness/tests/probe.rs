@@ -36,6 +36,9 @@ fn the_probe_sees_the_cpu_and_memory_of_a_busy_grandchild() {
     assert!(cpu_s < 1.5 * CpuSet::allowed().len() as f64 + 0.5, "no more than the window allows: {cpu_s} s");
     assert!(usage.members.len() >= 3, "leader, sleep and the spinning child: {:?}", usage.members);
     assert!(usage.peak_rss_bytes.is_some_and(|b| b > 0));
+    // PSS divides the pages the tree's processes share: never more than the RSS sum.
+    let pss = usage.pss_bytes.expect("smaps_rollup of the tree was read");
+    assert!(pss > 0 && pss <= usage.peak_rss_bytes.unwrap() + 4096 * 64, "PSS {pss} B, RSS {:?}", usage.peak_rss_bytes);
 
     let report = server.stop(Duration::from_secs(2));
     assert!(report.survivors.is_empty(), "{:?}", report.survivors);

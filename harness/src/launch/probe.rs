@@ -102,6 +102,19 @@ pub fn tree(root: i32, pgid: i32, all: &[ProcStat]) -> Vec<ProcStat> {
     out
 }
 
+/// The summed `Pss:` of the processes' smaps_rollup; None when any could not be read (a partial sum would
+/// pass for the whole).
+pub fn pss_bytes(processes: &[ProcStat]) -> Option<u64> {
+    if processes.is_empty() {
+        return None;
+    }
+    processes.iter().map(|p| {
+        let text = std::fs::read_to_string(format!("/proc/{}/smaps_rollup", p.pid)).ok()?;
+        let kb = text.lines().find_map(|l| l.strip_prefix("Pss:"))?.trim().trim_end_matches("kB").trim().parse::<u64>().ok()?;
+        Some(kb * 1024)
+    }).sum()
+}
+
 fn page_bytes() -> u64 {
     let p = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
     if p > 0 { p as u64 } else { 4096 }
@@ -113,6 +126,9 @@ fn page_bytes() -> u64 {
 pub struct Usage {
     pub cpu_s: Option<f64>,
     pub peak_rss_bytes: Option<u64>,
+    /// Proportional set size of the tree at the end of the window (shared pages divided among the processes
+    /// that share them), from /proc/<pid>/smaps_rollup; absent when it could not be read.
+    pub pss_bytes: Option<u64>,
     /// Every process seen in the tree.
     pub members: Vec<ProcKey>,
 }
@@ -174,6 +190,7 @@ impl Probe {
         Usage {
             cpu_s: seen.then(|| ticks.max(0) as f64 / ticks_per_s()),
             peak_rss_bytes: seen.then(|| self.peak_rss_pages * page_bytes()),
+            pss_bytes: pss_bytes(&now),
             members: self.last.keys().copied().collect(),
         }
     }

@@ -124,6 +124,10 @@ pub struct ServerUsage {
     pub cpu_us_per_request: Option<f64>,
     /// Largest sum of resident memory over the tree seen while sampling.
     pub peak_rss_bytes: Option<u64>,
+    /// Proportional set size of the tree at the end of the round: pages shared by several processes of
+    /// the tree (prefork) count once in total, where the RSS sum counts them once per process.
+    #[serde(default)]
+    pub pss_bytes: Option<u64>,
     /// Processes seen in the tree.
     pub processes: usize,
 }
@@ -208,6 +212,8 @@ pub struct MeasurementSummary {
     pub server_utilisation_pct: Option<f64>,
     pub server_cpu_us_per_request: Option<f64>,
     pub peak_rss_bytes: Option<u64>,
+    /// The largest PSS over the rounds.
+    pub pss_bytes: Option<u64>,
     pub client_busy_pct: Option<f64>,
     /// From the histogram merged over the measured rounds; without histograms (external tools), the
     /// mean of the rounds' figures, and the extremes of min and max.
@@ -264,6 +270,7 @@ impl Measurement {
             server_utilisation_pct: mean(&|r| r.server.utilisation_pct),
             server_cpu_us_per_request: cpu_s.filter(|_| requests > 0).map(|s| s * 1e6 / requests as f64),
             peak_rss_bytes: rounds.iter().map(|r| r.server.peak_rss_bytes).collect::<Option<Vec<u64>>>().and_then(|v| v.into_iter().max()),
+            pss_bytes: rounds.iter().map(|r| r.server.pss_bytes).collect::<Option<Vec<u64>>>().and_then(|v| v.into_iter().max()),
             client_busy_pct: mean(&|r| r.client_busy_pct),
             latency_ns,
             latency_from_histogram: with_histogram,

@@ -90,6 +90,9 @@ pub struct RunConfig {
     /// The seed of the order of the servers in each pass of rounds.
     #[serde(default)]
     pub shuffle_seed: Option<u64>,
+    /// What the run said before it started, such as that server and client CPUs overlap.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

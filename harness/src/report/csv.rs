@@ -15,7 +15,7 @@ const COLUMNS: &[&str] = &[
     "server_cpu_pct", "server_cpu_us_per_request", "peak_rss_bytes", "client_cpu_pct", "client_bound_rounds",
     "latency_source", "latency_min_ns", "latency_mean_ns", "latency_stdev_ns", "latency_p25_ns", "latency_p50_ns",
     "latency_p75_ns", "latency_p90_ns", "latency_p99_ns", "latency_p999_ns", "latency_p9999_ns", "latency_max_ns",
-    "rounds_disturbed", "rounds_cpu_drift",
+    "rounds_disturbed", "rounds_cpu_drift", "pss_bytes",
 ];
 
 impl Exporter for Csv {
@@ -93,6 +93,7 @@ fn row(run: &RunResult, m: &Measurement) -> Vec<String> {
         num(l.max),
         s.rounds_disturbed.to_string(),
         s.rounds_cpu_drift.to_string(),
+        num(s.pss_bytes.map(|b| b as f64)),
     ]
 }
 

@@ -135,6 +135,9 @@ fn setting(run: &RunResult) -> String {
     if !tools.is_empty() {
         s.push_str(&format!("- Tools: {}\n", tools.join("; ")));
     }
+    for note in &c.notes {
+        s.push_str(&format!("- Note: {note}\n"));
+    }
     s.push_str(&format!("- Steadiness: {}\n", super::steadiness::describe(run)));
     s
 }
@@ -186,6 +189,7 @@ fn throughput(rows: &[(&Measurement, MeasurementSummary)]) -> Table {
         ("server CPU %", R),
         ("CPU us/req", R),
         ("peak RSS MiB", R),
+        ("PSS MiB", R),
         ("client CPU %", R),
         ("flags", L),
     ]);
@@ -198,6 +202,7 @@ fn throughput(rows: &[(&Measurement, MeasurementSummary)]) -> Table {
             or_absent(s.server_utilisation_pct, pct),
             or_absent(s.server_cpu_us_per_request, one),
             or_absent(s.peak_rss_bytes.map(|b| b as f64), mib),
+            or_absent(s.pss_bytes.map(|b| b as f64), mib),
             or_absent(s.client_busy_pct, pct),
             flags(m, s),
         ]);

@@ -282,6 +282,14 @@ impl BenchOptions {
             RunType::SingleCore => server_all.first(),
             RunType::MultiCore => server_all,
         };
+        // multiCore with one server CPU would quietly be singleCore under another name.
+        anyhow::ensure!(
+            c.run_type == RunType::SingleCore || server_cpus.len() >= 2,
+            "--type multiCore needs at least two server CPUs, and the server gets only CPU {server_cpus} of the {} this \
+             process may use ({allowed}); give the CPUs with --server-cpus LIST --client-cpus LIST (they may overlap, \
+             e.g. both 0-1, and the run then says that server and client shared them), or use --type singleCore",
+            allowed.len()
+        );
         if server_cpus.overlaps(&client_cpus) {
             notes.push(format!(
                 "server CPUs {server_cpus} and client CPUs {client_cpus} overlap: the two compete, and the figures measure both"
@@ -404,6 +412,27 @@ mod tests {
         })
         .contains("not both"));
         assert!(bad(&|c| c.server_cpus = Some("4096".into())).contains("outside the CPUs"));
+        let first = CpuSet::allowed().cpus()[0].to_string();
+        let one_cpu = bad(&|c| {
+            c.run_type = RunType::MultiCore;
+            c.server_cpus = Some(first.clone());
+        });
+        assert!(one_cpu.contains("multiCore needs at least two server CPUs") && one_cpu.contains("--server-cpus LIST --client-cpus LIST"), "{one_cpu}");
+    }
+
+    #[test]
+    fn multi_core_on_shared_cpus_is_allowed_when_asked_and_said() {
+        let all = CpuSet::allowed();
+        if all.len() < 2 {
+            return; // nothing to share
+        }
+        let mut c = choices();
+        c.run_type = RunType::MultiCore;
+        c.server_cpus = Some(all.to_string());
+        c.client_cpus = Some(all.to_string());
+        let o = BenchOptions::new(c).unwrap();
+        assert_eq!(o.workers, all.len());
+        assert!(o.notes.iter().any(|n| n.contains("overlap")), "{:?}", o.notes);
     }
 
     #[test]

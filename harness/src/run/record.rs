@@ -41,6 +41,7 @@ pub(super) fn run_config(o: &BenchOptions) -> RunConfig {
         tool: o.tool.name().into(),
         client_io: if o.tool == options::Tool::Builtin { o.client_io_name.clone() } else { String::new() },
         timeout_s: o.timeout.as_secs_f64(),
+        notes: o.notes.clone(),
         shuffle_seed: Some(
             std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64),
         ),

@@ -130,6 +130,7 @@ pub fn run_round(server: &mut Server, plan: &RoundPlan, index: u32, warmup: bool
             utilisation_pct,
             cpu_us_per_request: usage.cpu_s.filter(|_| load.requests > 0).map(|cpu_s| cpu_s * 1e6 / load.requests as f64),
             peak_rss_bytes: usage.peak_rss_bytes,
+            pss_bytes: usage.pss_bytes,
             processes: usage.members.len(),
         },
         load,
