@@ -30,6 +30,7 @@ fn round(index: u32, warmup: bool, requests: u64, latencies_us: &[u64], cpu_s: f
             latency_uncorrected: None,
             timeline: vec![requests / 2, requests - requests / 2],
             client_cpu_s: 1.9,
+            thread_cpu_s: vec![],
             threads: 1,
             connections: 64,
             interrupted: false,
@@ -47,6 +48,8 @@ fn round(index: u32, warmup: bool, requests: u64, latencies_us: &[u64], cpu_s: f
             processes: 1,
         },
         client_busy_pct: Some(95.0),
+        client_limit_pct: Some(95.0),
+        saturation: None,
         flags: flags.iter().map(|f| f.to_string()).collect(),
         machine: Default::default(),
     }

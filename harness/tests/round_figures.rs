@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use serverbench::catalog::{Catalog, Selection};
 use serverbench::run::options::{BenchChoices, BenchOptions};
-use serverbench::model::{MeasurementStatus, Round, FLAG_CLIENT_BOUND};
+use serverbench::model::{MeasurementStatus, Round, FLAG_CLIENT_BOUND, FLAG_UNSATURATED, SERVER_BOUND};
 use serverbench::run::rounds::{run_round, RoundPlan};
 use serverbench::launch::server::{free_port, Launch, Server};
 use serverbench::ui::{Ui, Verbosity};
@@ -64,6 +64,7 @@ fn a_known_cost_per_request_is_measured_as_such() {
         assert!(busy_pct >= 85.0, "a server spinning on every request is saturated: {busy_pct:.1}%");
         assert!(r.load.requests > 0 && r.load.errors.total() == 0, "{:?}", r.load.errors);
         assert!(!r.flags.iter().any(|f| f == FLAG_CLIENT_BOUND), "{:?}", r.flags);
+        assert_eq!(r.saturation.as_deref(), Some(SERVER_BOUND), "{busy_pct:.1}% busy");
     }
 }
 
@@ -72,8 +73,10 @@ fn a_server_that_sleeps_shows_a_low_cpu_share() {
         let busy_pct = r.server.utilisation_pct.expect("server CPU was probed");
         assert!(busy_pct < 40.0, "a server asleep 2 ms per request: {busy_pct:.1}% busy");
         assert!(r.load.requests > 0 && r.load.errors.total() == 0, "{:?}", r.load.errors);
-        // Neither side was busy: not client-bound either.
+        // Neither side was busy: not client-bound, but unsaturated (the limit is the server's sleep).
         assert!(!r.flags.iter().any(|f| f == FLAG_CLIENT_BOUND), "{:?}", r.flags);
+        assert!(r.has_flag(FLAG_UNSATURATED), "{:?}, client limit {:?}", r.flags, r.client_limit_pct);
+        assert_eq!(r.saturation.as_deref(), Some(FLAG_UNSATURATED));
     }
 }
 
@@ -111,4 +114,6 @@ fn a_client_that_limits_the_round_is_flagged_from_measured_figures() {
     assert!(r.load.requests > 0 && r.load.errors.total() == 0, "{:?}", r.load.errors);
     assert!(server_pct < 50.0 && client_pct >= 90.0, "server {server_pct:.1}% busy, client {client_pct:.1}%");
     assert!(r.flags.iter().any(|f| f == FLAG_CLIENT_BOUND), "server {server_pct:.1}%, client {client_pct:.1}%: {:?}", r.flags);
+    assert_eq!(r.saturation.as_deref(), Some(FLAG_CLIENT_BOUND));
+    assert!(r.client_limit_pct.unwrap() >= 90.0 && r.load.thread_cpu_s.len() == r.load.threads, "{:?}", r.load.thread_cpu_s);
 }

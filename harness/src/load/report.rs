@@ -94,6 +94,10 @@ pub struct LoadReport {
     pub timeline: Vec<u64>,
     /// CPU seconds (user + system) the client's worker threads spent in the measured window.
     pub client_cpu_s: f64,
+    /// The same per worker thread, in thread order (the busiest one shows a client limit that a mean over
+    /// threads hides); empty for external tools.
+    #[serde(default)]
+    pub thread_cpu_s: Vec<f64>,
     /// Worker threads and connections that ran.
     pub threads: usize,
     pub connections: usize,
@@ -120,6 +124,7 @@ impl LoadReport {
             latency_uncorrected: None,
             timeline: Vec::new(),
             client_cpu_s: 0.0,
+            thread_cpu_s: Vec::new(),
             threads,
             connections,
             interrupted: false,

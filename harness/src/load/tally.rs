@@ -92,6 +92,7 @@ pub(super) fn merge(config: &LoadConfig, results: Vec<WorkerResult>) -> LoadRepo
             *t += v;
         }
         rep.client_cpu_s += r.cpu_s;
+        rep.thread_cpu_s.push(r.cpu_s);
         first = first.min(r.first_send_ns);
         last = last.max(r.last_response_ns);
         measured = measured.max(r.measured_ns);

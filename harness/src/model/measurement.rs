@@ -9,6 +9,12 @@ use crate::stats::rounds::Summary;
 
 /// The server was not busy while the client was: the round measured the client.
 pub const FLAG_CLIENT_BOUND: &str = "client-bound";
+/// Neither the server nor the client was busy: the limit was elsewhere (too few connections, a server that
+/// sleeps or waits on a lock, the network).
+pub const FLAG_UNSATURATED: &str = "unsaturated";
+/// The round's saturation when the server's CPUs were at least `BUSY_THRESHOLD_PCT` busy: the number
+/// measures the server (a state, not a flag).
+pub const SERVER_BOUND: &str = "server-bound";
 /// Some requests failed.
 pub const FLAG_ERRORS: &str = "errors";
 /// The round was cut short by Ctrl-C.
@@ -26,7 +32,8 @@ pub const FLAG_CPU_DRIFT: &str = "cpu-drift";
 pub const DISTURBED_THRESHOLD_PCT: f64 = 3.0;
 /// A probe speed below (1 − this) or above 1 / (1 − this) times the run's median marks cpu-drift.
 pub const DRIFT_THRESHOLD: f64 = 0.20;
-/// Utilisation below this share of the server's CPUs, with the client at or above it, flags a round.
+/// At or above this share of its CPUs the server is saturated; below it, with the client's limit at or
+/// above it, the round is client-bound; with neither, unsaturated.
 pub const BUSY_THRESHOLD_PCT: f64 = 90.0;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -69,6 +76,13 @@ pub struct Round {
     pub server: ServerUsage,
     /// Client CPU time over (window × client threads), in percent; absent when it could not be read.
     pub client_busy_pct: Option<f64>,
+    /// The client's limit: its busiest thread's CPU share of the window, or its CPU time over (window ×
+    /// client CPUs) when that is higher (more threads than CPUs); absent when it could not be read.
+    #[serde(default)]
+    pub client_limit_pct: Option<f64>,
+    /// `server-bound`, `client-bound` or `unsaturated`; absent when a figure it needs is.
+    #[serde(default)]
+    pub saturation: Option<String>,
     pub flags: Vec<String>,
     /// What else happened on the machine during the round.
     #[serde(flatten, default)]
@@ -220,6 +234,7 @@ pub struct MeasurementSummary {
     pub latency_ns: LatencyPoints,
     pub latency_from_histogram: bool,
     pub client_bound_rounds: usize,
+    pub unsaturated_rounds: usize,
     pub response_bytes: Option<u64>,
 }
 
@@ -275,6 +290,7 @@ impl Measurement {
             latency_ns,
             latency_from_histogram: with_histogram,
             client_bound_rounds: rounds.iter().filter(|r| r.flags.iter().any(|f| f == FLAG_CLIENT_BOUND)).count(),
+            unsaturated_rounds: rounds.iter().filter(|r| r.has_flag(FLAG_UNSATURATED)).count(),
             // What the load saw (echo's message size, json's own sequence numbers); else the verified size.
             response_bytes: rounds.iter().map(|r| r.load.response_bytes).find(|b| *b > 0).or(self.response_bytes),
         }

@@ -159,6 +159,9 @@ fn flags(m: &Measurement, s: &MeasurementSummary) -> String {
     if s.client_bound_rounds > 0 {
         f.push(format!("{FLAG_CLIENT_BOUND} {}/{}", s.client_bound_rounds, s.rounds));
     }
+    if s.unsaturated_rounds > 0 {
+        f.push(format!("unsaturated {}/{}", s.unsaturated_rounds, s.rounds));
+    }
     if s.errors.total() > 0 {
         f.push(format!("errors {}", s.errors.total()));
     }

@@ -11,7 +11,7 @@ use crate::launch::server::Server;
 use crate::load::{self, LoadConfig, Mode, Stop, Workload};
 use crate::model::{
     Round, RoundMachine, ServerUsage, BUSY_THRESHOLD_PCT, DISTURBED_THRESHOLD_PCT, FLAG_CLIENT_BOUND, FLAG_DISTURBED, FLAG_ERRORS,
-    FLAG_INTERRUPTED, FLAG_SERVER_UNPROBED,
+    FLAG_INTERRUPTED, FLAG_SERVER_UNPROBED, FLAG_UNSATURATED, SERVER_BOUND,
 };
 use crate::os::cpustat::{ticks_per_s, CpuStat};
 
@@ -100,15 +100,26 @@ pub fn run_round(server: &mut Server, plan: &RoundPlan, index: u32, warmup: bool
     let client_window_s = if o.tool == Tool::Builtin && load.duration_s > 0.0 { load.duration_s } else { wall_s };
     let client_busy_pct =
         (client_window_s > 0.0).then(|| load.client_cpu_s / (client_window_s * load.threads.max(1) as f64) * 100.0);
+    // The client's limit is its busiest thread (a mean over threads hides one at 100%), or all its CPUs
+    // when it has more threads than CPUs (then no thread can be busy alone).
+    let client_limit_pct = (client_window_s > 0.0).then(|| {
+        let busiest = load.thread_cpu_s.iter().copied().fold(0.0, f64::max) / client_window_s * 100.0;
+        let over_cpus = load.client_cpu_s / (client_window_s * o.client_cpus.len().max(1) as f64) * 100.0;
+        busiest.max(over_cpus)
+    });
     let mut flags = Vec::new();
     if usage.cpu_s.is_none() {
         flags.push(FLAG_SERVER_UNPROBED.to_string());
     }
     // Never on a missing figure: the rule needs both sides measured.
-    if let (Some(server), Some(client)) = (utilisation_pct, client_busy_pct) {
-        if server < BUSY_THRESHOLD_PCT && client >= BUSY_THRESHOLD_PCT {
-            flags.push(FLAG_CLIENT_BOUND.to_string());
-        }
+    let saturation = match (utilisation_pct, client_limit_pct) {
+        (Some(server), _) if server >= BUSY_THRESHOLD_PCT => Some(SERVER_BOUND),
+        (Some(_), Some(client)) if client >= BUSY_THRESHOLD_PCT => Some(FLAG_CLIENT_BOUND),
+        (Some(_), Some(_)) => Some(FLAG_UNSATURATED),
+        _ => None,
+    };
+    if let Some(state) = saturation.filter(|s| *s != SERVER_BOUND) {
+        flags.push(state.to_string());
     }
     if load.errors.total() > 0 {
         flags.push(FLAG_ERRORS.to_string());
@@ -136,6 +147,8 @@ pub fn run_round(server: &mut Server, plan: &RoundPlan, index: u32, warmup: bool
         load,
         tool_latency_ns,
         client_busy_pct,
+        client_limit_pct,
+        saturation: saturation.map(String::from),
         flags,
         machine,
     })
