@@ -5,6 +5,7 @@ use std::io::{self, Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpStream};
 use std::os::fd::AsRawFd;
 use std::time::{Duration, Instant};
+use super::Failed;
 
 /// The error of a read that found the connection closed before any byte of an answer.
 pub const CLOSED_WITHOUT_ANSWER: &str = "the server closed the connection without answering";
@@ -64,22 +65,23 @@ pub enum Closed {
 }
 
 impl Conn {
-    pub fn open(addr: SocketAddr, timeout: Duration) -> Result<Conn, String> {
-        let stream = TcpStream::connect_timeout(&addr, timeout).map_err(|e| format!("cannot connect to {addr}: {e}"))?;
+    pub fn open(addr: SocketAddr, timeout: Duration) -> Result<Conn, Failed> {
+        let stream = TcpStream::connect_timeout(&addr, timeout).map_err(|e| Failed(format!("cannot connect to {addr}: {e}")))?;
         stream.set_nodelay(true).map_err(|e| e.to_string())?;
         stream.set_write_timeout(Some(timeout)).map_err(|e| e.to_string())?;
         Ok(Conn { stream, buf: Vec::new(), timeout })
     }
 
-    pub fn send(&mut self, bytes: &[u8]) -> Result<(), String> {
+    pub fn send(&mut self, bytes: &[u8]) -> Result<(), Failed> {
         self.stream.write_all(bytes).map_err(|e| match e.kind() {
             io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut => format!("the server took none of {} bytes within {:?}", bytes.len(), self.timeout),
             _ => format!("write failed: {e}"),
         })
+        .map_err(Failed)
     }
 
-    pub fn shutdown_write(&self) -> Result<(), String> {
-        self.stream.shutdown(Shutdown::Write).map_err(|e| format!("shutdown(SHUT_WR) failed: {e}"))
+    pub fn shutdown_write(&self) -> Result<(), Failed> {
+        self.stream.shutdown(Shutdown::Write).map_err(|e| Failed(format!("shutdown(SHUT_WR) failed: {e}")))
     }
 
     /// Closes with a reset (SO_LINGER 0) instead of a FIN.
@@ -102,13 +104,13 @@ impl Conn {
     }
 
     /// Reads exactly `n` bytes.
-    pub fn read_exact(&mut self, n: usize) -> Result<Vec<u8>, String> {
+    pub fn read_exact(&mut self, n: usize) -> Result<Vec<u8>, Failed> {
         let deadline = Instant::now() + self.timeout;
         while self.buf.len() < n {
             match self.fill(deadline) {
-                Ok(0) => return Err(format!("the server closed the connection after {} of {n} bytes ({})", self.buf.len(), show(&self.buf, 80))),
+                Ok(0) => return Err(format!("the server closed the connection after {} of {n} bytes ({})", self.buf.len(), show(&self.buf, 80)).into()),
                 Ok(_) => {}
-                Err(e) => return Err(read_error(&e, self.timeout, &self.buf)),
+                Err(e) => return Err(read_error(&e, self.timeout, &self.buf).into()),
             }
         }
         Ok(self.buf.drain(..n).collect())
@@ -116,7 +118,7 @@ impl Conn {
 
     /// Reads one whole response: the head with httparse, then the body by Content-Length, chunked
     /// encoding, or until the server closes.
-    pub fn read_response(&mut self) -> Result<Response, String> {
+    pub fn read_response(&mut self) -> Result<Response, Failed> {
         let deadline = Instant::now() + self.timeout;
         loop {
             match parse_response(&self.buf) {
@@ -134,13 +136,13 @@ impl Conn {
                         return Ok(resp);
                     }
                     return Err(if self.buf.is_empty() {
-                        CLOSED_WITHOUT_ANSWER.to_string()
+                        CLOSED_WITHOUT_ANSWER.into()
                     } else {
-                        format!("the server closed the connection in the middle of a response: {}", show(&self.buf, 120))
+                        format!("the server closed the connection in the middle of a response: {}", show(&self.buf, 120)).into()
                     });
                 }
                 Ok(_) => {}
-                Err(e) => return Err(read_error(&e, self.timeout, &self.buf)),
+                Err(e) => return Err(read_error(&e, self.timeout, &self.buf).into()),
             }
         }
     }
@@ -201,13 +203,13 @@ fn read_error(e: &io::Error, timeout: Duration, so_far: &[u8]) -> String {
 
 /// Parses a complete response at the start of `buf`; Ok(None) when more bytes are needed. A response
 /// without a length (framed by the close) is also Ok(None) here.
-pub fn parse_response(buf: &[u8]) -> Result<Option<(Response, usize)>, String> {
+pub fn parse_response(buf: &[u8]) -> Result<Option<(Response, usize)>, Failed> {
     let mut headers = [httparse::EMPTY_HEADER; 64];
     let mut parsed = httparse::Response::new(&mut headers);
     let head_len = match parsed.parse(buf) {
         Ok(httparse::Status::Complete(n)) => n,
         Ok(httparse::Status::Partial) => return Ok(None),
-        Err(e) => return Err(format!("not a valid HTTP response ({e}): {}", show(buf, 120))),
+        Err(e) => return Err(format!("not a valid HTTP response ({e}): {}", show(buf, 120)).into()),
     };
     let status = parsed.code.unwrap_or(0);
     let minor_version = parsed.version.unwrap_or(1);
@@ -245,7 +247,7 @@ pub fn parse_response(buf: &[u8]) -> Result<Option<(Response, usize)>, String> {
 }
 
 /// A response framed by the close of the connection (no Content-Length, not chunked), once closed.
-fn until_close_response(buf: &[u8]) -> Result<Option<Response>, String> {
+fn until_close_response(buf: &[u8]) -> Result<Option<Response>, Failed> {
     let mut headers = [httparse::EMPTY_HEADER; 64];
     let mut parsed = httparse::Response::new(&mut headers);
     match parsed.parse(buf) {
@@ -275,7 +277,7 @@ fn until_close_response(buf: &[u8]) -> Result<Option<Response>, String> {
 
 /// Decodes a chunked body at the start of `buf`: Some((body, bytes used)) once the last chunk and the
 /// trailers are in.
-fn decode_chunked(buf: &[u8]) -> Result<Option<(Vec<u8>, usize)>, String> {
+fn decode_chunked(buf: &[u8]) -> Result<Option<(Vec<u8>, usize)>, Failed> {
     let mut body = Vec::new();
     let mut at = 0;
     loop {

@@ -128,11 +128,28 @@ impl Verdict {
     }
 }
 
-impl From<Result<String, String>> for Verdict {
-    fn from(r: Result<String, String>) -> Verdict {
+/// Why a check (or a step of one) failed, in words for the person who reads the verdict.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct Failed(pub String);
+
+impl From<String> for Failed {
+    fn from(reason: String) -> Failed {
+        Failed(reason)
+    }
+}
+
+impl From<&str> for Failed {
+    fn from(reason: &str) -> Failed {
+        Failed(reason.to_string())
+    }
+}
+
+impl From<Result<String, Failed>> for Verdict {
+    fn from(r: Result<String, Failed>) -> Verdict {
         match r {
             Ok(reason) => Verdict::pass(reason),
-            Err(reason) => Verdict::fail(reason),
+            Err(Failed(reason)) => Verdict::fail(reason),
         }
     }
 }

@@ -137,11 +137,16 @@ pub struct LoadArgs {
     pub allow_remote: bool,
 }
 
+/// A command-line value that does not parse; clap prints it after the option's name.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct BadValue(pub String);
+
 /// Durations as wrk and hyperfine users write them: `2`, `1.5s`, `500ms`, `200us`, `1m`, `1m30s`;
 /// a bare number is seconds. One parser for every command.
-pub fn parse_duration(s: &str) -> Result<Duration, String> {
+pub fn parse_duration(s: &str) -> Result<Duration, BadValue> {
     let t = s.trim();
-    let bad = || format!("'{s}' is not a duration; write 2, 1.5s, 500ms, 200us or 1m");
+    let bad = || BadValue(format!("'{s}' is not a duration; write 2, 1.5s, 500ms, 200us or 1m"));
     const UNITS: [(&str, f64); 7] = [("ns", 1e-9), ("us", 1e-6), ("µs", 1e-6), ("ms", 1e-3), ("s", 1.0), ("m", 60.0), ("h", 3600.0)];
     let (number, scale) = UNITS.iter().find_map(|(u, k)| t.strip_suffix(u).map(|n| (n, *k))).unwrap_or((t, 1.0));
     match number.trim().parse::<f64>() {
@@ -156,10 +161,10 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
 pub struct CpuList(pub Vec<usize>);
 
 /// CPU lists as taskset writes them: 0, 0-3, 0,2,4-5.
-pub fn parse_cpus(s: &str) -> Result<CpuList, String> {
+pub fn parse_cpus(s: &str) -> Result<CpuList, BadValue> {
     let mut out = Vec::new();
     for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-        let bad = || format!("'{s}' is not a CPU list such as 0, 0-3 or 0,2");
+        let bad = || BadValue(format!("'{s}' is not a CPU list such as 0, 0-3 or 0,2"));
         match part.split_once('-') {
             Some((a, b)) => {
                 let (a, b): (usize, usize) = (a.parse().map_err(|_| bad())?, b.parse().map_err(|_| bad())?);
@@ -172,7 +177,7 @@ pub fn parse_cpus(s: &str) -> Result<CpuList, String> {
         }
     }
     if out.is_empty() {
-        return Err(format!("'{s}' names no CPU"));
+        return Err(BadValue(format!("'{s}' names no CPU")));
     }
     Ok(CpuList(out))
 }
@@ -464,11 +469,11 @@ mod tests {
         assert_eq!(parse_duration("100us").unwrap(), Duration::from_micros(100));
         assert_eq!(parse_duration("1.5s").unwrap(), Duration::from_millis(1500));
         assert_eq!(parse_duration("1m30s").unwrap(), Duration::from_secs(90));
-        assert!(parse_duration("ten").unwrap_err().contains("not a duration"));
+        assert!(parse_duration("ten").unwrap_err().to_string().contains("not a duration"));
         assert!(parse_duration("-1").is_err());
         assert_eq!(parse_cpus("0-2,5").unwrap().0, vec![0, 1, 2, 5]);
         assert!(parse_cpus("3-1").is_err());
-        assert!(parse_cpus("x").unwrap_err().contains("CPU list"));
+        assert!(parse_cpus("x").unwrap_err().to_string().contains("CPU list"));
     }
 
     #[test]

@@ -21,6 +21,17 @@ use std::sync::{Arc, Barrier, Mutex};
 
 use anyhow::{bail, Context};
 
+/// Why a load run could not start: a thread not pinned, a backend not set up, a connection refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct SetupError(pub String);
+
+impl From<&str> for SetupError {
+    fn from(reason: &str) -> SetupError {
+        SetupError(reason.to_string())
+    }
+}
+
 /// Checks a configuration before any connection is made; the error names the option and what it accepts.
 pub fn validate(config: &LoadConfig) -> anyhow::Result<()> {
     if config.threads == 0 {
@@ -117,7 +128,7 @@ pub fn run(config: &LoadConfig, stop: Arc<AtomicBool>) -> anyhow::Result<LoadRep
 /// The backend to use and how to name it in the report. `Auto` takes io_uring when this kernel has
 /// everything it needs (checked once per process) and says why not otherwise.
 pub fn resolve_io(wanted: IoBackend) -> anyhow::Result<(IoBackend, String)> {
-    static PROBE: std::sync::OnceLock<Result<(), String>> = std::sync::OnceLock::new();
+    static PROBE: std::sync::OnceLock<Result<(), SetupError>> = std::sync::OnceLock::new();
     let probe = || PROBE.get_or_init(backend::ring::Uring::probe).clone();
     Ok(match wanted {
         IoBackend::Epoll => (IoBackend::Epoll, "epoll".into()),
