@@ -12,6 +12,7 @@ use serde_json::json;
 
 use super::config::{EchoKind, HttpRequest, IoBackend, LoadConfig, Mode, Stop, Workload};
 use super::report::LoadReport;
+use crate::os::cpus::BadCpuList;
 use crate::stats::histogram::{self, LatencySummary};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -160,26 +161,9 @@ pub fn parse_duration(s: &str) -> Result<Duration, BadValue> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CpuList(pub Vec<usize>);
 
-/// CPU lists as taskset writes them: 0, 0-3, 0,2,4-5.
-pub fn parse_cpus(s: &str) -> Result<CpuList, BadValue> {
-    let mut out = Vec::new();
-    for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-        let bad = || BadValue(format!("'{s}' is not a CPU list such as 0, 0-3 or 0,2"));
-        match part.split_once('-') {
-            Some((a, b)) => {
-                let (a, b): (usize, usize) = (a.parse().map_err(|_| bad())?, b.parse().map_err(|_| bad())?);
-                if a > b {
-                    return Err(bad());
-                }
-                out.extend(a..=b);
-            }
-            None => out.push(part.parse().map_err(|_| bad())?),
-        }
-    }
-    if out.is_empty() {
-        return Err(BadValue(format!("'{s}' names no CPU")));
-    }
-    Ok(CpuList(out))
+/// CPU lists as taskset writes them (0, 0-3, 0,2,4-5), in the order written.
+pub fn parse_cpus(s: &str) -> Result<CpuList, BadCpuList> {
+    crate::os::cpus::parse_list(s).map(CpuList)
 }
 
 fn unescape(s: &str) -> Vec<u8> {
