@@ -8,6 +8,7 @@ use clap::{Args, Parser, Subcommand};
 
 use crate::catalog::Selection;
 use crate::run::options::{parse_duration, BenchChoices, ModeKind, RunType, Tool};
+use crate::wire::Scenario;
 
 #[derive(Debug, Parser)]
 #[command(name = "serverbench", version, about = "A benchmark of approaches to writing server applications")]
@@ -95,7 +96,7 @@ pub struct BenchArgs {
     #[command(flatten)]
     pub select: SelectArgs,
     /// Scenarios to run, one or a list (hello, hello-timeout, plaintext, json, echo).
-    #[arg(long, value_delimiter = ',', default_value = "hello", value_name = "LIST")]
+    #[arg(long, value_delimiter = ',', default_value = Scenario::Hello.name(), value_name = "LIST")]
     pub scenario: Vec<String>,
     /// How requests are paced.
     #[arg(long, value_enum, default_value_t = ModeKind::Throughput)]
@@ -318,7 +319,7 @@ pub struct CheckArgs {
     pub hold: Option<SocketAddr>,
     #[arg(long, hide = true, default_value_t = 0)]
     pub hold_count: usize,
-    #[arg(long, hide = true, default_value = "hello")]
+    #[arg(long, hide = true, default_value = Scenario::Hello.name())]
     pub hold_scenario: String,
     #[arg(long, hide = true)]
     pub hold_micro: bool,

@@ -13,6 +13,7 @@ pub mod report;
 pub mod run;
 pub mod stats;
 pub mod ui;
+pub mod wire;
 
 use ui::{Ui, Verbosity};
 

@@ -7,7 +7,9 @@ use std::net::Shutdown;
 use std::os::fd::RawFd;
 use std::time::{Duration, Instant};
 
-use super::client::{get, post_json, set_linger_zero, show, Closed, Conn, Rng, CLOSED_WITHOUT_ANSWER};
+use super::values::Rng;
+use crate::wire::client::{find, set_linger_zero, show, Closed, Conn, CLOSED_WITHOUT_ANSWER};
+use crate::wire::request::{get, post_json};
 use super::wire::{check_json, check_plaintext, probe, read_hello};
 use super::{Failed, Options, Scenario, Target};
 use crate::load::sys;
@@ -101,13 +103,13 @@ pub fn cut_request(t: &Target, o: &Options) -> Result<String, Failed> {
 pub fn reset(t: &Target, o: &Options) -> Result<String, Failed> {
     let full = request(t);
     let after = |e: Failed| format!("after connections reset mid-request: {e}");
-    let c = Conn::open(t.addr, o.answer_timeout).map_err(after)?;
+    let c = Conn::open(t.addr, o.answer_timeout).map_err(|e| after(e.into()))?;
     (&c.stream).write_all(&full[..full.len() / 2]).map_err(|e| after(Failed(e.to_string())))?;
     std::thread::sleep(Duration::from_millis(20));
     c.reset();
     let pipelined: Vec<u8> = full.iter().copied().cycle().take(full.len() * 200).collect();
     for i in 0..20 {
-        let c = Conn::open(t.addr, o.answer_timeout).map_err(after)?;
+        let c = Conn::open(t.addr, o.answer_timeout).map_err(|e| after(e.into()))?;
         let _ = (&c.stream).write_all(&pipelined);
         // Vary the moment of the reset so some land while the server is writing.
         std::thread::sleep(Duration::from_micros(200 * (i % 5)));
@@ -138,8 +140,8 @@ pub fn half_close(t: &Target, o: &Options) -> Result<String, Failed> {
             c.send(&request(t))?;
             c.shutdown_write()?;
             let answered = match t.scenario {
-                Scenario::Plaintext => c.read_response().and_then(|r| check_plaintext(&r)),
-                Scenario::Json => c.read_response().and_then(|r| check_json(&r, 7)),
+                Scenario::Plaintext => c.read_response().map_err(Failed::from).and_then(|r| check_plaintext(&r)),
+                Scenario::Json => c.read_response().map_err(Failed::from).and_then(|r| check_json(&r, 7)),
                 _ => read_hello(&mut c, t.micro).map(|_| ()),
             };
             match answered {
@@ -178,7 +180,7 @@ const MICRO_DRAIN: Duration = Duration::from_secs(2);
 /// the client likes, and fails. Micro ones only have to survive it.
 pub fn huge_headers(t: &Target, o: &Options) -> Result<String, Failed> {
     let full = request(t);
-    let split = super::client::find(&full, b"\r\n").expect("a request line") + 2;
+    let split = find(&full, b"\r\n").expect("a request line") + 2;
     let mut req = full[..split].to_vec();
     let filler = "x".repeat(1000);
     let mut i = 0;

@@ -15,7 +15,9 @@ use std::time::{Duration, Instant};
 
 use super::RssPoint;
 
-use super::client::{get, post_json, Conn, Rng};
+use super::values::Rng;
+use crate::wire::request::{get, post_json};
+use crate::wire::Conn;
 use super::wire::{check_json, check_plaintext, probe, read_hello};
 use super::{Failed, Options, Scenario, Target, Verdict};
 use crate::load::sys;
@@ -126,7 +128,7 @@ fn serve_batch(batch: &mut [Conn], t: &Target, rng: &mut Rng, timeout: Duration)
         let (request, expect) = exchange(t.scenario, rng);
         match c.send(&request) {
             Ok(()) => waiting.push((i, expect)),
-            Err(e) => failed.push((i, e)),
+            Err(e) => failed.push((i, e.into())),
         }
     }
     let deadline = Instant::now() + timeout;

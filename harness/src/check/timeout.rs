@@ -6,7 +6,8 @@ use std::net::{SocketAddr, TcpStream};
 use std::os::fd::AsRawFd;
 use std::time::{Duration, Instant};
 
-use super::client::{get, show, Closed, Conn};
+use crate::wire::client::{show, Closed, Conn};
+use crate::wire::request::get;
 use super::wire::read_hello;
 use super::{Failed, Options, Target};
 

@@ -5,12 +5,12 @@
 use std::io::{Read as _, Write as _};
 use std::time::{Duration, Instant};
 
-use super::client::{get, post_json, show, unix_now_s, Conn, Response, Rng};
+use super::values::{parse_http_date, unix_now_s, Rng};
+use crate::wire::client::{is_timeout, parse_response, show, Conn, Response};
+use crate::wire::request::{get, post_json};
 use super::{Failed, Options, Scenario, Target};
-use crate::load::HELLO_RESPONSE;
+use crate::wire::{HELLO_BODY, HELLO_RESPONSE, PLAINTEXT_BODY};
 
-pub const PLAINTEXT_BODY: &[u8] = b"Hello, World!";
-pub const HELLO_BODY: &[u8] = b"Hello world!";
 const MIB: usize = 1 << 20;
 
 /// Reads one `hello` answer: exactly the 51 bytes for micro contestants, a 200 with body `Hello world!`
@@ -21,7 +21,7 @@ pub fn read_hello(c: &mut Conn, micro: bool) -> Result<Response, Failed> {
         if bytes != HELLO_RESPONSE {
             return Err(format!("expected exactly {} ({} bytes), got {}", show(HELLO_RESPONSE, 80), HELLO_RESPONSE.len(), show(&bytes, 120)).into());
         }
-        return super::client::parse_response(&bytes).map(|r| r.expect("the hello response is complete").0);
+        return Ok(parse_response(&bytes)?.expect("the hello response is complete").0);
     }
     let r = c.read_response()?;
     if r.status != 200 || r.body != HELLO_BODY {
@@ -154,7 +154,7 @@ pub fn plaintext_date(t: &Target, o: &Options) -> Result<String, Failed> {
         c.send(&get("/plaintext"))?;
         let r = c.read_response()?;
         let v = r.header("date").ok_or_else(|| format!("no Date header: {}", show(&r.raw, 200)))?.to_string();
-        let s = super::client::parse_http_date(&v)
+        let s = parse_http_date(&v)
             .ok_or_else(|| format!("Date {v:?} is not an IMF-fixdate such as \"Sun, 06 Nov 1994 08:49:37 GMT\""))?;
         Ok((v, s))
     };
@@ -305,7 +305,7 @@ pub fn echo_1mib(t: &Target, o: &Options) -> Result<String, Failed> {
                 break;
             }
             Ok(n) => back.extend_from_slice(&chunk[..n]),
-            Err(e) if super::client::is_timeout(&e) => continue,
+            Err(e) if is_timeout(&e) => continue,
             Err(e) => {
                 failure = Some(format!("read failed after {} bytes: {e}", back.len()));
                 break;

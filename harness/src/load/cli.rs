@@ -10,26 +10,17 @@ use anyhow::{bail, Context};
 use clap::{Args, ValueEnum};
 use serde_json::json;
 
-use super::config::{EchoKind, HttpRequest, IoBackend, LoadConfig, Mode, Stop, Workload};
+use super::config::{EchoKind, IoBackend, LoadConfig, Mode, Stop, Workload};
 use super::report::LoadReport;
 use crate::os::cpus::BadCpuList;
 use crate::stats::histogram::{self, LatencySummary};
+use crate::wire::{HttpRequest, Scenario, HELLO_RESPONSE};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum ModeArg {
     Throughput,
     Latency,
     Rate,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ScenarioArg {
-    Hello,
-    #[value(name = "hello-timeout")]
-    HelloTimeout,
-    Plaintext,
-    Json,
-    Echo,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -96,7 +87,7 @@ pub struct LoadArgs {
     pub pipeline: u32,
     /// The request preset: hello (GET /), plaintext (GET /plaintext), json (POST /ping), echo (raw TCP)
     #[arg(long, value_enum)]
-    pub scenario: Option<ScenarioArg>,
+    pub scenario: Option<Scenario>,
     /// Raw TCP echo instead of HTTP: pingpong (write, read back, repeat) or stream (both sides busy)
     #[arg(long, value_enum)]
     pub echo: Option<EchoArg>,
@@ -248,7 +239,7 @@ impl LoadArgs {
         };
         let echo = match (self.echo, self.scenario) {
             (Some(EchoArg::Stream), _) => Some(EchoKind::Stream),
-            (Some(EchoArg::Pingpong), _) | (None, Some(ScenarioArg::Echo)) => Some(EchoKind::PingPong),
+            (Some(EchoArg::Pingpong), _) | (None, Some(Scenario::Echo)) => Some(EchoKind::PingPong),
             _ => None,
         };
         let workload = if let Some(kind) = echo {
@@ -257,15 +248,13 @@ impl LoadArgs {
             let custom = self.method.is_some() || self.body.is_some() || !self.headers.is_empty();
             let path_given = path.as_deref().is_some_and(|p| p != "/");
             let scenario = match self.scenario {
-                Some(ScenarioArg::HelloTimeout) => "hello-timeout",
-                Some(ScenarioArg::Plaintext) => "plaintext",
-                Some(ScenarioArg::Json) => "json",
-                Some(ScenarioArg::Hello) => "hello",
-                Some(ScenarioArg::Echo) => unreachable!("handled above"),
-                None if custom || path_given => "",
-                None => "hello",
+                Some(Scenario::Echo) => unreachable!("handled above"),
+                Some(s) => Some(s),
+                None if custom || path_given => None,
+                None => Some(Scenario::Hello),
             };
-            let mut request = HttpRequest::for_scenario(scenario).unwrap_or_else(|| HttpRequest::get(path.as_deref().unwrap_or("/")));
+            let mut request =
+                scenario.and_then(Scenario::request).unwrap_or_else(|| HttpRequest::get(path.as_deref().unwrap_or("/")));
             if let Some(m) = &self.method {
                 request.method = m.clone();
             }
@@ -279,7 +268,7 @@ impl LoadArgs {
             }
             let expect = match &self.expect_bytes {
                 Some(e) => Some(unescape(e)),
-                None if scenario.starts_with("hello") && !self.no_expect && !custom => Some(super::HELLO_RESPONSE.to_vec()),
+                None if scenario.is_some_and(Scenario::is_hello) && !self.no_expect && !custom => Some(HELLO_RESPONSE.to_vec()),
                 None => None,
             };
             Workload::Http { request, pipeline: self.pipeline, expect }

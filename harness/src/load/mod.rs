@@ -13,13 +13,16 @@ pub mod sys;
 mod tally;
 mod worker;
 
-pub use config::{EchoKind, HttpRequest, IoBackend, LoadConfig, Mode, Stop, Workload, HELLO_RESPONSE};
+pub use crate::wire::{HttpRequest, HELLO_RESPONSE};
+pub use config::{EchoKind, IoBackend, LoadConfig, Mode, Stop, Workload};
 pub use report::{ErrorCounts, LoadReport, StatusCounts};
 
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Barrier, Mutex};
 
 use anyhow::{bail, Context};
+
+use crate::wire::RequestTemplate;
 
 /// Why a load run could not start: a thread not pinned, a backend not set up, a connection refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -81,7 +84,7 @@ pub fn run(config: &LoadConfig, stop: Arc<AtomicBool>) -> anyhow::Result<LoadRep
     // Each connection is one descriptor; each thread adds an epoll set or a ring; a few more are already open.
     sys::ensure_open_files((config.connections + config.threads + 32) as u64)?;
     let (template, expect) = match &config.workload {
-        Workload::Http { request, expect, .. } => (Some(http::RequestTemplate::new(request)), expect.clone()),
+        Workload::Http { request, expect, .. } => (Some(RequestTemplate::new(request)), expect.clone()),
         Workload::Echo { .. } => (None, None),
     };
     let (io, io_name) = resolve_io(config.io)?;

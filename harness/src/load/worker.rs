@@ -13,11 +13,11 @@ use super::backend::uring::UringBackend;
 use super::backend::Backend;
 use super::config::{EchoKind, IoBackend, LoadConfig, Mode, Stop, Workload};
 use super::conn::{Budget, Conn, State};
-use super::http::RequestTemplate;
 use super::sys::{self, now_ns};
 use super::tally::WorkerResult;
 use super::SetupError;
 use crate::stats::histogram::new_latency_histogram;
+use crate::wire::RequestTemplate;
 
 /// Echo stream: bytes offered to the socket per write.
 const STREAM_WRITE_BYTES: usize = 64 * 1024;

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::catalog::manifest::SCENARIOS;
+use crate::wire::Scenario;
 use crate::catalog::Selection;
 use crate::os::cpus::CpuSet;
 /// Its old path, still used by the command layer.
@@ -189,13 +189,13 @@ impl BenchOptions {
     pub fn new(c: BenchChoices) -> anyhow::Result<BenchOptions> {
         let mut notes = Vec::new();
         for s in &c.scenarios {
-            anyhow::ensure!(SCENARIOS.contains(&s.as_str()), "unknown scenario '{s}'; allowed: {}", SCENARIOS.join(", "));
+            anyhow::ensure!(Scenario::parse(s).is_some(), "unknown scenario '{s}'; allowed: {}", Scenario::NAMES.join(", "));
         }
         anyhow::ensure!(!c.scenarios.is_empty(), "give at least one --scenario");
         anyhow::ensure!(!c.connections.is_empty() && c.connections.iter().all(|&n| n > 0), "-c takes connection counts above 0, such as 64 or 8,64,256");
         anyhow::ensure!(c.pipeline >= 1, "--pipeline must be at least 1");
         anyhow::ensure!(c.rounds >= 1, "--rounds must be at least 1");
-        if c.pipeline > 1 && c.scenarios.iter().any(|s| s != "plaintext") {
+        if c.pipeline > 1 && c.scenarios.iter().any(|s| s != Scenario::Plaintext.name()) {
             notes.push("--pipeline is meant for the plaintext scenario (servers that parse requests); other scenarios answer per read".into());
         }
 
@@ -250,7 +250,7 @@ impl BenchOptions {
                 "--tool {tool} supports --mode throughput only; use --tool builtin for latency and rate"
             );
             anyhow::ensure!(
-                !c.scenarios.iter().any(|s| s == "echo"),
+                !c.scenarios.iter().any(|s| s == Scenario::Echo.name()),
                 "--tool {tool} speaks HTTP only; the echo scenario needs --tool builtin"
             );
             anyhow::ensure!(
