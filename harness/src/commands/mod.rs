@@ -2,6 +2,7 @@
 //! arguments into work and prints the outcome; this is the layer that wires the rooms together.
 
 pub mod check;
+pub mod load;
 
 use std::fmt;
 use std::path::{Path, PathBuf};

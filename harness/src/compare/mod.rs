@@ -5,38 +5,24 @@
 pub mod html;
 pub mod markdown;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
-use clap::Args;
 
 use crate::model::{Measurement, Round, RunResult, FLAG_CLIENT_BOUND};
 use crate::stats::significance::{welch, Welch};
 
-#[derive(Debug, Clone, Args)]
-pub struct CompareArgs {
-    /// The baseline run folder (holding run.json).
-    pub run_a: PathBuf,
-    /// The run compared against it.
-    pub run_b: PathBuf,
-    /// Where the HTML page goes [default: compare.html in the current directory]
-    #[arg(short, long, value_name = "FILE")]
-    pub output: Option<PathBuf>,
-    /// A change counts as beyond noise when Welch's two-sided p-value is below this.
-    #[arg(long, default_value_t = DEFAULT_ALPHA, value_name = "P")]
-    pub alpha: f64,
-}
-
 pub const DEFAULT_ALPHA: f64 = 0.05;
 pub const DEFAULT_OUTPUT: &str = "compare.html";
 
-pub fn run(args: CompareArgs) -> anyhow::Result<()> {
-    anyhow::ensure!(args.alpha > 0.0 && args.alpha < 1.0, "--alpha must be between 0 and 1, e.g. 0.05");
-    let a = crate::report::load(&args.run_a)?;
-    let b = crate::report::load(&args.run_b)?;
-    let cmp = compare(&a, &b, args.alpha);
+/// Compares the run in folder `run_b` against the one in `run_a` (the arguments of `cli::compare`).
+pub fn run(run_a: &Path, run_b: &Path, output: Option<PathBuf>, alpha: f64) -> anyhow::Result<()> {
+    anyhow::ensure!(alpha > 0.0 && alpha < 1.0, "--alpha must be between 0 and 1, e.g. 0.05");
+    let a = crate::report::load(run_a)?;
+    let b = crate::report::load(run_b)?;
+    let cmp = compare(&a, &b, alpha);
     print!("{}", markdown::render(&cmp));
-    let out = args.output.unwrap_or_else(|| PathBuf::from(DEFAULT_OUTPUT));
+    let out = output.unwrap_or_else(|| PathBuf::from(DEFAULT_OUTPUT));
     std::fs::write(&out, html::render(&cmp))
         .with_context(|| format!("cannot write '{}'; choose another path with -o", out.display()))?;
     eprintln!("serverbench: wrote {}", out.display());

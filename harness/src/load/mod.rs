@@ -1,10 +1,10 @@
 //! The load generator engine: connections, schedules, framing, per-thread workers; knows nothing of contestants.
 
 mod backend;
-pub mod cli;
 pub mod config;
 mod conn;
 pub mod http;
+pub mod output;
 mod receive;
 pub mod report;
 mod schedule;

@@ -298,8 +298,6 @@ impl BenchOptions {
     }
 }
 
-pub use crate::load::cli::parse_duration;
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -337,15 +335,5 @@ mod tests {
         })
         .contains("not both"));
         assert!(bad(&|c| c.server_cpus = Some("4096".into())).contains("outside the CPUs"));
-    }
-
-    #[test]
-    fn durations() {
-        assert_eq!(parse_duration("2").unwrap(), Duration::from_secs(2));
-        assert_eq!(parse_duration("1.5s").unwrap(), Duration::from_millis(1500));
-        assert_eq!(parse_duration("500ms").unwrap(), Duration::from_millis(500));
-        assert_eq!(parse_duration("1m").unwrap(), Duration::from_secs(60));
-        assert!(parse_duration("x").is_err());
-        assert!(parse_duration("-1").is_err());
     }
 }
