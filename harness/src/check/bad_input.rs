@@ -9,19 +9,13 @@ use std::time::{Duration, Instant};
 
 use super::values::Rng;
 use crate::wire::client::{find, set_linger_zero, show, Closed, Conn, CLOSED_WITHOUT_ANSWER};
-use crate::wire::request::{get, post_json};
 use super::wire::{check_json, check_plaintext, probe, read_hello};
 use super::{Failed, Options, Scenario, Target};
 use crate::load::sys;
 
-/// The scenario's ordinary request (echo: a few bytes).
+/// The scenario's ordinary request, `json` with sequence 7 (echo: a few bytes).
 fn request(t: &Target) -> Vec<u8> {
-    match t.scenario {
-        Scenario::Hello | Scenario::HelloTimeout => get("/"),
-        Scenario::Plaintext => get("/plaintext"),
-        Scenario::Json => post_json("{\"sequence\": 7}"),
-        Scenario::Echo => b"0123456789abcdef".to_vec(),
-    }
+    t.scenario.request().map_or_else(|| b"0123456789abcdef".to_vec(), |r| r.render(7))
 }
 
 /// The proof that the bad input did no harm: one ordinary exchange on a fresh connection.

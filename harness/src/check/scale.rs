@@ -16,7 +16,6 @@ use std::time::{Duration, Instant};
 use super::RssPoint;
 
 use super::values::Rng;
-use crate::wire::request::{get, post_json};
 use crate::wire::Conn;
 use super::wire::{check_json, check_plaintext, probe, read_hello};
 use super::{Failed, Options, Scenario, Target, Verdict};
@@ -84,17 +83,17 @@ enum Expect {
 
 /// The scenario's ordinary request, and what its answer must be.
 fn exchange(scenario: Scenario, rng: &mut Rng) -> (Vec<u8>, Expect) {
+    let Some(request) = scenario.request() else {
+        let payload = rng.bytes(64);
+        return (payload.clone(), Expect::Echo(payload));
+    };
     match scenario {
-        Scenario::Hello | Scenario::HelloTimeout => (get("/"), Expect::Hello),
-        Scenario::Plaintext => (get("/plaintext"), Expect::Plaintext),
         Scenario::Json => {
             let n = rng.below(1 << 31);
-            (post_json(&format!("{{\"sequence\": {n}}}")), Expect::Json(n))
+            (request.render(n), Expect::Json(n))
         }
-        Scenario::Echo => {
-            let payload = rng.bytes(64);
-            (payload.clone(), Expect::Echo(payload))
-        }
+        Scenario::Plaintext => (request.render(0), Expect::Plaintext),
+        _ => (request.render(0), Expect::Hello),
     }
 }
 

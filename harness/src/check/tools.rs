@@ -57,24 +57,16 @@ fn missing(tool: &str) -> Verdict {
     Verdict::skip(format!("{tool} is not installed (fix: `apt-get install -y {pkg}`)"))
 }
 
-fn path(t: &Target) -> &'static str {
-    match t.scenario {
-        Scenario::Plaintext => "/plaintext",
-        Scenario::Json => "/ping",
-        _ => "/",
-    }
-}
-
 fn url(t: &Target) -> String {
-    format!("http://{}{}", t.addr, path(t))
+    let path = t.scenario.request().map_or_else(|| "/".to_string(), |r| r.path);
+    format!("http://{}{path}", t.addr)
 }
 
 fn expected_body(t: &Target) -> String {
-    match t.scenario {
-        Scenario::Plaintext => "Hello, World!".into(),
-        Scenario::Json => format!("{{\"sequence\":{JSON_SEQUENCE}}}"),
-        _ => "Hello world!".into(),
+    if t.scenario == Scenario::Json {
+        return format!("{{\"sequence\":{JSON_SEQUENCE}}}");
     }
+    t.scenario.expected().map(|e| String::from_utf8_lossy(e.body).into_owned()).unwrap_or_default()
 }
 
 fn json_body() -> String {

@@ -86,21 +86,21 @@ pub fn check_json(r: &Response, n: u64) -> Result<(), Failed> {
 pub fn probe(t: &Target, o: &Options, timeout: Duration) -> Result<(), Failed> {
     let mut c = Conn::open(t.addr, timeout)?;
     let mut rng = Rng::new(o.seed ^ unix_now_s() as u64);
-    match t.scenario {
-        Scenario::Hello | Scenario::HelloTimeout => {
-            c.send(&get("/"))?;
-            read_hello(&mut c, t.micro)?;
-        }
-        Scenario::Plaintext => {
-            c.send(&get("/plaintext"))?;
-            check_plaintext(&c.read_response()?)?;
-        }
-        Scenario::Json => {
+    match (t.scenario, t.scenario.request()) {
+        (Scenario::Json, Some(request)) => {
             let n = rng.below(1 << 31);
-            c.send(&post_json(&format!("{{\"sequence\": {n}}}")))?;
+            c.send(&request.render(n))?;
             check_json(&c.read_response()?, n)?;
         }
-        Scenario::Echo => {
+        (Scenario::Plaintext, Some(request)) => {
+            c.send(&request.render(0))?;
+            check_plaintext(&c.read_response()?)?;
+        }
+        (_, Some(request)) => {
+            c.send(&request.render(0))?;
+            read_hello(&mut c, t.micro)?;
+        }
+        (_, None) => {
             let payload = rng.bytes(1000);
             c.send(&payload)?;
             let back = c.read_exact(payload.len())?;
