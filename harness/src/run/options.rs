@@ -155,7 +155,7 @@ impl BenchChoices {
         BenchChoices {
             catalog_root,
             selection: Selection::default(),
-            scenarios: vec!["hello".into()],
+            scenarios: vec![Scenario::Hello.name().into()],
             mode: ModeKind::Throughput,
             think_time_ms: 1.0,
             rate_per_s: None,
