@@ -13,6 +13,7 @@ pub mod report;
 pub mod run;
 pub mod stats;
 pub mod ui;
+pub mod wire;
 
 use ui::{Ui, Verbosity};
 
@@ -24,7 +25,7 @@ pub fn run(cli: cli::Cli) -> anyhow::Result<()> {
         _ => Verbosity::Normal,
     });
     match cli.command {
-        cli::Command::Load(args) => load::cli::run(args),
+        cli::Command::Load(args) => commands::load::run(args),
         cli::Command::List(args) => commands::list(args),
         cli::Command::Bench(args) => commands::bench(args, &ui),
         cli::Command::Check(args) => commands::check::run(args, &ui),
@@ -32,7 +33,7 @@ pub fn run(cli: cli::Cli) -> anyhow::Result<()> {
         cli::Command::Responses(args) => commands::responses(args, &ui),
         cli::Command::Versions(args) => commands::versions(args),
         cli::Command::Report(args) => commands::report(args, &ui),
-        cli::Command::Compare(args) => compare::run(args),
+        cli::Command::Compare(args) => compare::run(&args.run_a, &args.run_b, args.output.clone(), args.rules(), args.json),
     }
 }
 

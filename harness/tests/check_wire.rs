@@ -105,7 +105,7 @@ fn echo_returns_a_mebibyte_intact() {
 
     let lossy = start(Scenario::Echo, Flaws { echo_drop: true, ..Flaws::default() });
     let r = wire::echo_1mib(&lossy.target(true), &o);
-    assert!(r.as_ref().is_err_and(|e| e.contains("byte 99999 differs") || e.contains("only")), "{r:?}");
+    assert!(r.as_ref().is_err_and(|e| e.0.contains("byte 99999 differs") || e.0.contains("only")), "{r:?}");
 }
 
 #[test]
@@ -119,6 +119,6 @@ fn the_table_of_checks_fits_each_scenario() {
     assert!(!names(Scenario::Echo).contains(&"bad-huge-headers"));
     assert!(!names(Scenario::Echo).iter().any(|n| n.starts_with("client-")));
     assert!(names(Scenario::Json).contains(&"client-h2load"));
-    let v: serverbench::check::Verdict = Err::<String, String>("x".into()).into();
+    let v: serverbench::check::Verdict = Err::<String, serverbench::check::Failed>("x".into()).into();
     assert_eq!(v.status, Status::Fail);
 }

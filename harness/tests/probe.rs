@@ -55,7 +55,7 @@ fn a_port_answered_by_another_process_is_not_taken_for_readiness() {
     let tmp = tempfile::tempdir().unwrap();
     let launch = Launch { command: "sleep 60".into(), env: vec![], cwd: tmp.path(), cpus: &CpuSet::allowed(), log: tmp.path().join("late.log") };
     let mut server = Server::start(launch, port).unwrap();
-    let err = server.wait_ready(Duration::from_secs(5), &std::sync::atomic::AtomicBool::new(false)).unwrap_err();
+    let err = server.wait_ready(Duration::from_secs(5), &std::sync::atomic::AtomicBool::new(false)).unwrap_err().to_string();
     assert!(err.contains(&format!("port {port} is answered by pid {}", std::process::id())), "{err}");
     assert!(err.contains("outside the server's process tree"), "{err}");
     server.stop(Duration::from_secs(2));

@@ -10,13 +10,14 @@ use toml::{Table, Value};
 
 use super::template::{placeholders_in, PLACEHOLDERS};
 use super::Contestant;
+use crate::wire::Scenario;
 
 pub const LANGUAGES: &[&str] = &["c", "cpp", "rust", "go", "java", "javascript", "python", "erlang", "config"];
 pub const CATEGORIES: &[&str] = &["micro", "platform"];
 pub const MODELS: &[&str] =
     &["thread-per-connection", "per-core", "work-sharing", "work-stealing", "prefork", "single-loop"];
 pub const IOS: &[&str] = &["blocking", "epoll", "io_uring", "runtime"];
-pub const SCENARIOS: &[&str] = &["hello", "hello-timeout", "plaintext", "json", "echo"];
+pub const SCENARIOS: &[&str] = Scenario::NAMES;
 /// The kinds of machine a manifest may say it cannot be built on (`unsupported`): CPU architectures,
 /// spelled as Rust names them (`std::env::consts::ARCH`), which is how the harness knows its own.
 pub const MACHINES: &[&str] = &["x86_64", "aarch64", "arm", "x86", "riscv64", "powerpc64", "s390x", "loongarch64"];

@@ -7,24 +7,20 @@ use std::net::Shutdown;
 use std::os::fd::RawFd;
 use std::time::{Duration, Instant};
 
-use super::client::{get, post_json, set_linger_zero, show, Closed, Conn, Rng, CLOSED_WITHOUT_ANSWER};
+use super::values::Rng;
+use crate::wire::client::{find, set_linger_zero, show, Closed, Conn, CLOSED_WITHOUT_ANSWER};
 use super::wire::{check_json, check_plaintext, probe, read_hello};
-use super::{Options, Scenario, Target};
+use super::{Failed, Options, Scenario, Target};
 use crate::load::sys;
 
-/// The scenario's ordinary request (echo: a few bytes).
+/// The scenario's ordinary request, `json` with sequence 7 (echo: a few bytes).
 fn request(t: &Target) -> Vec<u8> {
-    match t.scenario {
-        Scenario::Hello | Scenario::HelloTimeout => get("/"),
-        Scenario::Plaintext => get("/plaintext"),
-        Scenario::Json => post_json("{\"sequence\": 7}"),
-        Scenario::Echo => b"0123456789abcdef".to_vec(),
-    }
+    t.scenario.request().map_or_else(|| b"0123456789abcdef".to_vec(), |r| r.render(7))
 }
 
 /// The proof that the bad input did no harm: one ordinary exchange on a fresh connection.
-fn still_answers(t: &Target, o: &Options, after: &str, timeout: Duration) -> Result<(), String> {
-    probe(t, o, timeout).map_err(|e| format!("after {after}, a fresh connection got no correct answer: {e}"))
+fn still_answers(t: &Target, o: &Options, after: &str, timeout: Duration) -> Result<(), Failed> {
+    probe(t, o, timeout).map_err(|e| Failed(format!("after {after}, a fresh connection got no correct answer: {e}")))
 }
 
 /// Writes `bytes` from a second thread while reading whatever comes back until the server closes,
@@ -65,7 +61,7 @@ fn what_came_back(answer: &[u8], closed: bool, write_error: &Option<String>) -> 
 }
 
 /// 64 KiB of random bytes on one connection.
-pub fn random_bytes(t: &Target, o: &Options) -> Result<String, String> {
+pub fn random_bytes(t: &Target, o: &Options) -> Result<String, Failed> {
     let mut junk = Rng::new(o.seed).bytes(64 * 1024);
     junk[0] = 0; // not the first letter of any method
     let mut c = Conn::open(t.addr, o.answer_timeout)?;
@@ -77,7 +73,7 @@ pub fn random_bytes(t: &Target, o: &Options) -> Result<String, String> {
 
 /// Half a request left hanging while another connection is served; then the half request's connection
 /// goes away.
-pub fn cut_request(t: &Target, o: &Options) -> Result<String, String> {
+pub fn cut_request(t: &Target, o: &Options) -> Result<String, Failed> {
     let full = request(t);
     let half = full[..full.len() / 2].to_vec();
     let mut c = Conn::open(t.addr, o.answer_timeout)?;
@@ -98,16 +94,16 @@ pub fn cut_request(t: &Target, o: &Options) -> Result<String, String> {
 
 /// Connections reset (RST) mid-request, and right after many pipelined requests whose answers the server
 /// is still writing (a server that does not ignore SIGPIPE dies here).
-pub fn reset(t: &Target, o: &Options) -> Result<String, String> {
+pub fn reset(t: &Target, o: &Options) -> Result<String, Failed> {
     let full = request(t);
-    let after = |e: String| format!("after connections reset mid-request: {e}");
-    let c = Conn::open(t.addr, o.answer_timeout).map_err(after)?;
-    (&c.stream).write_all(&full[..full.len() / 2]).map_err(|e| after(e.to_string()))?;
+    let after = |e: Failed| format!("after connections reset mid-request: {e}");
+    let c = Conn::open(t.addr, o.answer_timeout).map_err(|e| after(e.into()))?;
+    (&c.stream).write_all(&full[..full.len() / 2]).map_err(|e| after(Failed(e.to_string())))?;
     std::thread::sleep(Duration::from_millis(20));
     c.reset();
     let pipelined: Vec<u8> = full.iter().copied().cycle().take(full.len() * 200).collect();
     for i in 0..20 {
-        let c = Conn::open(t.addr, o.answer_timeout).map_err(after)?;
+        let c = Conn::open(t.addr, o.answer_timeout).map_err(|e| after(e.into()))?;
         let _ = (&c.stream).write_all(&pipelined);
         // Vary the moment of the reset so some land while the server is writing.
         std::thread::sleep(Duration::from_micros(200 * (i % 5)));
@@ -121,14 +117,14 @@ pub fn reset(t: &Target, o: &Options) -> Result<String, String> {
 /// A whole request, then the client shuts down its sending side: the request is still answered (a
 /// platform contestant may instead close without answering, as some HTTP stacks do), the server then
 /// closes, and serves the next connection.
-pub fn half_close(t: &Target, o: &Options) -> Result<String, String> {
+pub fn half_close(t: &Target, o: &Options) -> Result<String, Failed> {
     let mut c = Conn::open(t.addr, o.answer_timeout)?;
     let payload = Rng::new(o.seed).bytes(1000);
     let what = match t.scenario {
         Scenario::Echo => {
             c.send(&payload)?;
             c.shutdown_write()?;
-            let back = c.read_exact(payload.len()).map_err(|e| format!("1,000 bytes then a half-close: {e}"))?;
+            let back = c.read_exact(payload.len()).map_err(|e| Failed(format!("1,000 bytes then a half-close: {e}")))?;
             if back != payload {
                 return Err("1,000 bytes then a half-close: different bytes came back".into());
             }
@@ -138,19 +134,19 @@ pub fn half_close(t: &Target, o: &Options) -> Result<String, String> {
             c.send(&request(t))?;
             c.shutdown_write()?;
             let answered = match t.scenario {
-                Scenario::Plaintext => c.read_response().and_then(|r| check_plaintext(&r)),
-                Scenario::Json => c.read_response().and_then(|r| check_json(&r, 7)),
+                Scenario::Plaintext => c.read_response().map_err(Failed::from).and_then(|r| check_plaintext(&r)),
+                Scenario::Json => c.read_response().map_err(Failed::from).and_then(|r| check_json(&r, 7)),
                 _ => read_hello(&mut c, t.micro).map(|_| ()),
             };
             match answered {
                 Ok(()) => "a request then a half-close: answered",
                 // HTTP leaves this open; some frameworks (hyper's default) take the half-close for an abort.
-                Err(e) if !t.micro && e == CLOSED_WITHOUT_ANSWER => {
+                Err(e) if !t.micro && e.0 == CLOSED_WITHOUT_ANSWER => {
                     drop(c);
                     still_answers(t, o, "a half-closed connection", o.answer_timeout)?;
                     return Ok("a request then a half-close: closed without an answer (the framework takes a half-close for an abort); then served a fresh connection".into());
                 }
-                Err(e) => return Err(format!("a request followed by a half-close (shutdown SHUT_WR) was not answered: {e}")),
+                Err(e) => return Err(format!("a request followed by a half-close (shutdown SHUT_WR) was not answered: {e}").into()),
             }
         }
     };
@@ -158,9 +154,9 @@ pub fn half_close(t: &Target, o: &Options) -> Result<String, String> {
     let closed = match c.wait_close(since, o.answer_timeout) {
         Closed::Fin(d) | Closed::Reset(d) => format!("closed {} ms later", d.as_millis()),
         Closed::Open => {
-            return Err(format!("{what}, but the server kept the half-closed connection open for {} s", o.answer_timeout.as_secs()))
+            return Err(format!("{what}, but the server kept the half-closed connection open for {} s", o.answer_timeout.as_secs()).into())
         }
-        Closed::Data(b) => return Err(format!("{what}, then {} more bytes nobody asked for: {}", b.len(), show(&b, 80))),
+        Closed::Data(b) => return Err(format!("{what}, then {} more bytes nobody asked for: {}", b.len(), show(&b, 80)).into()),
     };
     drop(c);
     still_answers(t, o, "a half-closed connection", o.answer_timeout)?;
@@ -176,9 +172,9 @@ const MICRO_DRAIN: Duration = Duration::from_secs(2);
 /// A request with 80 KiB of headers. Platform contestants must refuse it within the answer timeout (a
 /// 4xx/5xx status or a close); one that takes the headers in and waits holds that memory for as long as
 /// the client likes, and fails. Micro ones only have to survive it.
-pub fn huge_headers(t: &Target, o: &Options) -> Result<String, String> {
+pub fn huge_headers(t: &Target, o: &Options) -> Result<String, Failed> {
     let full = request(t);
-    let split = super::client::find(&full, b"\r\n").expect("a request line") + 2;
+    let split = find(&full, b"\r\n").expect("a request line") + 2;
     let mut req = full[..split].to_vec();
     let filler = "x".repeat(1000);
     let mut i = 0;
@@ -204,13 +200,13 @@ pub fn huge_headers(t: &Target, o: &Options) -> Result<String, String> {
     if !t.micro {
         match status {
             Some(s) if s < 400 => {
-                return Err(format!("{kib} KiB of headers were accepted ({seen}); a platform server must answer an error (431/400) or close"));
+                return Err(format!("{kib} KiB of headers were accepted ({seen}); a platform server must answer an error (431/400) or close").into());
             }
             None if !closed => {
                 return Err(format!(
                     "{kib} KiB of headers were neither refused nor closed within {} s ({seen}); a platform server must answer an error (431/400) or close",
                     o.answer_timeout.as_secs_f64()
-                ));
+                ).into());
             }
             _ => {}
         }
@@ -227,9 +223,9 @@ fn status_of(answer: &[u8]) -> Option<u16> {
 
 /// `drop_connections` connections opened at once, all of which must be established (a third send a
 /// request, a third half of one, a third nothing), then all closed at once, half of them with a reset.
-pub fn drop_many(t: &Target, o: &Options) -> Result<String, String> {
+pub fn drop_many(t: &Target, o: &Options) -> Result<String, Failed> {
     let n = o.drop_connections;
-    sys::ensure_open_files(n as u64 + 256).map_err(|e| format!("{e:#}"))?;
+    sys::ensure_open_files(n as u64 + 256).map_err(|e| Failed(format!("{e:#}")))?;
     let full = request(t);
     let mut fds: Vec<RawFd> = Vec::with_capacity(n);
     let mut refused = 0;
@@ -274,7 +270,7 @@ pub fn drop_many(t: &Target, o: &Options) -> Result<String, String> {
         }
         // Dropping fewer connections than asked tests less than the check claims (a server that never
         // accepts would pass with a handful): the load must be there before its drop counts.
-        return Err(format!("{note}: all {n} must be, so that they can be dropped at once (is the listen backlog small, or does the server stop accepting?)"));
+        return Err(format!("{note}: all {n} must be, so that they can be dropped at once (is the listen backlog small, or does the server stop accepting?)").into());
     }
     for (i, &fd) in fds.iter().enumerate() {
         if connected[i] {
@@ -304,17 +300,17 @@ pub const DROP_RECOVERY: Duration = Duration::from_secs(20);
 /// Like `still_answers`, but a fresh connection is tried every second until `within` passes: a server
 /// whose accept queue is still full of dropped connections loses SYNs, and a single attempt would then
 /// wait on the kernel's SYN backoff (1, 3, 7, 15 s) rather than on the server. Returns the time taken.
-fn recovers(t: &Target, o: &Options, after: &str, within: Duration) -> Result<Duration, String> {
+fn recovers(t: &Target, o: &Options, after: &str, within: Duration) -> Result<Duration, Failed> {
     let start = Instant::now();
     loop {
         let left = within.saturating_sub(start.elapsed());
         match std::net::TcpStream::connect_timeout(&t.addr, left.clamp(Duration::from_millis(1), Duration::from_secs(1))) {
             Ok(_) => return still_answers(t, o, after, o.answer_timeout).map(|()| start.elapsed()),
             Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => {
-                return Err(format!("after {after}, nothing listens on {} any more (connection refused)", t.addr));
+                return Err(format!("after {after}, nothing listens on {} any more (connection refused)", t.addr).into());
             }
             Err(e) if start.elapsed() >= within => {
-                return Err(format!("after {after}, no fresh connection was accepted within {} s: {e}", within.as_secs()));
+                return Err(format!("after {after}, no fresh connection was accepted within {} s: {e}", within.as_secs()).into());
             }
             Err(_) => std::thread::sleep(Duration::from_millis(20)),
         }

@@ -3,14 +3,15 @@
 //! plain address; `suite` runs them against servers started fresh through `launch`.
 
 pub mod bad_input;
-pub mod client;
 pub mod scale;
 pub mod suite;
 pub mod timeout;
 pub mod tools;
+pub mod values;
 pub mod wire;
 
 pub use crate::model::checks::{CheckResult, ContestantChecks, RssPoint, Status};
+pub use crate::wire::Scenario;
 use std::fmt;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
@@ -20,46 +21,6 @@ use serde::{Deserialize, Serialize};
 /// The `SB_TIMEOUT_MS` every server is started with while it is checked, so that `hello-timeout` can be
 /// timed and `hello` is shown to ignore it.
 pub const CHECK_TIMEOUT_MS: u64 = 300;
-
-/// The scenarios of DESIGN.md's wire contract.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Scenario {
-    Hello,
-    HelloTimeout,
-    Plaintext,
-    Json,
-    Echo,
-}
-
-impl Scenario {
-    pub const ALL: [Scenario; 5] = [Scenario::Hello, Scenario::HelloTimeout, Scenario::Plaintext, Scenario::Json, Scenario::Echo];
-
-    pub fn parse(name: &str) -> Option<Scenario> {
-        Scenario::ALL.into_iter().find(|s| s.name() == name)
-    }
-    pub fn name(self) -> &'static str {
-        match self {
-            Scenario::Hello => "hello",
-            Scenario::HelloTimeout => "hello-timeout",
-            Scenario::Plaintext => "plaintext",
-            Scenario::Json => "json",
-            Scenario::Echo => "echo",
-        }
-    }
-    pub fn is_http(self) -> bool {
-        self != Scenario::Echo
-    }
-    pub fn is_hello(self) -> bool {
-        matches!(self, Scenario::Hello | Scenario::HelloTimeout)
-    }
-}
-
-impl fmt::Display for Scenario {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
 
 /// A running server to check: where it listens, what it serves and under which rules.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -128,11 +89,34 @@ impl Verdict {
     }
 }
 
-impl From<Result<String, String>> for Verdict {
-    fn from(r: Result<String, String>) -> Verdict {
+/// Why a check (or a step of one) failed, in words for the person who reads the verdict.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct Failed(pub String);
+
+impl From<String> for Failed {
+    fn from(reason: String) -> Failed {
+        Failed(reason)
+    }
+}
+
+impl From<&str> for Failed {
+    fn from(reason: &str) -> Failed {
+        Failed(reason.to_string())
+    }
+}
+
+impl From<crate::wire::WireError> for Failed {
+    fn from(e: crate::wire::WireError) -> Failed {
+        Failed(e.0)
+    }
+}
+
+impl From<Result<String, Failed>> for Verdict {
+    fn from(r: Result<String, Failed>) -> Verdict {
         match r {
             Ok(reason) => Verdict::pass(reason),
-            Err(reason) => Verdict::fail(reason),
+            Err(Failed(reason)) => Verdict::fail(reason),
         }
     }
 }

@@ -15,9 +15,10 @@ use std::time::{Duration, Instant};
 
 use super::RssPoint;
 
-use super::client::{get, post_json, Conn, Rng};
+use super::values::Rng;
+use crate::wire::Conn;
 use super::wire::{check_json, check_plaintext, probe, read_hello};
-use super::{Options, Scenario, Target, Verdict};
+use super::{Failed, Options, Scenario, Target, Verdict};
 use crate::load::sys;
 
 /// Descriptors a process keeps for itself besides the held connections.
@@ -82,21 +83,21 @@ enum Expect {
 
 /// The scenario's ordinary request, and what its answer must be.
 fn exchange(scenario: Scenario, rng: &mut Rng) -> (Vec<u8>, Expect) {
+    let Some(request) = scenario.request() else {
+        let payload = rng.bytes(64);
+        return (payload.clone(), Expect::Echo(payload));
+    };
     match scenario {
-        Scenario::Hello | Scenario::HelloTimeout => (get("/"), Expect::Hello),
-        Scenario::Plaintext => (get("/plaintext"), Expect::Plaintext),
         Scenario::Json => {
             let n = rng.below(1 << 31);
-            (post_json(&format!("{{\"sequence\": {n}}}")), Expect::Json(n))
+            (request.render(n), Expect::Json(n))
         }
-        Scenario::Echo => {
-            let payload = rng.bytes(64);
-            (payload.clone(), Expect::Echo(payload))
-        }
+        Scenario::Plaintext => (request.render(0), Expect::Plaintext),
+        _ => (request.render(0), Expect::Hello),
     }
 }
 
-fn check_answer(c: &mut Conn, micro: bool, expect: &Expect) -> Result<(), String> {
+fn check_answer(c: &mut Conn, micro: bool, expect: &Expect) -> Result<(), Failed> {
     match expect {
         Expect::Hello => read_hello(c, micro).map(|_| ()),
         Expect::Plaintext => check_plaintext(&c.read_response()?),
@@ -111,7 +112,7 @@ fn check_answer(c: &mut Conn, micro: bool, expect: &Expect) -> Result<(), String
 }
 
 /// One ordinary exchange on an open connection.
-pub fn serve_once(c: &mut Conn, scenario: Scenario, micro: bool, rng: &mut Rng) -> Result<(), String> {
+pub fn serve_once(c: &mut Conn, scenario: Scenario, micro: bool, rng: &mut Rng) -> Result<(), Failed> {
     let (request, expect) = exchange(scenario, rng);
     c.send(&request)?;
     check_answer(c, micro, &expect)
@@ -119,14 +120,14 @@ pub fn serve_once(c: &mut Conn, scenario: Scenario, micro: bool, rng: &mut Rng) 
 
 /// Serves every connection of `batch` once: all requests first, then every answer, within `timeout` for
 /// the whole batch. Returns the index and reason of each connection that failed.
-fn serve_batch(batch: &mut [Conn], t: &Target, rng: &mut Rng, timeout: Duration) -> Vec<(usize, String)> {
+fn serve_batch(batch: &mut [Conn], t: &Target, rng: &mut Rng, timeout: Duration) -> Vec<(usize, Failed)> {
     let mut failed = Vec::new();
     let mut waiting = Vec::with_capacity(batch.len());
     for (i, c) in batch.iter_mut().enumerate() {
         let (request, expect) = exchange(t.scenario, rng);
         match c.send(&request) {
             Ok(()) => waiting.push((i, expect)),
-            Err(e) => failed.push((i, e)),
+            Err(e) => failed.push((i, e.into())),
         }
     }
     let deadline = Instant::now() + timeout;
@@ -167,18 +168,18 @@ impl Held {
 
     /// Opens `n` more connections in batches, each served once, keeping the older ones served meanwhile.
     /// A connection that cannot be opened or served is an error.
-    pub fn add(&mut self, n: usize) -> Result<(), String> {
+    pub fn add(&mut self, n: usize) -> Result<(), Failed> {
         let mut left = n;
         while left > 0 {
             let size = left.min(OPEN_BATCH);
             let mut fresh = Vec::with_capacity(size);
             for _ in 0..size {
                 let k = self.conns.len() + fresh.len() + 1;
-                fresh.push(Conn::open(self.t.addr, self.timeout).map_err(|e| format!("connection {k}: {e}"))?);
+                fresh.push(Conn::open(self.t.addr, self.timeout).map_err(|e| Failed(format!("connection {k}: {e}")))?);
             }
             let t = self.t;
             if let Some((i, e)) = serve_batch(&mut fresh, &t, &mut self.rng, self.timeout).into_iter().next() {
-                return Err(format!("connection {}: {e}", self.conns.len() + i + 1));
+                return Err(format!("connection {}: {e}", self.conns.len() + i + 1).into());
             }
             let now = Instant::now();
             self.conns.extend(fresh.into_iter().map(|c| (c, now)));
@@ -210,7 +211,7 @@ impl Held {
             failed.sort_unstable_by_key(|(i, _)| *i);
             self.lost += failed.len();
             if let Some((_, e)) = failed.first() {
-                self.first_loss.get_or_insert_with(|| e.clone());
+                self.first_loss.get_or_insert_with(|| e.to_string());
             }
             let now = Instant::now();
             let mut dead = failed.iter().map(|(i, _)| *i).peekable();
@@ -249,10 +250,10 @@ struct Holder {
 }
 
 impl Holder {
-    fn spawn(exe: &PathBuf, t: &Target, share: usize, timeout: Duration, seed: u64) -> Result<Holder, String> {
+    fn spawn(exe: &PathBuf, t: &Target, share: usize, timeout: Duration, seed: u64) -> Result<Holder, Failed> {
         let mut cmd = Command::new(exe);
         cmd.args(hold_args(t, share, timeout, seed)).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::inherit());
-        let mut child = cmd.spawn().map_err(|e| format!("cannot start the client process {}: {e}", exe.display()))?;
+        let mut child = cmd.spawn().map_err(|e| Failed(format!("cannot start the client process {}: {e}", exe.display())))?;
         let stdout = child.stdout.take().expect("piped");
         let (tx, rx) = mpsc::channel();
         std::thread::spawn(move || {
@@ -266,13 +267,13 @@ impl Holder {
     }
 
     /// The next line the process prints, keeping this process's own connections served while waiting.
-    fn next_line(&self, deadline: Instant, held: &mut Held) -> Result<String, String> {
+    fn next_line(&self, deadline: Instant, held: &mut Held) -> Result<String, Failed> {
         loop {
             match self.lines.recv_timeout(Duration::from_millis(200)) {
                 Ok(line) => return Ok(line),
                 Err(mpsc::RecvTimeoutError::Disconnected) => return Err("a client process exited without reporting".into()),
                 Err(mpsc::RecvTimeoutError::Timeout) if Instant::now() >= deadline => {
-                    return Err(format!("a client process did not report within {} s", HOLD_TIMEOUT.as_secs()))
+                    return Err(format!("a client process did not report within {} s", HOLD_TIMEOUT.as_secs()).into())
                 }
                 Err(mpsc::RecvTimeoutError::Timeout) => held.keep_alive(),
             }
@@ -430,7 +431,7 @@ pub fn run(t: &Target, o: &Options, s: &ScaleOptions, server: Option<&dyn Server
             match Holder::spawn(exe, t, share, timeout, o.seed.wrapping_add(k as u64 + 1)) {
                 Ok(h) => holders.push(h),
                 Err(e) => {
-                    report.verdict = Verdict::fail(e);
+                    report.verdict = Verdict::fail(e.0);
                     return report;
                 }
             }
@@ -441,7 +442,7 @@ pub fn run(t: &Target, o: &Options, s: &ScaleOptions, server: Option<&dyn Server
             match h.next_line(deadline, &mut held) {
                 Ok(line) if parse_counts(&line, "held").is_some() => {}
                 Ok(line) => errors.push(line),
-                Err(e) => errors.push(e),
+                Err(e) => errors.push(e.0),
             }
         }
         if !errors.is_empty() {

@@ -6,12 +6,13 @@ use std::net::{SocketAddr, TcpStream};
 use std::os::fd::AsRawFd;
 use std::time::{Duration, Instant};
 
-use super::client::{get, show, Closed, Conn};
+use crate::wire::client::{show, Closed, Conn};
+use crate::wire::request::get;
 use super::wire::read_hello;
-use super::{Options, Target};
+use super::{Failed, Options, Target};
 
 /// `hello` ignores `SB_TIMEOUT_MS`: a connection idle for `idle_open` is still served.
-pub fn idle_open(t: &Target, o: &Options) -> Result<String, String> {
+pub fn idle_open(t: &Target, o: &Options) -> Result<String, Failed> {
     let mut c = Conn::open(t.addr, o.answer_timeout)?;
     c.send(&get("/"))?;
     read_hello(&mut c, t.micro)?;
@@ -23,23 +24,23 @@ pub fn idle_open(t: &Target, o: &Options) -> Result<String, String> {
                 "the server closed an idle connection after {} ms; hello has no timeout (it was started with SB_TIMEOUT_MS={})",
                 d.as_millis(),
                 o.server_timeout.as_millis()
-            ))
+            ).into())
         }
-        Closed::Data(b) => return Err(format!("the server sent {} bytes while the connection was idle: {}", b.len(), show(&b, 80))),
+        Closed::Data(b) => return Err(format!("the server sent {} bytes while the connection was idle: {}", b.len(), show(&b, 80)).into()),
     }
     c.send(&get("/"))?;
-    read_hello(&mut c, t.micro).map_err(|e| format!("after {} ms idle: {e}", o.idle_open.as_millis()))?;
+    read_hello(&mut c, t.micro).map_err(|e| Failed(format!("after {} ms idle: {e}", o.idle_open.as_millis())))?;
     Ok(format!("answered again after {} ms idle", o.idle_open.as_millis()))
 }
 
 /// A client that keeps talking, with pauses shorter than the timeout, stays connected well past it.
-pub fn active(t: &Target, o: &Options) -> Result<String, String> {
+pub fn active(t: &Target, o: &Options) -> Result<String, Failed> {
     let mut c = Conn::open(t.addr, o.answer_timeout)?;
     let gap = o.server_timeout / 3;
     let start = Instant::now();
     for i in 1..=8 {
-        c.send(&get("/")).map_err(|e| format!("request {i} of 8, {} ms in: {e}", start.elapsed().as_millis()))?;
-        read_hello(&mut c, t.micro).map_err(|e| format!("request {i} of 8, {} ms in: {e}", start.elapsed().as_millis()))?;
+        c.send(&get("/")).map_err(|e| Failed(format!("request {i} of 8, {} ms in: {e}", start.elapsed().as_millis())))?;
+        read_hello(&mut c, t.micro).map_err(|e| Failed(format!("request {i} of 8, {} ms in: {e}", start.elapsed().as_millis())))?;
         std::thread::sleep(gap);
     }
     Ok(format!(
@@ -50,11 +51,11 @@ pub fn active(t: &Target, o: &Options) -> Result<String, String> {
     ))
 }
 
-fn judge_close(what: &str, closed: Closed, o: &Options) -> Result<String, String> {
+fn judge_close(what: &str, closed: Closed, o: &Options) -> Result<String, Failed> {
     let timeout_ms = o.server_timeout.as_millis();
     match closed {
         Closed::Fin(d) | Closed::Reset(d) if d < o.server_timeout / 2 => {
-            Err(format!("closed {} ms after {what}, well before the {timeout_ms} ms timeout", d.as_millis()))
+            Err(format!("closed {} ms after {what}, well before the {timeout_ms} ms timeout", d.as_millis()).into())
         }
         Closed::Fin(d) => Ok(format!("closed {} ms after {what} (timeout {timeout_ms} ms)", d.as_millis())),
         Closed::Reset(d) => Ok(format!("reset {} ms after {what} (timeout {timeout_ms} ms)", d.as_millis())),
@@ -62,13 +63,13 @@ fn judge_close(what: &str, closed: Closed, o: &Options) -> Result<String, String
             "still open {} ms after {what}; with SB_TIMEOUT_MS={timeout_ms} it must close within {} ms",
             o.close_bound().as_millis(),
             o.close_bound().as_millis()
-        )),
-        Closed::Data(b) => Err(format!("sent {} bytes after {what} instead of closing: {}", b.len(), show(&b, 80))),
+        ).into()),
+        Closed::Data(b) => Err(format!("sent {} bytes after {what} instead of closing: {}", b.len(), show(&b, 80)).into()),
     }
 }
 
 /// After an answer, an idle connection is closed between half the timeout and `close_bound`.
-pub fn idle_close(t: &Target, o: &Options) -> Result<String, String> {
+pub fn idle_close(t: &Target, o: &Options) -> Result<String, Failed> {
     let mut c = Conn::open(t.addr, o.answer_timeout)?;
     c.send(&get("/"))?;
     read_hello(&mut c, t.micro)?;
@@ -77,7 +78,7 @@ pub fn idle_close(t: &Target, o: &Options) -> Result<String, String> {
 }
 
 /// A connection that never sends anything is closed within the same bound.
-pub fn silent_close(t: &Target, o: &Options) -> Result<String, String> {
+pub fn silent_close(t: &Target, o: &Options) -> Result<String, Failed> {
     let mut c = Conn::open(t.addr, o.answer_timeout)?;
     let since = Instant::now();
     judge_close("connecting without sending", c.wait_close(since, o.close_bound()), o)
@@ -90,8 +91,8 @@ const STALL: Duration = Duration::from_millis(200);
 
 /// A client that sends requests and never reads: the answers fill the socket buffers, the server's write
 /// blocks, and the server must close the connection within the bound after the client went quiet.
-pub fn no_reader(t: &Target, o: &Options) -> Result<String, String> {
-    let stream = connect_small_rcvbuf(t.addr, 4096).map_err(|e| format!("cannot connect to {}: {e}", t.addr))?;
+pub fn no_reader(t: &Target, o: &Options) -> Result<String, Failed> {
+    let stream = connect_small_rcvbuf(t.addr, 4096).map_err(|e| Failed(format!("cannot connect to {}: {e}", t.addr)))?;
     stream.set_nonblocking(true).map_err(|e| e.to_string())?;
     let _ = stream.set_nodelay(true);
     let local = stream.local_addr().map_err(|e| e.to_string())?;
@@ -161,7 +162,7 @@ pub fn no_reader(t: &Target, o: &Options) -> Result<String, String> {
         "{stuck}still connected {} ms after the client stopped reading and its writes blocked ({sent_bytes} bytes sent, none read); with SB_TIMEOUT_MS={} the server must close it",
         quiet_from.elapsed().as_millis(),
         o.server_timeout.as_millis()
-    ))
+    ).into())
 }
 
 /// A connected socket whose receive buffer is capped (which also stops its autotuning), so the server's

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use super::{Options, Scenario, Target, Verdict};
+use super::{Failed, Options, Scenario, Target, Verdict};
 
 /// The Debian package of each tool.
 pub const TOOLS: &[(&str, &str)] = &[("curl", "curl"), ("wrk", "wrk"), ("h2load", "nghttp2-client")];
@@ -20,11 +20,11 @@ struct Run {
 }
 
 /// Runs a tool with a deadline; None when it is not installed.
-fn run(tool: &str, args: &[String], timeout: Duration) -> Result<Option<Run>, String> {
+fn run(tool: &str, args: &[String], timeout: Duration) -> Result<Option<Run>, Failed> {
     let mut child = match Command::new(tool).args(args).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn() {
         Ok(c) => c,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(format!("cannot start {tool}: {e}")),
+        Err(e) => return Err(format!("cannot start {tool}: {e}").into()),
     };
     let (mut out, mut err) = (child.stdout.take().expect("piped"), child.stderr.take().expect("piped"));
     let reader = std::thread::spawn(move || {
@@ -47,7 +47,7 @@ fn run(tool: &str, args: &[String], timeout: Duration) -> Result<Option<Run>, St
     };
     let (stdout, stderr) = reader.join().unwrap_or_default();
     match status {
-        None => Err(format!("{tool} did not finish within {timeout:?}")),
+        None => Err(format!("{tool} did not finish within {timeout:?}").into()),
         Some(s) => Ok(Some(Run { ok: s.success(), stdout, stderr })),
     }
 }
@@ -57,24 +57,16 @@ fn missing(tool: &str) -> Verdict {
     Verdict::skip(format!("{tool} is not installed (fix: `apt-get install -y {pkg}`)"))
 }
 
-fn path(t: &Target) -> &'static str {
-    match t.scenario {
-        Scenario::Plaintext => "/plaintext",
-        Scenario::Json => "/ping",
-        _ => "/",
-    }
-}
-
 fn url(t: &Target) -> String {
-    format!("http://{}{}", t.addr, path(t))
+    let path = t.scenario.request().map_or_else(|| "/".to_string(), |r| r.path);
+    format!("http://{}{path}", t.addr)
 }
 
 fn expected_body(t: &Target) -> String {
-    match t.scenario {
-        Scenario::Plaintext => "Hello, World!".into(),
-        Scenario::Json => format!("{{\"sequence\":{JSON_SEQUENCE}}}"),
-        _ => "Hello world!".into(),
+    if t.scenario == Scenario::Json {
+        return format!("{{\"sequence\":{JSON_SEQUENCE}}}");
     }
+    t.scenario.expected().map(|e| String::from_utf8_lossy(e.body).into_owned()).unwrap_or_default()
 }
 
 fn json_body() -> String {
@@ -99,12 +91,12 @@ fn last_lines(text: &str, n: usize) -> String {
 struct TempFile(PathBuf);
 
 impl TempFile {
-    fn new(suffix: &str, text: &str) -> Result<TempFile, String> {
+    fn new(suffix: &str, text: &str) -> Result<TempFile, Failed> {
         use std::sync::atomic::{AtomicU64, Ordering};
         static NEXT: AtomicU64 = AtomicU64::new(0);
         let name = format!("serverbench-check-{}-{}{suffix}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed));
         let path = std::env::temp_dir().join(name);
-        std::fs::write(&path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        std::fs::write(&path, text).map_err(|e| Failed(format!("cannot write {}: {e}", path.display())))?;
         Ok(TempFile(path))
     }
     fn arg(&self) -> String {
@@ -131,7 +123,7 @@ pub fn curl(t: &Target, _o: &Options) -> Verdict {
     let r = match run("curl", &args, Duration::from_secs(20)) {
         Ok(Some(r)) => r,
         Ok(None) => return missing("curl"),
-        Err(e) => return Verdict::fail(e),
+        Err(e) => return Verdict::fail(e.0),
     };
     if !r.ok {
         return Verdict::fail(format!("curl failed: {}", last_lines(&r.stderr, 3)));
@@ -180,14 +172,14 @@ end
     );
     let script = match TempFile::new(".lua", &script) {
         Ok(f) => f,
-        Err(e) => return Verdict::fail(e),
+        Err(e) => return Verdict::fail(e.0),
     };
     let args: Vec<String> =
         ["-t1", "-c8", "-d1s", "--timeout", "2s", "-s", &script.arg(), &url(t)].iter().map(|s| s.to_string()).collect();
     let r = match run("wrk", &args, Duration::from_secs(20)) {
         Ok(Some(r)) => r,
         Ok(None) => return missing("wrk"),
-        Err(e) => return Verdict::fail(e),
+        Err(e) => return Verdict::fail(e.0),
     };
     if !r.ok {
         return Verdict::fail(format!("wrk failed: {}", last_lines(&(r.stderr + &r.stdout), 3)));
@@ -223,7 +215,7 @@ pub fn h2load(t: &Target, _o: &Options) -> Verdict {
     if t.scenario == Scenario::Json {
         body_file = match TempFile::new(".json", &json_body()) {
             Ok(f) => f,
-            Err(e) => return Verdict::fail(e),
+            Err(e) => return Verdict::fail(e.0),
         };
         args.extend(["-d".into(), body_file.arg(), "-H".into(), "Content-Type: application/json".into()]);
     }
@@ -231,7 +223,7 @@ pub fn h2load(t: &Target, _o: &Options) -> Verdict {
     let r = match run("h2load", &args, Duration::from_secs(30)) {
         Ok(Some(r)) => r,
         Ok(None) => return missing("h2load"),
-        Err(e) => return Verdict::fail(e),
+        Err(e) => return Verdict::fail(e.0),
     };
     let line = |prefix: &str| r.stdout.lines().find(|l| l.trim_start().starts_with(prefix)).map(|l| l.trim().to_string());
     let Some(requests) = line("requests:") else {

@@ -5,27 +5,27 @@
 use std::io::{Read as _, Write as _};
 use std::time::{Duration, Instant};
 
-use super::client::{get, post_json, show, unix_now_s, Conn, Response, Rng};
-use super::{Options, Scenario, Target};
-use crate::load::HELLO_RESPONSE;
+use super::values::{parse_http_date, unix_now_s, Rng};
+use crate::wire::client::{is_timeout, parse_response, show, Conn, Response};
+use crate::wire::request::{get, post_json};
+use super::{Failed, Options, Scenario, Target};
+use crate::wire::{HELLO_BODY, HELLO_RESPONSE, PLAINTEXT_BODY};
 
-pub const PLAINTEXT_BODY: &[u8] = b"Hello, World!";
-pub const HELLO_BODY: &[u8] = b"Hello world!";
 const MIB: usize = 1 << 20;
 
 /// Reads one `hello` answer: exactly the 51 bytes for micro contestants, a 200 with body `Hello world!`
 /// for platform ones.
-pub fn read_hello(c: &mut Conn, micro: bool) -> Result<Response, String> {
+pub fn read_hello(c: &mut Conn, micro: bool) -> Result<Response, Failed> {
     if micro {
         let bytes = c.read_exact(HELLO_RESPONSE.len())?;
         if bytes != HELLO_RESPONSE {
-            return Err(format!("expected exactly {} ({} bytes), got {}", show(HELLO_RESPONSE, 80), HELLO_RESPONSE.len(), show(&bytes, 120)));
+            return Err(format!("expected exactly {} ({} bytes), got {}", show(HELLO_RESPONSE, 80), HELLO_RESPONSE.len(), show(&bytes, 120)).into());
         }
-        return super::client::parse_response(&bytes).map(|r| r.expect("the hello response is complete").0);
+        return Ok(parse_response(&bytes)?.expect("the hello response is complete").0);
     }
     let r = c.read_response()?;
     if r.status != 200 || r.body != HELLO_BODY {
-        return Err(format!("expected status 200 with body \"Hello world!\", got {}", r.brief()));
+        return Err(format!("expected status 200 with body \"Hello world!\", got {}", r.brief()).into());
     }
     Ok(r)
 }
@@ -36,17 +36,17 @@ fn media_type(r: &Response) -> Option<String> {
 }
 
 /// Status 200, HTTP/1.1, `Content-Type: text/plain`, one `Content-Length: 13`, body `Hello, World!`.
-pub fn check_plaintext(r: &Response) -> Result<(), String> {
+pub fn check_plaintext(r: &Response) -> Result<(), Failed> {
     if r.status != 200 {
-        return Err(format!("expected status 200, got {}", r.brief()));
+        return Err(format!("expected status 200, got {}", r.brief()).into());
     }
     if r.minor_version != 1 {
-        return Err(format!("expected an HTTP/1.1 response, got HTTP/1.{}", r.minor_version));
+        return Err(format!("expected an HTTP/1.1 response, got HTTP/1.{}", r.minor_version).into());
     }
     match media_type(r).as_deref() {
         Some("text/plain") => {}
-        Some(_) => return Err(format!("Content-Type is {:?}; expected text/plain", r.header("content-type").unwrap_or(""))),
-        None => return Err(format!("no Content-Type header (expected text/plain): {}", show(&r.raw, 200))),
+        Some(_) => return Err(format!("Content-Type is {:?}; expected text/plain", r.header("content-type").unwrap_or("")).into()),
+        None => return Err(format!("no Content-Type header (expected text/plain): {}", show(&r.raw, 200)).into()),
     }
     if r.chunked {
         return Err("the body is chunked; expected Content-Length: 13".into());
@@ -54,53 +54,53 @@ pub fn check_plaintext(r: &Response) -> Result<(), String> {
     match (r.header_count("content-length"), r.header("content-length")) {
         (1, Some("13")) => {}
         (0, _) => return Err("no Content-Length header (expected 13)".into()),
-        (1, Some(v)) => return Err(format!("Content-Length is {v:?}; expected 13")),
-        (n, _) => return Err(format!("{n} Content-Length headers; expected one")),
+        (1, Some(v)) => return Err(format!("Content-Length is {v:?}; expected 13").into()),
+        (n, _) => return Err(format!("{n} Content-Length headers; expected one").into()),
     }
     if r.body != PLAINTEXT_BODY {
-        return Err(format!("body is {}; expected \"Hello, World!\"", show(&r.body, 80)));
+        return Err(format!("body is {}; expected \"Hello, World!\"", show(&r.body, 80)).into());
     }
     Ok(())
 }
 
 /// Status 200, `Content-Type: application/json`, a body that is a JSON object `{"sequence": N}` with the
 /// same N as an integer.
-pub fn check_json(r: &Response, n: u64) -> Result<(), String> {
+pub fn check_json(r: &Response, n: u64) -> Result<(), Failed> {
     if r.status != 200 {
-        return Err(format!("sequence {n}: expected status 200, got {}", r.brief()));
+        return Err(format!("sequence {n}: expected status 200, got {}", r.brief()).into());
     }
     match media_type(r).as_deref() {
         Some("application/json") => {}
-        other => return Err(format!("sequence {n}: Content-Type is {other:?}; expected application/json")),
+        other => return Err(format!("sequence {n}: Content-Type is {other:?}; expected application/json").into()),
     }
     let value: serde_json::Value = serde_json::from_slice(&r.body)
-        .map_err(|e| format!("sequence {n}: the body is not JSON ({e}): {}", show(&r.body, 80)))?;
+        .map_err(|e| Failed(format!("sequence {n}: the body is not JSON ({e}): {}", show(&r.body, 80))))?;
     let ok = value.as_object().is_some_and(|o| o.len() == 1 && o.get("sequence").and_then(|v| v.as_u64()) == Some(n));
     if !ok {
-        return Err(format!("sent sequence {n}, got the body {}; expected {{\"sequence\":{n}}}", show(&r.body, 80)));
+        return Err(format!("sent sequence {n}, got the body {}; expected {{\"sequence\":{n}}}", show(&r.body, 80)).into());
     }
     Ok(())
 }
 
 /// One ordinary exchange on a fresh connection: the proof, after bad input, that the server still answers.
-pub fn probe(t: &Target, o: &Options, timeout: Duration) -> Result<(), String> {
+pub fn probe(t: &Target, o: &Options, timeout: Duration) -> Result<(), Failed> {
     let mut c = Conn::open(t.addr, timeout)?;
     let mut rng = Rng::new(o.seed ^ unix_now_s() as u64);
-    match t.scenario {
-        Scenario::Hello | Scenario::HelloTimeout => {
-            c.send(&get("/"))?;
-            read_hello(&mut c, t.micro)?;
-        }
-        Scenario::Plaintext => {
-            c.send(&get("/plaintext"))?;
-            check_plaintext(&c.read_response()?)?;
-        }
-        Scenario::Json => {
+    match (t.scenario, t.scenario.request()) {
+        (Scenario::Json, Some(request)) => {
             let n = rng.below(1 << 31);
-            c.send(&post_json(&format!("{{\"sequence\": {n}}}")))?;
+            c.send(&request.render(n))?;
             check_json(&c.read_response()?, n)?;
         }
-        Scenario::Echo => {
+        (Scenario::Plaintext, Some(request)) => {
+            c.send(&request.render(0))?;
+            check_plaintext(&c.read_response()?)?;
+        }
+        (_, Some(request)) => {
+            c.send(&request.render(0))?;
+            read_hello(&mut c, t.micro)?;
+        }
+        (_, None) => {
             let payload = rng.bytes(1000);
             c.send(&payload)?;
             let back = c.read_exact(payload.len())?;
@@ -113,17 +113,17 @@ pub fn probe(t: &Target, o: &Options, timeout: Duration) -> Result<(), String> {
 }
 
 /// Ten `hello` requests on one connection, each answered; nothing more arrives.
-pub fn hello_response(t: &Target, o: &Options) -> Result<String, String> {
+pub fn hello_response(t: &Target, o: &Options) -> Result<String, Failed> {
     let mut c = Conn::open(t.addr, o.answer_timeout)?;
     let mut size = 0;
     for i in 1..=10 {
         c.send(&get("/"))?;
-        let r = read_hello(&mut c, t.micro).map_err(|e| format!("request {i} of 10 on one connection: {e}"))?;
+        let r = read_hello(&mut c, t.micro).map_err(|e| Failed(format!("request {i} of 10 on one connection: {e}")))?;
         size = r.raw.len();
     }
     let extra = c.extra_bytes(Duration::from_millis(100));
     if !extra.is_empty() {
-        return Err(format!("after 10 answers the server sent {} bytes nobody asked for: {}", extra.len(), show(&extra, 80)));
+        return Err(format!("after 10 answers the server sent {} bytes nobody asked for: {}", extra.len(), show(&extra, 80)).into());
     }
     Ok(if t.micro {
         "10 requests on one connection, each answered with exactly the 51-byte response".into()
@@ -132,15 +132,15 @@ pub fn hello_response(t: &Target, o: &Options) -> Result<String, String> {
     })
 }
 
-pub fn plaintext_response(t: &Target, o: &Options) -> Result<String, String> {
+pub fn plaintext_response(t: &Target, o: &Options) -> Result<String, Failed> {
     let mut c = Conn::open(t.addr, o.answer_timeout)?;
     let mut size = 0;
     for i in 1..=3 {
         c.send(&get("/plaintext"))?;
-        let r = c.read_response().map_err(|e| format!("request {i} of 3: {e}"))?;
-        check_plaintext(&r).map_err(|e| format!("request {i} of 3: {e}"))?;
+        let r = c.read_response().map_err(|e| Failed(format!("request {i} of 3: {e}")))?;
+        check_plaintext(&r).map_err(|e| Failed(format!("request {i} of 3: {e}")))?;
         if r.closes() && i < 3 {
-            return Err(format!("response {i} closes the connection (keep-alive expected): {}", show(&r.raw, 200)));
+            return Err(format!("response {i} closes the connection (keep-alive expected): {}", show(&r.raw, 200)).into());
         }
         size = r.raw.len();
     }
@@ -148,13 +148,13 @@ pub fn plaintext_response(t: &Target, o: &Options) -> Result<String, String> {
 }
 
 /// A Date header in IMF-fixdate form, near this machine's clock, that moves on from one second to the next.
-pub fn plaintext_date(t: &Target, o: &Options) -> Result<String, String> {
+pub fn plaintext_date(t: &Target, o: &Options) -> Result<String, Failed> {
     let mut c = Conn::open(t.addr, o.answer_timeout)?;
-    let date = |c: &mut Conn| -> Result<(String, i64), String> {
+    let date = |c: &mut Conn| -> Result<(String, i64), Failed> {
         c.send(&get("/plaintext"))?;
         let r = c.read_response()?;
         let v = r.header("date").ok_or_else(|| format!("no Date header: {}", show(&r.raw, 200)))?.to_string();
-        let s = super::client::parse_http_date(&v)
+        let s = parse_http_date(&v)
             .ok_or_else(|| format!("Date {v:?} is not an IMF-fixdate such as \"Sun, 06 Nov 1994 08:49:37 GMT\""))?;
         Ok((v, s))
     };
@@ -162,37 +162,37 @@ pub fn plaintext_date(t: &Target, o: &Options) -> Result<String, String> {
     let (first, first_s) = date(&mut c)?;
     let skew = first_s - unix_now_s();
     if skew.abs() > 2 {
-        return Err(format!("Date {first:?} is {skew} s away from this machine's clock"));
+        return Err(format!("Date {first:?} is {skew} s away from this machine's clock").into());
     }
     while start.elapsed() < Duration::from_millis(3000) {
         std::thread::sleep(Duration::from_millis(250));
         let (now, now_s) = date(&mut c)?;
         if now_s < first_s {
-            return Err(format!("Date went back from {first:?} to {now:?}"));
+            return Err(format!("Date went back from {first:?} to {now:?}").into());
         }
         if now_s > first_s {
             return Ok(format!("Date {first:?} became {now:?} after {} ms", start.elapsed().as_millis()));
         }
     }
-    Err(format!("Date stayed {first:?} for 3 s"))
+    Err(format!("Date stayed {first:?} for 3 s").into())
 }
 
 /// Unknown paths get 404 and the connection stays usable.
-pub fn plaintext_404(t: &Target, o: &Options) -> Result<String, String> {
+pub fn plaintext_404(t: &Target, o: &Options) -> Result<String, Failed> {
     let mut c = Conn::open(t.addr, o.answer_timeout)?;
     for path in ["/sb-no-such-path", "/plaintextx", "/"] {
         c.send(&get(path))?;
-        let r = c.read_response().map_err(|e| format!("GET {path}: {e}"))?;
+        let r = c.read_response().map_err(|e| Failed(format!("GET {path}: {e}")))?;
         if r.status != 404 {
-            return Err(format!("GET {path}: expected 404, got {}", r.brief()));
+            return Err(format!("GET {path}: expected 404, got {}", r.brief()).into());
         }
         if r.closes() {
             c = Conn::open(t.addr, o.answer_timeout)?;
         }
     }
     c.send(&get("/plaintext"))?;
-    let r = c.read_response().map_err(|e| format!("GET /plaintext after three 404s: {e}"))?;
-    check_plaintext(&r).map_err(|e| format!("GET /plaintext after three 404s: {e}"))?;
+    let r = c.read_response().map_err(|e| Failed(format!("GET /plaintext after three 404s: {e}")))?;
+    check_plaintext(&r).map_err(|e| Failed(format!("GET /plaintext after three 404s: {e}")))?;
     Ok("/sb-no-such-path, /plaintextx and / answered 404; /plaintext then 200 on the same connection".into())
 }
 
@@ -201,7 +201,7 @@ const PIPELINE_404: [bool; 16] =
     [false, false, true, false, true, true, false, false, false, true, false, true, true, true, false, false];
 
 /// 16 requests in one write, a mix of /plaintext and unknown paths; the answers must come in the same order.
-pub fn plaintext_pipeline(t: &Target, o: &Options) -> Result<String, String> {
+pub fn plaintext_pipeline(t: &Target, o: &Options) -> Result<String, Failed> {
     let mut c = Conn::open(t.addr, o.answer_timeout)?;
     let mut batch = Vec::new();
     for (i, missing) in PIPELINE_404.iter().enumerate() {
@@ -209,7 +209,7 @@ pub fn plaintext_pipeline(t: &Target, o: &Options) -> Result<String, String> {
     }
     c.send(&batch)?;
     for (i, missing) in PIPELINE_404.iter().enumerate() {
-        let r = c.read_response().map_err(|e| format!("answer {} of 16: {e}", i + 1))?;
+        let r = c.read_response().map_err(|e| Failed(format!("answer {} of 16: {e}", i + 1)))?;
         let want = if *missing { 404 } else { 200 };
         if r.status != want {
             let order: String = PIPELINE_404.iter().map(|m| if *m { '4' } else { '2' }).collect();
@@ -217,18 +217,18 @@ pub fn plaintext_pipeline(t: &Target, o: &Options) -> Result<String, String> {
                 "answer {} of 16 has status {}, expected {want} (requests asked for 200/404 in the order {order}, 2 = 200, 4 = 404)",
                 i + 1,
                 r.status
-            ));
+            ).into());
         }
         if !*missing {
-            check_plaintext(&r).map_err(|e| format!("answer {} of 16: {e}", i + 1))?;
+            check_plaintext(&r).map_err(|e| Failed(format!("answer {} of 16: {e}", i + 1)))?;
         }
         if r.closes() && i < 15 {
-            return Err(format!("answer {} of 16 closes the connection in the middle of a pipeline", i + 1));
+            return Err(format!("answer {} of 16 closes the connection in the middle of a pipeline", i + 1).into());
         }
     }
     let extra = c.extra_bytes(Duration::from_millis(100));
     if !extra.is_empty() {
-        return Err(format!("after 16 answers the server sent {} more bytes: {}", extra.len(), show(&extra, 80)));
+        return Err(format!("after 16 answers the server sent {} more bytes: {}", extra.len(), show(&extra, 80)).into());
     }
     Ok("16 pipelined requests (10 x 200, 6 x 404) answered in order".into())
 }
@@ -245,7 +245,7 @@ pub fn json_values(seed: u64) -> Vec<u64> {
 
 /// `POST /ping` with many sequence numbers, the body written in several JSON layouts so that only a real
 /// parser gets them all.
-pub fn json_sequence(t: &Target, o: &Options) -> Result<String, String> {
+pub fn json_sequence(t: &Target, o: &Options) -> Result<String, Failed> {
     let layouts: [fn(u64) -> String; 4] = [
         |n| format!("{{\"sequence\": {n}}}"),
         |n| format!("{{\"sequence\":{n}}}"),
@@ -257,8 +257,8 @@ pub fn json_sequence(t: &Target, o: &Options) -> Result<String, String> {
     for (i, n) in values.iter().enumerate() {
         let body = layouts[i % layouts.len()](*n);
         c.send(&post_json(&body))?;
-        let r = c.read_response().map_err(|e| format!("body {}: {e}", show(body.as_bytes(), 60)))?;
-        check_json(&r, *n).map_err(|e| format!("{e} (request body {})", show(body.as_bytes(), 60)))?;
+        let r = c.read_response().map_err(|e| Failed(format!("body {}: {e}", show(body.as_bytes(), 60))))?;
+        check_json(&r, *n).map_err(|e| Failed(format!("{e} (request body {})", show(body.as_bytes(), 60))))?;
         if r.closes() {
             c = Conn::open(t.addr, o.answer_timeout)?;
         }
@@ -271,19 +271,19 @@ const ECHO_PIECES: [usize; 10] = [1, 3, 7, 13, 101, 1001, 4093, 65_521, 17, 257]
 
 /// 1 MiB of random bytes sent in pieces of odd sizes while reading; what comes back must be the same
 /// bytes in the same order, and nothing more.
-pub fn echo_1mib(t: &Target, o: &Options) -> Result<String, String> {
+pub fn echo_1mib(t: &Target, o: &Options) -> Result<String, Failed> {
     let payload = Rng::new(o.seed).bytes(MIB);
     let mut c = Conn::open(t.addr, o.answer_timeout)?;
     let mut writer = c.stream.try_clone().map_err(|e| e.to_string())?;
     let to_send = payload.clone();
-    let sender = std::thread::spawn(move || -> Result<(), String> {
+    let sender = std::thread::spawn(move || -> Result<(), Failed> {
         let mut at = 0;
         for size in ECHO_PIECES.iter().cycle() {
             if at == to_send.len() {
                 return Ok(());
             }
             let end = (at + size).min(to_send.len());
-            writer.write_all(&to_send[at..end]).map_err(|e| format!("write failed after {at} bytes: {e}"))?;
+            writer.write_all(&to_send[at..end]).map_err(|e| Failed(format!("write failed after {at} bytes: {e}")))?;
             at = end;
         }
         Ok(())
@@ -305,7 +305,7 @@ pub fn echo_1mib(t: &Target, o: &Options) -> Result<String, String> {
                 break;
             }
             Ok(n) => back.extend_from_slice(&chunk[..n]),
-            Err(e) if super::client::is_timeout(&e) => continue,
+            Err(e) if is_timeout(&e) => continue,
             Err(e) => {
                 failure = Some(format!("read failed after {} bytes: {e}", back.len()));
                 break;
@@ -318,10 +318,10 @@ pub fn echo_1mib(t: &Target, o: &Options) -> Result<String, String> {
     }
     let sent = sender.join().map_err(|_| "the sending thread panicked".to_string())?;
     if let Some(f) = failure {
-        return Err(match sent {
+        return Err(Failed(match sent {
             Err(w) => format!("{f}; {w}"),
             Ok(()) => f,
-        });
+        }));
     }
     sent?;
     let common = back.len().min(MIB);
@@ -331,14 +331,14 @@ pub fn echo_1mib(t: &Target, o: &Options) -> Result<String, String> {
             show(&payload[at..(at + 16).min(MIB)], 16),
             show(&back[at..(at + 16).min(back.len())], 16),
             o.seed
-        ));
+        ).into());
     }
     if back.len() > MIB {
-        return Err(format!("{} more bytes came back than were sent", back.len() - MIB));
+        return Err(format!("{} more bytes came back than were sent", back.len() - MIB).into());
     }
     let extra = c.extra_bytes(Duration::from_millis(100));
     if !extra.is_empty() {
-        return Err(format!("{} more bytes came back than were sent", extra.len()));
+        return Err(format!("{} more bytes came back than were sent", extra.len()).into());
     }
     Ok("1 MiB of random bytes, sent in pieces of 1 to 65,521 bytes, came back intact and in order".into())
 }

@@ -2,6 +2,7 @@
 //! arguments into work and prints the outcome; this is the layer that wires the rooms together.
 
 pub mod check;
+pub mod load;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -20,6 +21,7 @@ use crate::os::cpus::CpuSet;
 use crate::model::{MeasurementStatus, RunResult};
 use crate::run::{self, environment};
 use crate::ui::Ui;
+use crate::wire::Scenario;
 
 /// A run stopped by Ctrl-C or SIGTERM; its message says where the finished results are.
 #[derive(Debug)]
@@ -242,7 +244,7 @@ fn print_response(c: &Contestant, scenario: &str, started: Started) {
     let size = bytes.as_ref().map(|b| format!("{} bytes · ", b.len())).unwrap_or_default();
     println!("## {} · {scenario} · {size}{}", c.name, verdict.lines().next().unwrap_or_default());
     match bytes {
-        Some(b) if scenario == "echo" => println!("(the {} bytes sent came back{})\n", b.len(), if verdict == "ok" { "" } else { ", altered" }),
+        Some(b) if scenario == Scenario::Echo.name() => println!("(the {} bytes sent came back{})\n", b.len(), if verdict == "ok" { "" } else { ", altered" }),
         Some(b) => {
             let text = String::from_utf8(b.clone()).unwrap_or_else(|_| b.escape_ascii().to_string());
             println!("```\n{}\n```\n", text.replace("\r\n", "\n").trim_end());

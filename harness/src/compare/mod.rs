@@ -8,34 +8,13 @@ pub mod html;
 pub mod json;
 pub mod markdown;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
-use clap::Args;
 
 use crate::model::{Measurement, Round, RunResult, FLAG_CLIENT_BOUND};
 use crate::stats::rank::{mann_whitney, RankTest};
 use crate::stats::rounds::median;
-
-#[derive(Debug, Clone, Args)]
-pub struct CompareArgs {
-    /// The baseline run folder (holding run.json).
-    pub run_a: PathBuf,
-    /// The run compared against it.
-    pub run_b: PathBuf,
-    /// Where the HTML page goes [default: compare-<run A>.html in run B's folder]
-    #[arg(short, long, value_name = "FILE")]
-    pub output: Option<PathBuf>,
-    /// A change needs the Mann–Whitney two-sided p-value below this...
-    #[arg(long, default_value_t = DEFAULT_ALPHA, value_name = "P")]
-    pub alpha: f64,
-    /// ... and its whole 95% interval of B/A beyond this band around 1, in percent.
-    #[arg(long, default_value_t = DEFAULT_NOISE_PCT, value_name = "PCT")]
-    pub noise: f64,
-    /// Print the comparison as JSON instead of Markdown.
-    #[arg(long)]
-    pub json: bool,
-}
 
 pub const DEFAULT_ALPHA: f64 = 0.05;
 /// Changes smaller than this are noise, however significant (criterion's noise threshold does the same).
@@ -55,18 +34,20 @@ impl Default for Rules {
     }
 }
 
-pub fn run(args: CompareArgs) -> anyhow::Result<()> {
-    anyhow::ensure!(args.alpha > 0.0 && args.alpha < 1.0, "--alpha must be between 0 and 1, e.g. 0.05");
-    anyhow::ensure!(args.noise >= 0.0, "--noise is a percentage of at least 0, e.g. 3");
-    let a = crate::report::load(&args.run_a)?;
-    let b = crate::report::load(&args.run_b)?;
-    let cmp = compare(&a, &b, Rules { alpha: args.alpha, noise_pct: args.noise });
-    if args.json {
+/// Compares the run in folder `run_b` against the one in `run_a` (the arguments of `cli::compare`): Markdown,
+/// or JSON with `json`, on stdout; the HTML page to `output`, by default next to run B.
+pub fn run(run_a: &Path, run_b: &Path, output: Option<PathBuf>, rules: Rules, json: bool) -> anyhow::Result<()> {
+    anyhow::ensure!(rules.alpha > 0.0 && rules.alpha < 1.0, "--alpha must be between 0 and 1, e.g. 0.05");
+    anyhow::ensure!(rules.noise_pct >= 0.0, "--noise is a percentage of at least 0, e.g. 3");
+    let a = crate::report::load(run_a)?;
+    let b = crate::report::load(run_b)?;
+    let cmp = compare(&a, &b, rules);
+    if json {
         println!("{}", serde_json::to_string_pretty(&json::render(&cmp))?);
     } else {
         print!("{}", markdown::render(&cmp));
     }
-    let out = args.output.unwrap_or_else(|| args.run_b.join(format!("compare-{}.html", a.run_id)));
+    let out = output.unwrap_or_else(|| run_b.join(format!("compare-{}.html", a.run_id)));
     std::fs::write(&out, html::render(&cmp))
         .with_context(|| format!("cannot write '{}'; choose another path with -o", out.display()))?;
     eprintln!("serverbench: wrote {}", out.display());

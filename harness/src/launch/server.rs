@@ -65,6 +65,12 @@ pub struct StopReport {
     pub port_in_use: bool,
 }
 
+/// Why a started server is not ready: it exited, another process answers its port, time ran out, or
+/// the run was interrupted; with the tail of its log.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct NotReady(pub String);
+
 impl StopReport {
     /// One message per violation of the contestant rules.
     pub fn warnings(&self, port: u16) -> Vec<String> {
@@ -189,11 +195,11 @@ impl Server {
     }
 
     /// Connects until the server accepts, it exits, `timeout` passes or `stop` is set.
-    pub fn wait_ready(&mut self, timeout: Duration, stop: &AtomicBool) -> Result<(), String> {
+    pub fn wait_ready(&mut self, timeout: Duration, stop: &AtomicBool) -> Result<(), NotReady> {
         let deadline = Instant::now() + timeout;
         loop {
             if let Some(status) = self.exited() {
-                return Err(self.explain(&format!("exited ({status}) before accepting connections")));
+                return Err(NotReady(self.explain(&format!("exited ({status}) before accepting connections"))));
             }
             if TcpStream::connect_timeout(&self.addr(), Duration::from_millis(200)).is_ok() {
                 let all = probe::all_processes();
@@ -201,19 +207,19 @@ impl Server {
                 let tree = probe::tree(pid, pid, &all);
                 self.remember(&tree.iter().map(ProcStat::key).collect::<Vec<_>>());
                 if let Some(why) = self.foreign_listener(&tree, &all) {
-                    return Err(self.explain(&why));
+                    return Err(NotReady(self.explain(&why)));
                 }
                 return Ok(());
             }
             if stop.load(std::sync::atomic::Ordering::Relaxed) {
-                return Err("interrupted while waiting for it to accept connections".into());
+                return Err(NotReady("interrupted while waiting for it to accept connections".into()));
             }
             if Instant::now() >= deadline {
-                return Err(self.explain(&format!(
+                return Err(NotReady(self.explain(&format!(
                     "did not accept connections on {} within {:.0} s",
                     self.addr(),
                     timeout.as_secs_f64()
-                )));
+                ))));
             }
             std::thread::sleep(Duration::from_millis(25));
         }

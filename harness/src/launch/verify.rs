@@ -1,12 +1,14 @@
 //! Verification before measuring: the server answers its scenario correctly, or it is not measured.
 //! Micro contestants must answer `hello` byte for byte; platform ones with a valid HTTP 200 and the right
-//! body; `echo` must send every byte back in order.
+//! body; `echo` must send every byte back in order. The bytes travel through `wire`'s client; the
+//! failures are worded here, with what was received.
 
-use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpStream};
-use std::time::Duration;
+use std::io::Write;
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
 
-use crate::load::{HttpRequest, HELLO_RESPONSE};
+use crate::wire::client::{is_timeout, parse_head};
+use crate::wire::{Conn, Expected, HttpRequest, Response, Scenario, HELLO_RESPONSE};
 
 const ECHO_BYTES: usize = 4096;
 const SHOWN_BYTES: usize = 160;
@@ -30,10 +32,52 @@ fn fail(reason: impl Into<String>, sample: Option<&[u8]>) -> Failure {
 
 /// Checks one scenario against a listening server.
 pub fn verify(addr: SocketAddr, scenario: &str, micro: bool, timeout: Duration) -> Result<Sample, Failure> {
-    let mut conn = Conn::open(addr, timeout)?;
-    match scenario {
-        "hello" | "hello-timeout" => {
-            let request = render(&HttpRequest::for_scenario(scenario).expect("known scenario"));
+    let mut conn = Session::open(addr, timeout)?;
+    let Some(s) = Scenario::parse(scenario) else {
+        return Err(fail(format!("no verification for scenario `{scenario}`"), None));
+    };
+    let (Some(request), Some(expected)) = (s.request(), s.expected()) else {
+        return verify_echo(&mut conn);
+    };
+    match s {
+        Scenario::Plaintext => {
+            let request = request.render(0);
+            // Two pipelined requests must come back in order.
+            conn.send(&[request.clone(), request].concat())?;
+            let first = conn.response()?;
+            expect(&first, &expected)?;
+            if first.header("date").is_none() {
+                return Err(fail("response to `plaintext` has no Date header", Some(&first.raw)));
+            }
+            expect(&conn.response()?, &expected)?;
+            conn.send(&HttpRequest::get("/no-such-path").render(0))?;
+            let missing = conn.response()?;
+            if missing.status != 404 {
+                return Err(fail(format!("GET /no-such-path answered {}, not 404", missing.status), Some(&missing.raw)));
+            }
+            Ok(Sample { bytes: first.raw })
+        }
+        Scenario::Json => {
+            let mut first = None;
+            for n in [17, 18] {
+                conn.send(&request.render(n))?;
+                let r = conn.response()?;
+                expect(&r, &expected)?;
+                let got: Option<i64> = serde_json::from_slice::<serde_json::Value>(&r.body)
+                    .ok()
+                    .and_then(|v| v.get("sequence").and_then(|s| s.as_i64()));
+                if got != Some(n as i64) {
+                    return Err(fail(
+                        format!("POST /ping with {{\"sequence\": {n}}} answered the body {}", show(&r.body)),
+                        Some(&r.raw),
+                    ));
+                }
+                first.get_or_insert(r.raw);
+            }
+            Ok(Sample { bytes: first.unwrap_or_default() })
+        }
+        _ => {
+            let request = request.render(0);
             // Twice on one connection: keep-alive is part of the contract.
             let mut first = None;
             for _ in 0..2 {
@@ -51,64 +95,26 @@ pub fn verify(addr: SocketAddr, scenario: &str, micro: bool, timeout: Duration) 
                         Some(&r.raw),
                     ));
                 }
-                r.expect(200, b"Hello world!", None)?;
+                expect(&r, &expected)?;
                 first.get_or_insert(r.raw);
             }
             Ok(Sample { bytes: first.unwrap_or_default() })
         }
-        "plaintext" => {
-            let request = render(&HttpRequest::for_scenario("plaintext").expect("known scenario"));
-            // Two pipelined requests must come back in order.
-            conn.send(&[request.clone(), request].concat())?;
-            let first = conn.response()?;
-            first.expect(200, b"Hello, World!", Some("text/plain"))?;
-            if first.header("date").is_none() {
-                return Err(fail("response to `plaintext` has no Date header", Some(&first.raw)));
-            }
-            conn.response()?.expect(200, b"Hello, World!", Some("text/plain"))?;
-            conn.send(&render(&HttpRequest::get("/no-such-path")))?;
-            let missing = conn.response()?;
-            if missing.status != 404 {
-                return Err(fail(format!("GET /no-such-path answered {}, not 404", missing.status), Some(&missing.raw)));
-            }
-            Ok(Sample { bytes: first.raw })
-        }
-        "json" => {
-            let mut first = None;
-            for n in [17, 18] {
-                let mut request = HttpRequest::for_scenario("json").expect("known scenario");
-                request.body = format!("{{\"sequence\": {n}}}").into_bytes();
-                conn.send(&render(&request))?;
-                let r = conn.response()?;
-                r.expect(200, &[], Some("application/json"))?;
-                let got: Option<i64> = serde_json::from_slice::<serde_json::Value>(&r.body)
-                    .ok()
-                    .and_then(|v| v.get("sequence").and_then(|s| s.as_i64()));
-                if got != Some(n) {
-                    return Err(fail(
-                        format!("POST /ping with {{\"sequence\": {n}}} answered the body {}", show(&r.body)),
-                        Some(&r.raw),
-                    ));
-                }
-                first.get_or_insert(r.raw);
-            }
-            Ok(Sample { bytes: first.unwrap_or_default() })
-        }
-        "echo" => {
-            let sent = pattern(ECHO_BYTES);
-            // Odd-sized pieces: the server must not depend on message boundaries.
-            for piece in [&sent[..1], &sent[1..1001], &sent[1001..]] {
-                conn.send(piece)?;
-            }
-            let got = conn.exactly(ECHO_BYTES)?;
-            if got != sent {
-                let at = got.iter().zip(&sent).position(|(a, b)| a != b).unwrap_or(0);
-                return Err(fail(format!("echo sent {ECHO_BYTES} bytes and got different bytes back (first difference at byte {at})"), Some(&got)));
-            }
-            Ok(Sample { bytes: got })
-        }
-        other => Err(fail(format!("no verification for scenario `{other}`"), None)),
     }
+}
+
+fn verify_echo(conn: &mut Session) -> Result<Sample, Failure> {
+    let sent = pattern(ECHO_BYTES);
+    // Odd-sized pieces: the server must not depend on message boundaries.
+    for piece in [&sent[..1], &sent[1..1001], &sent[1001..]] {
+        conn.send(piece)?;
+    }
+    let got = conn.exactly(ECHO_BYTES)?;
+    if got != sent {
+        let at = got.iter().zip(&sent).position(|(a, b)| a != b).unwrap_or(0);
+        return Err(fail(format!("echo sent {ECHO_BYTES} bytes and got different bytes back (first difference at byte {at})"), Some(&got)));
+    }
+    Ok(Sample { bytes: got })
 }
 
 /// Pseudo-random bytes (xorshift), the same every time.
@@ -124,21 +130,6 @@ fn pattern(n: usize) -> Vec<u8> {
         .collect()
 }
 
-/// The bytes of a request as the load generator sends them.
-pub fn render(r: &HttpRequest) -> Vec<u8> {
-    let mut out = format!("{} {} HTTP/1.1\r\nHost: {}\r\n", r.method, r.path, r.host);
-    for (k, v) in &r.headers {
-        out.push_str(&format!("{k}: {v}\r\n"));
-    }
-    if !r.body.is_empty() || r.method == "POST" {
-        out.push_str(&format!("Content-Length: {}\r\n", r.body.len()));
-    }
-    out.push_str("\r\n");
-    let mut bytes = out.into_bytes();
-    bytes.extend_from_slice(&r.body);
-    bytes
-}
-
 /// Bytes shown in a message: escaped, quoted, cut at a readable length.
 pub fn show(bytes: &[u8]) -> String {
     let cut = &bytes[..bytes.len().min(SHOWN_BYTES)];
@@ -146,118 +137,89 @@ pub fn show(bytes: &[u8]) -> String {
     format!("\"{}\"{more}", cut.escape_ascii())
 }
 
-struct Conn {
-    stream: TcpStream,
-    buf: Vec<u8>,
-}
-
-struct Response {
-    raw: Vec<u8>,
-    status: u16,
-    headers: Vec<(String, String)>,
-    body: Vec<u8>,
-}
-
-impl Response {
-    fn header(&self, name: &str) -> Option<&str> {
-        self.headers.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
+/// Status, body (when the expected one is not empty) and content type prefix.
+fn expect(r: &Response, e: &Expected) -> Result<(), Failure> {
+    if r.status != e.status {
+        return Err(fail(format!("answered status {} instead of {}: {}", r.status, e.status, show(&r.raw)), Some(&r.raw)));
     }
-
-    /// Status, body (when `body` is not empty) and content type prefix.
-    fn expect(&self, status: u16, body: &[u8], content_type: Option<&str>) -> Result<(), Failure> {
-        if self.status != status {
-            return Err(fail(format!("answered status {} instead of {status}: {}", self.status, show(&self.raw)), Some(&self.raw)));
-        }
-        if !body.is_empty() && self.body != body {
-            return Err(fail(format!("wrong body: expected {}, got {}", show(body), show(&self.body)), Some(&self.raw)));
-        }
-        if let Some(ct) = content_type {
-            if !self.header("content-type").is_some_and(|v| v.to_ascii_lowercase().starts_with(ct)) {
-                return Err(fail(format!("Content-Type is not {ct}: {}", show(&self.raw)), Some(&self.raw)));
-            }
-        }
-        Ok(())
+    if !e.body.is_empty() && r.body != e.body {
+        return Err(fail(format!("wrong body: expected {}, got {}", show(e.body), show(&r.body)), Some(&r.raw)));
     }
+    if let Some(ct) = e.content_type {
+        if !r.header("content-type").is_some_and(|v| v.to_ascii_lowercase().starts_with(ct)) {
+            return Err(fail(format!("Content-Type is not {ct}: {}", show(&r.raw)), Some(&r.raw)));
+        }
+    }
+    Ok(())
 }
 
-impl Conn {
-    fn open(addr: SocketAddr, timeout: Duration) -> Result<Conn, Failure> {
-        let stream =
-            TcpStream::connect_timeout(&addr, timeout).map_err(|e| fail(format!("cannot connect to {addr}: {e}"), None))?;
-        stream.set_read_timeout(Some(timeout)).ok();
-        stream.set_write_timeout(Some(timeout)).ok();
-        stream.set_nodelay(true).ok();
-        Ok(Conn { stream, buf: Vec::new() })
+/// One connection of the verification: each read waits at most `timeout`, and a failure says what was
+/// expected and what had arrived.
+struct Session {
+    conn: Conn,
+    timeout: Duration,
+}
+
+impl Session {
+    fn open(addr: SocketAddr, timeout: Duration) -> Result<Session, Failure> {
+        let conn = Conn::open(addr, timeout).map_err(|e| fail(e.to_string(), None))?;
+        Ok(Session { conn, timeout })
     }
 
     fn send(&mut self, bytes: &[u8]) -> Result<(), Failure> {
-        self.stream.write_all(bytes).map_err(|e| fail(format!("sending the request failed: {e}"), None))
+        self.conn.stream.write_all(bytes).map_err(|e| fail(format!("sending the request failed: {e}"), None))
     }
 
-    /// Reads more bytes into the buffer; an error names what was expected.
+    /// Reads more bytes; an error names what was expected.
     fn fill(&mut self, wanted: &str) -> Result<(), Failure> {
-        let mut chunk = [0u8; 16 * 1024];
-        match self.stream.read(&mut chunk) {
+        let read = self.conn.fill(Instant::now() + self.timeout);
+        let so_far = self.conn.buffered();
+        match read {
             Ok(0) => Err(fail(
-                format!("the server closed the connection while {wanted} was expected (received so far: {})", show(&self.buf)),
-                Some(&self.buf),
+                format!("the server closed the connection while {wanted} was expected (received so far: {})", show(so_far)),
+                Some(so_far),
             )),
-            Ok(n) => {
-                self.buf.extend_from_slice(&chunk[..n]);
-                Ok(())
-            }
-            Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => Err(fail(
-                format!("no complete {wanted} before the timeout (received so far: {})", show(&self.buf)),
-                Some(&self.buf),
+            Ok(_) => Ok(()),
+            Err(e) if is_timeout(&e) => Err(fail(
+                format!("no complete {wanted} before the timeout (received so far: {})", show(so_far)),
+                Some(so_far),
             )),
-            Err(e) => Err(fail(format!("reading {wanted} failed: {e}"), Some(&self.buf))),
+            Err(e) => Err(fail(format!("reading {wanted} failed: {e}"), Some(so_far))),
         }
     }
 
     fn exactly(&mut self, n: usize) -> Result<Vec<u8>, Failure> {
-        while self.buf.len() < n {
+        while self.conn.buffered().len() < n {
             self.fill(&format!("{n} echoed bytes"))?;
         }
-        Ok(self.buf.drain(..n).collect())
+        Ok(self.conn.take(n))
     }
 
     /// One HTTP/1.1 response framed by Content-Length.
     fn response(&mut self) -> Result<Response, Failure> {
         loop {
-            let mut headers = [httparse::EMPTY_HEADER; 64];
-            let mut parsed = httparse::Response::new(&mut headers);
-            match parsed.parse(&self.buf) {
-                Ok(httparse::Status::Complete(head_len)) => {
-                    let status = parsed.code.unwrap_or(0);
-                    let headers: Vec<(String, String)> = parsed
-                        .headers
-                        .iter()
-                        .map(|h| (h.name.to_string(), String::from_utf8_lossy(h.value).trim().to_string()))
-                        .collect();
-                    let find = |n: &str| headers.iter().find(|(k, _)| k.eq_ignore_ascii_case(n)).map(|(_, v)| v.clone());
+            let buf = self.conn.buffered();
+            match parse_head(buf) {
+                Ok(Some(head)) => {
+                    let find = |n: &str| head.headers.iter().find(|(k, _)| k.eq_ignore_ascii_case(n)).map(|(_, v)| v.clone());
                     if find("transfer-encoding").is_some_and(|v| v.to_ascii_lowercase().contains("chunked")) {
                         return Err(fail(
                             "the response is chunked; the benchmark frames responses by Content-Length, so the server must send one",
-                            Some(&self.buf),
+                            Some(buf),
                         ));
                     }
                     let Some(len) = find("content-length").and_then(|v| v.parse::<usize>().ok()) else {
-                        return Err(fail(
-                            format!("the response has no valid Content-Length header: {}", show(&self.buf)),
-                            Some(&self.buf),
-                        ));
+                        return Err(fail(format!("the response has no valid Content-Length header: {}", show(buf)), Some(buf)));
                     };
-                    while self.buf.len() < head_len + len {
+                    while self.conn.buffered().len() < head.len + len {
                         self.fill("the response body")?;
                     }
-                    let raw: Vec<u8> = self.buf.drain(..head_len + len).collect();
-                    let body = raw[head_len..].to_vec();
-                    return Ok(Response { raw, status, headers, body });
+                    let raw = self.conn.take(head.len + len);
+                    let body = raw[head.len..].to_vec();
+                    return Ok(Response { status: head.status, minor_version: head.minor_version, headers: head.headers, body, raw, chunked: false });
                 }
-                Ok(httparse::Status::Partial) => self.fill("an HTTP response")?,
-                Err(e) => {
-                    return Err(fail(format!("not a valid HTTP response ({e}): {}", show(&self.buf)), Some(&self.buf)));
-                }
+                Ok(None) => self.fill("an HTTP response")?,
+                Err(e) => return Err(fail(format!("not a valid HTTP response ({e}): {}", show(buf)), Some(buf))),
             }
         }
     }
@@ -266,6 +228,7 @@ impl Conn {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::io::Read;
     use std::net::TcpListener;
 
     /// A one-connection server answering each read with `answer`.
@@ -319,16 +282,5 @@ mod tests {
         assert_eq!(verify(serve(b"", true), "echo", true, T).unwrap().bytes.len(), ECHO_BYTES);
         let f = verify(serve(b"nope", false), "echo", true, Duration::from_millis(300));
         assert!(f.is_err());
-    }
-
-    #[test]
-    fn renders_requests_like_the_load_generator() {
-        assert_eq!(render(&HttpRequest::get("/")), b"GET / HTTP/1.1\r\nHost: bench\r\n\r\n");
-        let mut j = HttpRequest::for_scenario("json").unwrap();
-        j.body = b"{}".to_vec();
-        assert_eq!(
-            String::from_utf8(render(&j)).unwrap(),
-            "POST /ping HTTP/1.1\r\nHost: bench\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}"
-        );
     }
 }

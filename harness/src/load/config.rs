@@ -3,6 +3,8 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
+use crate::wire::{HttpRequest, Scenario, HELLO_RESPONSE};
+
 /// How requests are paced on each connection.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Mode {
@@ -29,18 +31,6 @@ pub enum EchoKind {
     PingPong,
     /// Keep a send side and a receive side busy; throughput only.
     Stream,
-}
-
-/// A request that is rendered to bytes once, before the run.
-#[derive(Debug, Clone, PartialEq)]
-pub struct HttpRequest {
-    pub method: String,
-    pub path: String,
-    pub host: String,
-    pub headers: Vec<(String, String)>,
-    pub body: Vec<u8>,
-    /// The body is `{"sequence": N}` with N counting up per connection (the `json` scenario).
-    pub json_sequence: bool,
 }
 
 /// What travels over each connection.
@@ -94,46 +84,15 @@ pub struct LoadConfig {
     pub io: IoBackend,
 }
 
-/// The response of DESIGN.md's `hello` scenario, byte for byte.
-pub const HELLO_RESPONSE: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Length: 12\r\n\r\nHello world!";
-
-impl HttpRequest {
-    pub fn get(path: &str) -> Self {
-        HttpRequest {
-            method: "GET".into(),
-            path: path.into(),
-            host: "bench".into(),
-            headers: Vec::new(),
-            body: Vec::new(),
-            json_sequence: false,
-        }
-    }
-
-    /// The request a scenario sends: `hello`/`hello-timeout` (GET /), `plaintext` (GET /plaintext), `json` (POST /ping).
-    pub fn for_scenario(scenario: &str) -> Option<Self> {
-        match scenario {
-            "hello" | "hello-timeout" => Some(Self::get("/")),
-            "plaintext" => Some(Self::get("/plaintext")),
-            "json" => Some(HttpRequest {
-                method: "POST".into(),
-                headers: vec![("Content-Type".into(), "application/json".into())],
-                json_sequence: true,
-                ..Self::get("/ping")
-            }),
-            _ => None,
-        }
-    }
-}
-
 impl Workload {
     /// The workload a scenario implies. `exact` turns on the byte-for-byte check of `hello` responses
     /// (micro contestants); platform servers may add headers.
     pub fn for_scenario(scenario: &str, pipeline: u32, exact: bool) -> Option<Self> {
-        if scenario == "echo" {
+        let scenario = Scenario::parse(scenario)?;
+        let Some(request) = scenario.request() else {
             return Some(Workload::Echo { kind: EchoKind::PingPong, size_bytes: 512 });
-        }
-        let request = HttpRequest::for_scenario(scenario)?;
-        let expect = (exact && scenario.starts_with("hello")).then(|| HELLO_RESPONSE.to_vec());
+        };
+        let expect = (exact && scenario.is_hello()).then(|| HELLO_RESPONSE.to_vec());
         Some(Workload::Http { request, pipeline, expect })
     }
 }
@@ -148,7 +107,7 @@ impl LoadConfig {
             cpus: None,
             mode: Mode::Throughput,
             stop: Stop::Duration { warmup: Duration::ZERO, measure: Duration::from_secs(10) },
-            workload: Workload::for_scenario("hello", 1, true).unwrap(),
+            workload: Workload::for_scenario(Scenario::Hello.name(), 1, true).unwrap(),
             timeout: Duration::from_secs(5),
             io: IoBackend::Auto,
         }

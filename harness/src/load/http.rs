@@ -1,75 +1,6 @@
-//! HTTP/1.1 on the client side: requests rendered from a template without allocation, and a response
-//! framer (httparse for the head; bodies by Content-Length or chunked encoding, skipped by counting).
+//! The load generator's response framer: httparse for the head; bodies by Content-Length or chunked
+//! encoding, skipped by counting. (Requests are rendered by `wire::RequestTemplate`.)
 
-use super::config::HttpRequest;
-
-/// A request rendered once. For the `json` scenario the body's sequence number is written per request
-/// into a buffer the caller owns, so no request allocates.
-#[derive(Debug, Clone)]
-pub struct RequestTemplate {
-    /// The whole request, or for `json` the head up to and including `Content-Length: `.
-    fixed: Vec<u8>,
-    json_sequence: bool,
-}
-
-impl RequestTemplate {
-    pub fn new(req: &HttpRequest) -> Self {
-        let mut head = format!("{} {} HTTP/1.1\r\nHost: {}\r\n", req.method, req.path, req.host);
-        for (k, v) in &req.headers {
-            head.push_str(&format!("{k}: {v}\r\n"));
-        }
-        let mut fixed = head.into_bytes();
-        if req.json_sequence {
-            fixed.extend_from_slice(b"Content-Length: ");
-        } else {
-            if !req.body.is_empty() || req.method == "POST" || req.method == "PUT" {
-                fixed.extend_from_slice(format!("Content-Length: {}\r\n", req.body.len()).as_bytes());
-            }
-            fixed.extend_from_slice(b"\r\n");
-            fixed.extend_from_slice(&req.body);
-        }
-        RequestTemplate { fixed, json_sequence: req.json_sequence }
-    }
-
-    /// The longest request this template renders.
-    pub fn max_len(&self) -> usize {
-        self.fixed.len() + if self.json_sequence { 64 } else { 0 }
-    }
-
-    /// Appends one request to `out` (which has room: see `max_len`).
-    #[inline]
-    pub fn render(&self, out: &mut Vec<u8>, sequence: u64) {
-        out.extend_from_slice(&self.fixed);
-        if self.json_sequence {
-            let mut digits = [0u8; 20];
-            let n = write_decimal(&mut digits, sequence);
-            let body_len = b"{\"sequence\": }".len() + n;
-            let mut len_digits = [0u8; 20];
-            let m = write_decimal(&mut len_digits, body_len as u64);
-            out.extend_from_slice(&len_digits[..m]);
-            out.extend_from_slice(b"\r\n\r\n{\"sequence\": ");
-            out.extend_from_slice(&digits[..n]);
-            out.push(b'}');
-        }
-    }
-}
-
-fn write_decimal(buf: &mut [u8; 20], mut v: u64) -> usize {
-    let mut tmp = [0u8; 20];
-    let mut i = 0;
-    loop {
-        tmp[i] = b'0' + (v % 10) as u8;
-        v /= 10;
-        i += 1;
-        if v == 0 {
-            break;
-        }
-    }
-    for j in 0..i {
-        buf[j] = tmp[i - 1 - j];
-    }
-    i
-}
 
 /// Why a byte stream is not a valid HTTP response.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -335,7 +266,7 @@ impl ResponseParser {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::load::config::HELLO_RESPONSE;
+    use crate::wire::HELLO_RESPONSE;
 
     fn feed_all(p: &mut ResponseParser, pieces: &[&[u8]], expect: Option<&[u8]>) -> Result<Vec<Complete>, FramingError> {
         let mut out = Vec::new();
@@ -407,23 +338,5 @@ mod tests {
         let got = feed_all(&mut p, &[b"HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n"], None).unwrap();
         assert_eq!(got[0].status, 404);
         assert!(got[0].close);
-    }
-
-    #[test]
-    fn json_requests_carry_the_sequence() {
-        let t = RequestTemplate::new(&HttpRequest::for_scenario("json").unwrap());
-        let mut out = Vec::with_capacity(t.max_len());
-        t.render(&mut out, 1234);
-        let text = String::from_utf8(out).unwrap();
-        assert!(text.starts_with("POST /ping HTTP/1.1\r\nHost: bench\r\nContent-Type: application/json\r\nContent-Length: 18\r\n\r\n"), "{text}");
-        assert!(text.ends_with("\r\n\r\n{\"sequence\": 1234}"), "{text}");
-    }
-
-    #[test]
-    fn hello_request_is_the_documented_one() {
-        let t = RequestTemplate::new(&HttpRequest::for_scenario("hello").unwrap());
-        let mut out = Vec::new();
-        t.render(&mut out, 0);
-        assert_eq!(out, b"GET / HTTP/1.1\r\nHost: bench\r\n\r\n");
     }
 }

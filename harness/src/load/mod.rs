@@ -1,10 +1,10 @@
 //! The load generator engine: connections, schedules, framing, per-thread workers; knows nothing of contestants.
 
 mod backend;
-pub mod cli;
 pub mod config;
 mod conn;
 pub mod http;
+pub mod output;
 mod receive;
 pub mod report;
 mod schedule;
@@ -13,13 +13,27 @@ pub mod sys;
 mod tally;
 mod worker;
 
-pub use config::{EchoKind, HttpRequest, IoBackend, LoadConfig, Mode, Stop, Workload, HELLO_RESPONSE};
+pub use crate::wire::{HttpRequest, HELLO_RESPONSE};
+pub use config::{EchoKind, IoBackend, LoadConfig, Mode, Stop, Workload};
 pub use report::{ErrorCounts, LoadReport, StatusCounts};
 
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Barrier, Mutex};
 
 use anyhow::{bail, Context};
+
+use crate::wire::RequestTemplate;
+
+/// Why a load run could not start: a thread not pinned, a backend not set up, a connection refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct SetupError(pub String);
+
+impl From<&str> for SetupError {
+    fn from(reason: &str) -> SetupError {
+        SetupError(reason.to_string())
+    }
+}
 
 /// Checks a configuration before any connection is made; the error names the option and what it accepts.
 pub fn validate(config: &LoadConfig) -> anyhow::Result<()> {
@@ -70,7 +84,7 @@ pub fn run(config: &LoadConfig, stop: Arc<AtomicBool>) -> anyhow::Result<LoadRep
     // Each connection is one descriptor; each thread adds an epoll set or a ring; a few more are already open.
     sys::ensure_open_files((config.connections + config.threads + 32) as u64)?;
     let (template, expect) = match &config.workload {
-        Workload::Http { request, expect, .. } => (Some(http::RequestTemplate::new(request)), expect.clone()),
+        Workload::Http { request, expect, .. } => (Some(RequestTemplate::new(request)), expect.clone()),
         Workload::Echo { .. } => (None, None),
     };
     let (io, io_name) = resolve_io(config.io)?;
@@ -117,7 +131,7 @@ pub fn run(config: &LoadConfig, stop: Arc<AtomicBool>) -> anyhow::Result<LoadRep
 /// The backend to use and how to name it in the report. `Auto` takes io_uring when this kernel has
 /// everything it needs (checked once per process) and says why not otherwise.
 pub fn resolve_io(wanted: IoBackend) -> anyhow::Result<(IoBackend, String)> {
-    static PROBE: std::sync::OnceLock<Result<(), String>> = std::sync::OnceLock::new();
+    static PROBE: std::sync::OnceLock<Result<(), SetupError>> = std::sync::OnceLock::new();
     let probe = || PROBE.get_or_init(backend::ring::Uring::probe).clone();
     Ok(match wanted {
         IoBackend::Epoll => (IoBackend::Epoll, "epoll".into()),

@@ -13,10 +13,11 @@ use super::backend::uring::UringBackend;
 use super::backend::Backend;
 use super::config::{EchoKind, IoBackend, LoadConfig, Mode, Stop, Workload};
 use super::conn::{Budget, Conn, State};
-use super::http::RequestTemplate;
 use super::sys::{self, now_ns};
 use super::tally::WorkerResult;
+use super::SetupError;
 use crate::stats::histogram::new_latency_histogram;
+use crate::wire::RequestTemplate;
 
 /// Echo stream: bytes offered to the socket per write.
 const STREAM_WRITE_BYTES: usize = 64 * 1024;
@@ -34,7 +35,7 @@ pub(super) struct Shared {
     pub expect: Option<Vec<u8>>,
     pub stop: Arc<AtomicBool>,
     pub barrier: Barrier,
-    pub setup_error: Mutex<Option<String>>,
+    pub setup_error: Mutex<Option<SetupError>>,
 }
 
 /// Everything a worker knows but its backend: the connections, the timers and the tally.
@@ -63,7 +64,7 @@ pub(super) fn run_worker(shared: &Shared, index: usize, conn_count: usize, first
     let pinned = match &cfg.cpus {
         Some(cpus) => {
             let cpu = cpus[index % cpus.len()];
-            sys::pin_current_thread(cpu).map_err(|e| format!("cannot pin client thread {index} to CPU {cpu}: {e}"))
+            sys::pin_current_thread(cpu).map_err(|e| SetupError(format!("cannot pin client thread {index} to CPU {cpu}: {e}")))
         }
         None => Ok(()),
     };
@@ -71,7 +72,7 @@ pub(super) fn run_worker(shared: &Shared, index: usize, conn_count: usize, first
         IoBackend::IoUring => run_with(
             shared,
             pinned.and_then(|()| {
-                let io = UringBackend::new(&cfg.target, conn_count).map_err(|e| format!("cannot set up io_uring: {e}"))?;
+                let io = UringBackend::new(&cfg.target, conn_count).map_err(|e| SetupError(format!("cannot set up io_uring: {e}")))?;
                 Ok((Engine::new(shared, conn_count), io))
             }),
             first_global,
@@ -79,7 +80,7 @@ pub(super) fn run_worker(shared: &Shared, index: usize, conn_count: usize, first
         _ => run_with(
             shared,
             pinned.and_then(|()| {
-                let io = EpollBackend::new(cfg.target, conn_count).map_err(|e| format!("epoll_create1 failed: {e}"))?;
+                let io = EpollBackend::new(cfg.target, conn_count).map_err(|e| SetupError(format!("epoll_create1 failed: {e}")))?;
                 Ok((Engine::new(shared, conn_count), io))
             }),
             first_global,
@@ -87,7 +88,7 @@ pub(super) fn run_worker(shared: &Shared, index: usize, conn_count: usize, first
     }
 }
 
-fn run_with<B: Backend>(shared: &Shared, setup: Result<(Engine, B), String>, first_global: usize) -> WorkerResult {
+fn run_with<B: Backend>(shared: &Shared, setup: Result<(Engine, B), SetupError>, first_global: usize) -> WorkerResult {
     let (mut engine, mut io) = match setup {
         Ok(parts) => parts,
         Err(e) => {
@@ -163,7 +164,7 @@ impl<'a> Engine<'a> {
     }
 
     /// Opens every connection before the clock starts, at most CONNECT_RAMP at a time.
-    fn open_all<B: Backend>(&mut self, io: &mut B) -> Result<(), String> {
+    fn open_all<B: Backend>(&mut self, io: &mut B) -> Result<(), SetupError> {
         let target = self.shared.config.target;
         let timeout_ns = self.shared.config.timeout.as_nanos() as u64;
         // Connections whose connect finished, with 0 or the error number.
@@ -177,7 +178,7 @@ impl<'a> Engine<'a> {
                 return Err("another thread failed to connect".into());
             }
             while next < self.conns.len() && pending < CONNECT_RAMP {
-                self.start_connect(io, next).map_err(|e| format!("cannot connect to {target}: {e}"))?;
+                self.start_connect(io, next).map_err(|e| SetupError(format!("cannot connect to {target}: {e}")))?;
                 next += 1;
                 pending += 1;
             }
@@ -195,13 +196,13 @@ impl<'a> Engine<'a> {
                         open += 1;
                     }
                     e => {
-                        return Err(format!("cannot connect to {target}: {} (is the server listening?)", io::Error::from_raw_os_error(e)));
+                        return Err(SetupError(format!("cannot connect to {target}: {} (is the server listening?)", io::Error::from_raw_os_error(e))));
                     }
                 }
             }
             let now = now_ns();
             if self.conns[..next].iter().any(|c| c.state == State::Connecting && now - c.since_ns > timeout_ns) {
-                return Err(format!("cannot connect to {target}: no answer within {:?} ({open} of {} connections open)", self.shared.config.timeout, self.conns.len()));
+                return Err(SetupError(format!("cannot connect to {target}: no answer within {:?} ({open} of {} connections open)", self.shared.config.timeout, self.conns.len())));
             }
         }
         Ok(())

@@ -46,6 +46,34 @@ fn set_all_threads(cpus: &CpuSet) -> usize {
     failed
 }
 
+/// A CPU list that does not parse; the message shows how to write one.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct BadCpuList(pub String);
+
+/// The CPU numbers of a list such as `1`, `0,2` or `0-3,6` (as taskset -c takes it), in the order
+/// written: the load generator pins its threads in that order. The one parser of CPU lists.
+pub fn parse_list(text: &str) -> Result<Vec<usize>, BadCpuList> {
+    let mut cpus = Vec::new();
+    for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let bad = || BadCpuList(format!("'{text}' is not a CPU list; write it like taskset -c: 1 or 0,2 or 0-3,6"));
+        match part.split_once('-') {
+            Some((a, b)) => {
+                let (a, b): (usize, usize) = (a.trim().parse().map_err(|_| bad())?, b.trim().parse().map_err(|_| bad())?);
+                if a > b {
+                    return Err(BadCpuList(format!("CPU range '{part}' runs backwards")));
+                }
+                cpus.extend(a..=b);
+            }
+            None => cpus.push(part.parse().map_err(|_| bad())?),
+        }
+    }
+    if cpus.is_empty() {
+        return Err(BadCpuList(format!("empty CPU list '{text}'")));
+    }
+    Ok(cpus)
+}
+
 /// A sorted set of CPU numbers.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CpuSet(Vec<usize>);
@@ -58,21 +86,8 @@ impl CpuSet {
     }
 
     /// Parses a list such as `1`, `0,2` or `0-3,6` (as taskset -c takes it).
-    pub fn parse(text: &str) -> anyhow::Result<CpuSet> {
-        let mut cpus = Vec::new();
-        for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-            let bad = || anyhow::anyhow!("'{text}' is not a CPU list; write it like taskset -c: 1 or 0,2 or 0-3,6");
-            match part.split_once('-') {
-                Some((a, b)) => {
-                    let (a, b): (usize, usize) = (a.trim().parse().map_err(|_| bad())?, b.trim().parse().map_err(|_| bad())?);
-                    anyhow::ensure!(a <= b, "CPU range '{part}' runs backwards");
-                    cpus.extend(a..=b);
-                }
-                None => cpus.push(part.parse().map_err(|_| bad())?),
-            }
-        }
-        anyhow::ensure!(!cpus.is_empty(), "empty CPU list '{text}'");
-        Ok(CpuSet::new(cpus))
+    pub fn parse(text: &str) -> Result<CpuSet, BadCpuList> {
+        parse_list(text).map(CpuSet::new)
     }
 
     /// The CPUs this process may run on (its affinity mask); while `pin_process` holds its threads on
@@ -162,6 +177,8 @@ mod tests {
         assert!(CpuSet::parse("a").is_err());
         assert!(CpuSet::parse("3-1").is_err());
         assert!(CpuSet::parse("").is_err());
+        assert_eq!(parse_list("5,0-2").unwrap(), vec![5, 0, 1, 2]);
+        assert!(parse_list("x").unwrap_err().to_string().contains("CPU list"));
     }
 
     #[test]

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::catalog::manifest::SCENARIOS;
+use crate::wire::Scenario;
 use crate::catalog::Selection;
 use crate::os::cpus::CpuSet;
 /// Its old path, still used by the command layer.
@@ -159,7 +159,7 @@ impl BenchChoices {
         BenchChoices {
             catalog_root,
             selection: Selection::default(),
-            scenarios: vec!["hello".into()],
+            scenarios: vec![Scenario::Hello.name().into()],
             mode: ModeKind::Throughput,
             think_time_ms: 1.0,
             rate_per_s: None,
@@ -237,7 +237,7 @@ impl BenchOptions {
     pub fn new(c: BenchChoices) -> anyhow::Result<BenchOptions> {
         let mut notes = Vec::new();
         for s in &c.scenarios {
-            anyhow::ensure!(SCENARIOS.contains(&s.as_str()), "unknown scenario '{s}'; allowed: {}", SCENARIOS.join(", "));
+            anyhow::ensure!(Scenario::parse(s).is_some(), "unknown scenario '{s}'; allowed: {}", Scenario::NAMES.join(", "));
         }
         anyhow::ensure!(!c.scenarios.is_empty(), "give at least one --scenario");
         anyhow::ensure!(!c.connections.is_empty() && c.connections.iter().all(|&n| n > 0), "-c takes connection counts above 0, such as 64 or 8,64,256");
@@ -261,7 +261,7 @@ impl BenchOptions {
                 );
             }
         }
-        if c.pipeline > 1 && c.scenarios.iter().any(|s| s != "plaintext") {
+        if c.pipeline > 1 && c.scenarios.iter().any(|s| s != Scenario::Plaintext.name()) {
             notes.push("--pipeline is meant for the plaintext scenario (servers that parse requests); other scenarios answer per read".into());
         }
 
@@ -324,7 +324,7 @@ impl BenchOptions {
                 "--tool {tool} supports --mode throughput only; use --tool builtin for latency and rate"
             );
             anyhow::ensure!(
-                !c.scenarios.iter().any(|s| s == "echo"),
+                !c.scenarios.iter().any(|s| s == Scenario::Echo.name()),
                 "--tool {tool} speaks HTTP only; the echo scenario needs --tool builtin"
             );
             anyhow::ensure!(
@@ -372,8 +372,6 @@ impl BenchOptions {
         })
     }
 }
-
-pub use crate::load::cli::parse_duration;
 
 #[cfg(test)]
 mod tests {
@@ -433,15 +431,5 @@ mod tests {
         let o = BenchOptions::new(c).unwrap();
         assert_eq!(o.workers, all.len());
         assert!(o.notes.iter().any(|n| n.contains("overlap")), "{:?}", o.notes);
-    }
-
-    #[test]
-    fn durations() {
-        assert_eq!(parse_duration("2").unwrap(), Duration::from_secs(2));
-        assert_eq!(parse_duration("1.5s").unwrap(), Duration::from_millis(1500));
-        assert_eq!(parse_duration("500ms").unwrap(), Duration::from_millis(500));
-        assert_eq!(parse_duration("1m").unwrap(), Duration::from_secs(60));
-        assert!(parse_duration("x").is_err());
-        assert!(parse_duration("-1").is_err());
     }
 }

@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use serverbench::check::{Options, Scenario, Target};
+use serverbench::check::{Failed, Options, Scenario, Target};
 
 pub const HELLO: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Length: 12\r\n\r\nHello world!";
 
@@ -96,10 +96,10 @@ impl Drop for Fake {
 }
 
 /// Asserts that a check failed and that its reason mentions `words`.
-pub fn assert_fails(r: Result<String, String>, words: &str) {
+pub fn assert_fails(r: Result<String, Failed>, words: &str) {
     match r {
         Ok(ok) => panic!("expected a failure mentioning {words:?}, got a pass: {ok}"),
-        Err(reason) => assert!(reason.contains(words), "the reason {reason:?} does not mention {words:?}"),
+        Err(Failed(reason)) => assert!(reason.contains(words), "the reason {reason:?} does not mention {words:?}"),
     }
 }
 

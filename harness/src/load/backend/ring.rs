@@ -12,6 +12,8 @@ use std::os::fd::RawFd;
 
 use io_uring::{cqueue, opcode, squeue, types, IoUring};
 
+use crate::load::SetupError;
+
 /// Receive buffers per thread and their size: 512 x 16 KiB = 8 MiB. A receive that finds none free
 /// ends with ENOBUFS and is armed again once buffers have been handed back; nothing is lost.
 const BUF_COUNT: u16 = 512;
@@ -133,13 +135,13 @@ impl Uring {
 
     /// Checks that this kernel has everything the backend uses (a ring with deferred task work, a
     /// provided-buffer ring, multishot receive); the error says what is missing.
-    pub fn probe() -> Result<(), String> {
-        let u = Uring::new(&SocketAddr::from(([127, 0, 0, 1], 9))).map_err(|e| format!("cannot set up an io_uring ring with a provided-buffer ring: {e}"))?;
+    pub fn probe() -> Result<(), SetupError> {
+        let u = Uring::new(&SocketAddr::from(([127, 0, 0, 1], 9))).map_err(|e| SetupError(format!("cannot set up an io_uring ring with a provided-buffer ring: {e}")))?;
         let mut p = io_uring::Probe::new();
-        u.ring.submitter().register_probe(&mut p).map_err(|e| format!("cannot probe io_uring opcodes: {e}"))?;
+        u.ring.submitter().register_probe(&mut p).map_err(|e| SetupError(format!("cannot probe io_uring opcodes: {e}")))?;
         for (code, name) in [(opcode::Connect::CODE, "connect"), (opcode::Send::CODE, "send"), (opcode::RecvMulti::CODE, "recv")] {
             if !p.is_supported(code) {
-                return Err(format!("io_uring has no {name} operation here"));
+                return Err(SetupError(format!("io_uring has no {name} operation here")));
             }
         }
         Ok(())

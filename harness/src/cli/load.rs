@@ -1,34 +1,22 @@
-//! `serverbench load`: options, validation into a LoadConfig, and the human and JSON output.
+//! `serverbench load`: its arguments and their validation into a `LoadConfig`.
 
-use std::io::Write;
 use std::net::{SocketAddr, ToSocketAddrs};
-use std::sync::atomic::AtomicBool;
-use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{bail, Context};
 use clap::{Args, ValueEnum};
-use serde_json::json;
 
-use super::config::{EchoKind, HttpRequest, IoBackend, LoadConfig, Mode, Stop, Workload};
-use super::report::LoadReport;
-use crate::stats::histogram::{self, LatencySummary};
+use super::parse_duration;
+use crate::load::output::LatencyUnit;
+use crate::load::{EchoKind, IoBackend, LoadConfig, Mode, Stop, Workload};
+use crate::os::cpus::BadCpuList;
+use crate::wire::{HttpRequest, Scenario, HELLO_RESPONSE};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum ModeArg {
     Throughput,
     Latency,
     Rate,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ScenarioArg {
-    Hello,
-    #[value(name = "hello-timeout")]
-    HelloTimeout,
-    Plaintext,
-    Json,
-    Echo,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -53,13 +41,6 @@ impl From<IoArg> for IoBackend {
             IoArg::IoUring => IoBackend::IoUring,
         }
     }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum UnitArg {
-    Ns,
-    Us,
-    Ms,
 }
 
 #[derive(Debug, Args)]
@@ -95,7 +76,7 @@ pub struct LoadArgs {
     pub pipeline: u32,
     /// The request preset: hello (GET /), plaintext (GET /plaintext), json (POST /ping), echo (raw TCP)
     #[arg(long, value_enum)]
-    pub scenario: Option<ScenarioArg>,
+    pub scenario: Option<Scenario>,
     /// Raw TCP echo instead of HTTP: pingpong (write, read back, repeat) or stream (both sides busy)
     #[arg(long, value_enum)]
     pub echo: Option<EchoArg>,
@@ -128,7 +109,7 @@ pub struct LoadArgs {
     pub io: IoArg,
     /// Unit of the latency figures printed
     #[arg(long = "latency-unit", value_enum, default_value = "us")]
-    pub latency_unit: UnitArg,
+    pub latency_unit: LatencyUnit,
     /// Print every figure as JSON (with the histogram, HdrHistogram V2 base64) instead of the summary
     #[arg(long)]
     pub json: bool,
@@ -137,44 +118,13 @@ pub struct LoadArgs {
     pub allow_remote: bool,
 }
 
-/// Durations as wrk and hyperfine users write them: `2`, `1.5s`, `500ms`, `200us`, `1m`, `1m30s`;
-/// a bare number is seconds. One parser for every command.
-pub fn parse_duration(s: &str) -> Result<Duration, String> {
-    let t = s.trim();
-    let bad = || format!("'{s}' is not a duration; write 2, 1.5s, 500ms, 200us or 1m");
-    const UNITS: [(&str, f64); 7] = [("ns", 1e-9), ("us", 1e-6), ("µs", 1e-6), ("ms", 1e-3), ("s", 1.0), ("m", 60.0), ("h", 3600.0)];
-    let (number, scale) = UNITS.iter().find_map(|(u, k)| t.strip_suffix(u).map(|n| (n, *k))).unwrap_or((t, 1.0));
-    match number.trim().parse::<f64>() {
-        Ok(v) if v >= 0.0 && v.is_finite() => Ok(Duration::from_secs_f64(v * scale)),
-        Ok(_) => Err(bad()),
-        Err(_) => humantime::parse_duration(t).map_err(|_| bad()),
-    }
-}
-
 /// A list of CPU numbers.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CpuList(pub Vec<usize>);
 
-/// CPU lists as taskset writes them: 0, 0-3, 0,2,4-5.
-pub fn parse_cpus(s: &str) -> Result<CpuList, String> {
-    let mut out = Vec::new();
-    for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-        let bad = || format!("'{s}' is not a CPU list such as 0, 0-3 or 0,2");
-        match part.split_once('-') {
-            Some((a, b)) => {
-                let (a, b): (usize, usize) = (a.parse().map_err(|_| bad())?, b.parse().map_err(|_| bad())?);
-                if a > b {
-                    return Err(bad());
-                }
-                out.extend(a..=b);
-            }
-            None => out.push(part.parse().map_err(|_| bad())?),
-        }
-    }
-    if out.is_empty() {
-        return Err(format!("'{s}' names no CPU"));
-    }
-    Ok(CpuList(out))
+/// CPU lists as taskset writes them (0, 0-3, 0,2,4-5), in the order written.
+pub fn parse_cpus(s: &str) -> Result<CpuList, BadCpuList> {
+    crate::os::cpus::parse_list(s).map(CpuList)
 }
 
 fn unescape(s: &str) -> Vec<u8> {
@@ -259,7 +209,7 @@ impl LoadArgs {
         };
         let echo = match (self.echo, self.scenario) {
             (Some(EchoArg::Stream), _) => Some(EchoKind::Stream),
-            (Some(EchoArg::Pingpong), _) | (None, Some(ScenarioArg::Echo)) => Some(EchoKind::PingPong),
+            (Some(EchoArg::Pingpong), _) | (None, Some(Scenario::Echo)) => Some(EchoKind::PingPong),
             _ => None,
         };
         let workload = if let Some(kind) = echo {
@@ -268,15 +218,13 @@ impl LoadArgs {
             let custom = self.method.is_some() || self.body.is_some() || !self.headers.is_empty();
             let path_given = path.as_deref().is_some_and(|p| p != "/");
             let scenario = match self.scenario {
-                Some(ScenarioArg::HelloTimeout) => "hello-timeout",
-                Some(ScenarioArg::Plaintext) => "plaintext",
-                Some(ScenarioArg::Json) => "json",
-                Some(ScenarioArg::Hello) => "hello",
-                Some(ScenarioArg::Echo) => unreachable!("handled above"),
-                None if custom || path_given => "",
-                None => "hello",
+                Some(Scenario::Echo) => unreachable!("handled above"),
+                Some(s) => Some(s),
+                None if custom || path_given => None,
+                None => Some(Scenario::Hello),
             };
-            let mut request = HttpRequest::for_scenario(scenario).unwrap_or_else(|| HttpRequest::get(path.as_deref().unwrap_or("/")));
+            let mut request =
+                scenario.and_then(Scenario::request).unwrap_or_else(|| HttpRequest::get(path.as_deref().unwrap_or("/")));
             if let Some(m) = &self.method {
                 request.method = m.clone();
             }
@@ -290,7 +238,7 @@ impl LoadArgs {
             }
             let expect = match &self.expect_bytes {
                 Some(e) => Some(unescape(e)),
-                None if scenario.starts_with("hello") && !self.no_expect && !custom => Some(super::HELLO_RESPONSE.to_vec()),
+                None if scenario.is_some_and(Scenario::is_hello) && !self.no_expect && !custom => Some(HELLO_RESPONSE.to_vec()),
                 None => None,
             };
             Workload::Http { request, pipeline: self.pipeline, expect }
@@ -299,158 +247,9 @@ impl LoadArgs {
         let cpus = self.cpus.clone().map(|c| c.0);
         let threads = self.threads.unwrap_or_else(|| cpus.as_ref().map_or(1, Vec::len));
         let config = LoadConfig { target, threads, connections: self.connections, cpus, mode, stop, workload, timeout: self.timeout, io };
-        super::validate(&config)?;
+        crate::load::validate(&config)?;
         Ok(config)
     }
-}
-
-pub fn run(args: LoadArgs) -> anyhow::Result<()> {
-    let config = args.to_config()?;
-    let stop = Arc::new(AtomicBool::new(false));
-    // First Ctrl-C: stop and print what was measured; a second one exits at once.
-    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-        signal_hook::flag::register_conditional_shutdown(sig, 130, Arc::clone(&stop))?;
-        signal_hook::flag::register(sig, Arc::clone(&stop))?;
-    }
-    let mut out = std::io::stdout().lock();
-    if !args.json {
-        writeln!(out, "{}", describe(&args.target, &config))?;
-        out.flush()?;
-    }
-    let report = super::run(&config, stop)?;
-    let text = if args.json {
-        serde_json::to_string_pretty(&to_json(&config, &report))? + "\n"
-    } else {
-        human_summary(&config, &report, args.latency_unit)
-    };
-    match out.write_all(text.as_bytes()) {
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
-        other => Ok(other?),
-    }
-}
-
-fn mode_name(mode: &Mode) -> String {
-    match mode {
-        Mode::Throughput => "throughput".into(),
-        Mode::Latency { think_time } => format!("latency, think time {think_time:?}"),
-        Mode::Rate { requests_per_s } => format!("rate {requests_per_s} req/s"),
-    }
-}
-
-fn describe(target: &str, c: &LoadConfig) -> String {
-    let what = match &c.workload {
-        Workload::Http { request, pipeline, .. } => format!("{} {}, pipeline {pipeline}", request.method, request.path),
-        Workload::Echo { kind, size_bytes } => format!("echo {kind:?} of {size_bytes} B").to_lowercase(),
-    };
-    let length = match c.stop {
-        Stop::RequestsPerConnection(r) => format!("{r} requests per connection"),
-        Stop::Duration { warmup, measure } if warmup.is_zero() => format!("{measure:?}"),
-        Stop::Duration { warmup, measure } => format!("{measure:?} after {warmup:?} of warm-up"),
-    };
-    let pin = c.cpus.as_ref().map(|v| format!(", pinned to CPUs {v:?}")).unwrap_or_default();
-    format!(
-        "Running {length} @ {target} ({what}; {})\n  {} threads and {} connections{pin}",
-        mode_name(&c.mode),
-        c.threads,
-        c.connections
-    )
-}
-
-fn unit_value(ns: f64, unit: UnitArg) -> String {
-    match unit {
-        UnitArg::Ns => format!("{ns:.0}ns"),
-        UnitArg::Us => format!("{:.2}us", ns / 1e3),
-        UnitArg::Ms => format!("{:.3}ms", ns / 1e6),
-    }
-}
-
-fn latency_block(title: &str, s: &LatencySummary, unit: UnitArg) -> String {
-    let u = |v: f64| unit_value(v, unit);
-    let mut out = format!("  {title}\n    {:>10} {:>10} {:>10} {:>10}\n", "Avg", "Stdev", "Min", "Max");
-    out += &format!("    {:>10} {:>10} {:>10} {:>10}\n", u(s.mean_ns), u(s.stdev_ns), u(s.min_ns as f64), u(s.max_ns as f64));
-    let rows = [("25%", s.p25_ns), ("50%", s.p50_ns), ("75%", s.p75_ns), ("90%", s.p90_ns), ("99%", s.p99_ns), ("99.9%", s.p999_ns), ("99.99%", s.p9999_ns)];
-    for (name, v) in rows {
-        out += &format!("    {name:>7} {:>10}\n", u(v as f64));
-    }
-    out
-}
-
-fn si_bytes(b: f64) -> String {
-    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
-    let mut v = b;
-    let mut i = 0;
-    while v >= 1024.0 && i < UNITS.len() - 1 {
-        v /= 1024.0;
-        i += 1;
-    }
-    format!("{v:.2}{}", UNITS[i])
-}
-
-/// The human summary, in the spirit of wrk's.
-pub fn human_summary(c: &LoadConfig, r: &LoadReport, unit: UnitArg) -> String {
-    let mut out = String::new();
-    let summary = r.latency_summary();
-    if summary.count > 0 {
-        let title = if r.latency_uncorrected.is_some() { "Latency, corrected (from each request's intended send time)" } else { "Latency" };
-        out += &latency_block(title, &summary, unit);
-        if let Some(u) = &r.latency_uncorrected {
-            out += &latency_block("Latency, uncorrected (from the actual send; hides queueing)", &LatencySummary::of(u), unit);
-        }
-    }
-    let what = match c.workload {
-        Workload::Echo { kind: EchoKind::Stream, .. } => "messages",
-        Workload::Echo { .. } => "exchanges",
-        Workload::Http { .. } => "requests",
-    };
-    out += &format!("  {} {what} in {:.2}s, {} read, {} written\n", r.requests, r.duration_s, si_bytes(r.bytes_read as f64), si_bytes(r.bytes_written as f64));
-    let e = &r.errors;
-    if e.total() > 0 {
-        out += &format!(
-            "  Errors: connect {}, read {}, write {}, timeout {}, status {}, framing {}, mismatch {}\n",
-            e.connect, e.read, e.write, e.timeout, e.status, e.framing, e.mismatch
-        );
-    }
-    if r.status.s2xx != r.requests && matches!(c.workload, Workload::Http { .. }) {
-        let s = &r.status;
-        out += &format!("  Status: 1xx {}, 2xx {}, 3xx {}, 4xx {}, 5xx {}, other {}\n", s.s1xx, s.s2xx, s.s3xx, s.s4xx, s.s5xx, s.other);
-    }
-    out += &format!("{}/sec: {:.2}\n", if what == "requests" { "Requests" } else { "Messages" }, r.requests_per_s());
-    out += &format!("Transfer/sec: {}\n", si_bytes(r.bytes_read_per_s()));
-    out += &format!("Client CPU: {:.2}s ({:.2}us per {}), I/O: {}\n", r.client_cpu_s, r.client_cpu_us_per_request(), what.trim_end_matches('s'), r.io);
-    if r.interrupted {
-        out += "Interrupted: the figures cover what was measured until the stop.\n";
-    }
-    out
-}
-
-/// Every figure of a run, for `--json`.
-pub fn to_json(c: &LoadConfig, r: &LoadReport) -> serde_json::Value {
-    let s = r.latency_summary();
-    json!({
-        "target": c.target.to_string(),
-        "mode": mode_name(&c.mode),
-        "threads": r.threads,
-        "connections": r.connections,
-        "requests": r.requests,
-        "duration_s": r.duration_s,
-        "requests_per_s": r.requests_per_s(),
-        "bytes_read": r.bytes_read,
-        "bytes_written": r.bytes_written,
-        "bytes_read_per_s": r.bytes_read_per_s(),
-        "response_bytes": r.response_bytes,
-        "errors": r.errors,
-        "errors_total": r.errors.total(),
-        "status": r.status,
-        "latency_ns": s,
-        "latency_uncorrected_ns": r.latency_uncorrected.as_ref().map(LatencySummary::of),
-        "latency_histogram": histogram::to_base64(&r.latency),
-        "latency_uncorrected_histogram": r.latency_uncorrected.as_ref().map(histogram::to_base64),
-        "timeline_per_s": r.timeline,
-        "client_cpu_s": r.client_cpu_s,
-        "client_cpu_us_per_request": r.client_cpu_us_per_request(),
-        "interrupted": r.interrupted,
-        "io": r.io,
-    })
 }
 
 #[cfg(test)]
@@ -464,11 +263,13 @@ mod tests {
         assert_eq!(parse_duration("100us").unwrap(), Duration::from_micros(100));
         assert_eq!(parse_duration("1.5s").unwrap(), Duration::from_millis(1500));
         assert_eq!(parse_duration("1m30s").unwrap(), Duration::from_secs(90));
-        assert!(parse_duration("ten").unwrap_err().contains("not a duration"));
+        assert_eq!(parse_duration("2").unwrap(), Duration::from_secs(2));
+        assert_eq!(parse_duration("1m").unwrap(), Duration::from_secs(60));
+        assert!(parse_duration("ten").unwrap_err().to_string().contains("not a duration"));
         assert!(parse_duration("-1").is_err());
         assert_eq!(parse_cpus("0-2,5").unwrap().0, vec![0, 1, 2, 5]);
         assert!(parse_cpus("3-1").is_err());
-        assert!(parse_cpus("x").unwrap_err().contains("CPU list"));
+        assert!(parse_cpus("x").unwrap_err().to_string().contains("CPU list"));
     }
 
     #[test]

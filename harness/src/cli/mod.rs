@@ -1,4 +1,8 @@
-//! The command line, defined in one place.
+//! The command line, defined in one place: every subcommand's arguments (`load` and `compare` in files of
+//! their own) and the parsers of their values.
+
+pub mod compare;
+pub mod load;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -7,7 +11,27 @@ use std::time::Duration;
 use clap::{Args, Parser, Subcommand};
 
 use crate::catalog::Selection;
-use crate::run::options::{parse_duration, BenchChoices, ModeKind, Rounds, RunType, Tool};
+use crate::run::options::{BenchChoices, ModeKind, Rounds, RunType, Tool};
+use crate::wire::Scenario;
+
+/// A command-line value that does not parse; clap prints it after the option's name.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct BadValue(pub String);
+
+/// Durations as wrk and hyperfine users write them: `2`, `1.5s`, `500ms`, `200us`, `1m`, `1m30s`;
+/// a bare number is seconds. One parser for every command.
+pub fn parse_duration(s: &str) -> Result<Duration, BadValue> {
+    let t = s.trim();
+    let bad = || BadValue(format!("'{s}' is not a duration; write 2, 1.5s, 500ms, 200us or 1m"));
+    const UNITS: [(&str, f64); 7] = [("ns", 1e-9), ("us", 1e-6), ("µs", 1e-6), ("ms", 1e-3), ("s", 1.0), ("m", 60.0), ("h", 3600.0)];
+    let (number, scale) = UNITS.iter().find_map(|(u, k)| t.strip_suffix(u).map(|n| (n, *k))).unwrap_or((t, 1.0));
+    match number.trim().parse::<f64>() {
+        Ok(v) if v >= 0.0 && v.is_finite() => Ok(Duration::from_secs_f64(v * scale)),
+        Ok(_) => Err(bad()),
+        Err(_) => humantime::parse_duration(t).map_err(|_| bad()),
+    }
+}
 
 #[derive(Debug, Parser)]
 #[command(name = "serverbench", version, about = "A benchmark of approaches to writing server applications")]
@@ -25,7 +49,7 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Drive one server with the built-in load generator (a wrk-class client).
-    Load(crate::load::cli::LoadArgs),
+    Load(load::LoadArgs),
     /// List the contestants: language, framework, category, model, io, scenarios, and whether each can run here.
     List(ListArgs),
     /// Build, start, verify and measure contestants; write results/<run-id>/ (run.json and the summaries).
@@ -42,7 +66,7 @@ pub enum Command {
     Report(ReportArgs),
     /// Compare two runs: B/A of req/s, p99 and CPU per request per configuration, with Welch's t-test over
     /// the rounds; Markdown to stdout, an HTML page to compare.html (or -o FILE).
-    Compare(crate::compare::CompareArgs),
+    Compare(compare::CompareArgs),
 }
 
 /// Which contestants a command works on.
@@ -95,7 +119,7 @@ pub struct BenchArgs {
     #[command(flatten)]
     pub select: SelectArgs,
     /// Scenarios to run, one or a list (hello, hello-timeout, plaintext, json, echo).
-    #[arg(long, value_delimiter = ',', default_value = "hello", value_name = "LIST")]
+    #[arg(long, value_delimiter = ',', default_value = Scenario::Hello.name(), value_name = "LIST")]
     pub scenario: Vec<String>,
     /// How requests are paced.
     #[arg(long, value_enum, default_value_t = ModeKind::Throughput)]
@@ -148,7 +172,7 @@ pub struct BenchArgs {
     pub tool: Tool,
     /// How the built-in load generator moves bytes: io_uring, epoll, or auto (io_uring when the kernel has it)
     #[arg(long = "client-io", value_enum, default_value = "auto")]
-    pub client_io: crate::load::cli::IoArg,
+    pub client_io: load::IoArg,
     /// Where run folders are written [default: <repo>/results]
     #[arg(short, long, value_name = "DIR")]
     pub out: Option<PathBuf>,
@@ -209,8 +233,8 @@ impl BenchArgs {
 }
 
 /// A percentage such as `3%` or `3`.
-fn parse_percent(text: &str) -> Result<f64, std::num::ParseFloatError> {
-    text.trim().trim_end_matches('%').trim().parse()
+fn parse_percent(text: &str) -> Result<f64, BadValue> {
+    text.trim().trim_end_matches('%').trim().parse().map_err(|_| BadValue(format!("'{text}' is not a percentage; write 3% or 1.5")))
 }
 
 #[derive(Debug, Clone, Args)]
@@ -351,7 +375,7 @@ pub struct CheckArgs {
     pub hold: Option<SocketAddr>,
     #[arg(long, hide = true, default_value_t = 0)]
     pub hold_count: usize,
-    #[arg(long, hide = true, default_value = "hello")]
+    #[arg(long, hide = true, default_value = Scenario::Hello.name())]
     pub hold_scenario: String,
     #[arg(long, hide = true)]
     pub hold_micro: bool,

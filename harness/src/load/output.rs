@@ -1,0 +1,141 @@
+//! What `serverbench load` prints: what is about to run, the human summary in the spirit of wrk's, and
+//! every figure as JSON.
+
+use serde_json::json;
+
+use super::config::{EchoKind, LoadConfig, Mode, Stop, Workload};
+use super::report::LoadReport;
+use crate::stats::histogram::{self, LatencySummary};
+
+/// The unit of the latency figures printed (`--latency-unit`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum LatencyUnit {
+    Ns,
+    Us,
+    Ms,
+}
+
+fn mode_name(mode: &Mode) -> String {
+    match mode {
+        Mode::Throughput => "throughput".into(),
+        Mode::Latency { think_time } => format!("latency, think time {think_time:?}"),
+        Mode::Rate { requests_per_s } => format!("rate {requests_per_s} req/s"),
+    }
+}
+
+/// What is about to run, in two lines, before the figures.
+pub fn describe(target: &str, c: &LoadConfig) -> String {
+    let what = match &c.workload {
+        Workload::Http { request, pipeline, .. } => format!("{} {}, pipeline {pipeline}", request.method, request.path),
+        Workload::Echo { kind, size_bytes } => format!("echo {kind:?} of {size_bytes} B").to_lowercase(),
+    };
+    let length = match c.stop {
+        Stop::RequestsPerConnection(r) => format!("{r} requests per connection"),
+        Stop::Duration { warmup, measure } if warmup.is_zero() => format!("{measure:?}"),
+        Stop::Duration { warmup, measure } => format!("{measure:?} after {warmup:?} of warm-up"),
+    };
+    let pin = c.cpus.as_ref().map(|v| format!(", pinned to CPUs {v:?}")).unwrap_or_default();
+    format!(
+        "Running {length} @ {target} ({what}; {})\n  {} threads and {} connections{pin}",
+        mode_name(&c.mode),
+        c.threads,
+        c.connections
+    )
+}
+
+fn unit_value(ns: f64, unit: LatencyUnit) -> String {
+    match unit {
+        LatencyUnit::Ns => format!("{ns:.0}ns"),
+        LatencyUnit::Us => format!("{:.2}us", ns / 1e3),
+        LatencyUnit::Ms => format!("{:.3}ms", ns / 1e6),
+    }
+}
+
+fn latency_block(title: &str, s: &LatencySummary, unit: LatencyUnit) -> String {
+    let u = |v: f64| unit_value(v, unit);
+    let mut out = format!("  {title}\n    {:>10} {:>10} {:>10} {:>10}\n", "Avg", "Stdev", "Min", "Max");
+    out += &format!("    {:>10} {:>10} {:>10} {:>10}\n", u(s.mean_ns), u(s.stdev_ns), u(s.min_ns as f64), u(s.max_ns as f64));
+    let rows = [("25%", s.p25_ns), ("50%", s.p50_ns), ("75%", s.p75_ns), ("90%", s.p90_ns), ("99%", s.p99_ns), ("99.9%", s.p999_ns), ("99.99%", s.p9999_ns)];
+    for (name, v) in rows {
+        out += &format!("    {name:>7} {:>10}\n", u(v as f64));
+    }
+    out
+}
+
+fn si_bytes(b: f64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut v = b;
+    let mut i = 0;
+    while v >= 1024.0 && i < UNITS.len() - 1 {
+        v /= 1024.0;
+        i += 1;
+    }
+    format!("{v:.2}{}", UNITS[i])
+}
+
+/// The human summary, in the spirit of wrk's.
+pub fn human_summary(c: &LoadConfig, r: &LoadReport, unit: LatencyUnit) -> String {
+    let mut out = String::new();
+    let summary = r.latency_summary();
+    if summary.count > 0 {
+        let title = if r.latency_uncorrected.is_some() { "Latency, corrected (from each request's intended send time)" } else { "Latency" };
+        out += &latency_block(title, &summary, unit);
+        if let Some(u) = &r.latency_uncorrected {
+            out += &latency_block("Latency, uncorrected (from the actual send; hides queueing)", &LatencySummary::of(u), unit);
+        }
+    }
+    let what = match c.workload {
+        Workload::Echo { kind: EchoKind::Stream, .. } => "messages",
+        Workload::Echo { .. } => "exchanges",
+        Workload::Http { .. } => "requests",
+    };
+    out += &format!("  {} {what} in {:.2}s, {} read, {} written\n", r.requests, r.duration_s, si_bytes(r.bytes_read as f64), si_bytes(r.bytes_written as f64));
+    let e = &r.errors;
+    if e.total() > 0 {
+        out += &format!(
+            "  Errors: connect {}, read {}, write {}, timeout {}, status {}, framing {}, mismatch {}\n",
+            e.connect, e.read, e.write, e.timeout, e.status, e.framing, e.mismatch
+        );
+    }
+    if r.status.s2xx != r.requests && matches!(c.workload, Workload::Http { .. }) {
+        let s = &r.status;
+        out += &format!("  Status: 1xx {}, 2xx {}, 3xx {}, 4xx {}, 5xx {}, other {}\n", s.s1xx, s.s2xx, s.s3xx, s.s4xx, s.s5xx, s.other);
+    }
+    out += &format!("{}/sec: {:.2}\n", if what == "requests" { "Requests" } else { "Messages" }, r.requests_per_s());
+    out += &format!("Transfer/sec: {}\n", si_bytes(r.bytes_read_per_s()));
+    out += &format!("Client CPU: {:.2}s ({:.2}us per {}), I/O: {}\n", r.client_cpu_s, r.client_cpu_us_per_request(), what.trim_end_matches('s'), r.io);
+    if r.interrupted {
+        out += "Interrupted: the figures cover what was measured until the stop.\n";
+    }
+    out
+}
+
+/// Every figure of a run, for `--json`.
+pub fn to_json(c: &LoadConfig, r: &LoadReport) -> serde_json::Value {
+    let s = r.latency_summary();
+    json!({
+        "target": c.target.to_string(),
+        "mode": mode_name(&c.mode),
+        "threads": r.threads,
+        "connections": r.connections,
+        "requests": r.requests,
+        "duration_s": r.duration_s,
+        "requests_per_s": r.requests_per_s(),
+        "bytes_read": r.bytes_read,
+        "bytes_written": r.bytes_written,
+        "bytes_read_per_s": r.bytes_read_per_s(),
+        "response_bytes": r.response_bytes,
+        "errors": r.errors,
+        "errors_total": r.errors.total(),
+        "status": r.status,
+        "latency_ns": s,
+        "latency_uncorrected_ns": r.latency_uncorrected.as_ref().map(LatencySummary::of),
+        "latency_histogram": histogram::to_base64(&r.latency),
+        "latency_uncorrected_histogram": r.latency_uncorrected.as_ref().map(histogram::to_base64),
+        "timeline_per_s": r.timeline,
+        "client_cpu_s": r.client_cpu_s,
+        "client_cpu_us_per_request": r.client_cpu_us_per_request(),
+        "interrupted": r.interrupted,
+        "io": r.io,
+    })
+}

@@ -1,0 +1,11 @@
+//! What travels between the harness and a server, below every room that talks to one: the scenarios
+//! (name, request, expected answer), the one request renderer and the one blocking HTTP client, used by
+//! verification (`launch`), the conformance checks (`check`) and the load generator (`load`).
+
+pub mod client;
+pub mod request;
+pub mod scenario;
+
+pub use client::{Closed, Conn, Response, WireError};
+pub use request::{HttpRequest, RequestTemplate};
+pub use scenario::{Expected, Scenario, HELLO_BODY, HELLO_RESPONSE, PLAINTEXT_BODY};
