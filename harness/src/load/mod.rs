@@ -44,12 +44,12 @@ pub fn validate(config: &LoadConfig) -> anyhow::Result<()> {
         bail!("--connections ({}) must be at least --threads ({}): each thread needs a connection", config.connections, config.threads);
     }
     if let Some(cpus) = &config.cpus {
-        let allowed = sys::allowed_cpus();
+        let allowed = crate::os::cpus::CpuSet::allowed();
         if cpus.is_empty() {
             bail!("--cpus is empty; give a list such as 0 or 0-3 or 0,2");
         }
-        if let Some(bad) = cpus.iter().find(|c| !allowed.contains(c)) {
-            bail!("--cpus names CPU {bad}, which this process may not use; allowed: {allowed:?}");
+        if let Some(bad) = cpus.iter().find(|c| !allowed.cpus().contains(c)) {
+            bail!("--cpus names CPU {bad}, which this process may not use; allowed: {allowed}");
         }
     }
     match config.stop {

@@ -16,26 +16,6 @@ fn cvt(ret: libc::c_int) -> io::Result<libc::c_int> {
     if ret < 0 { Err(io::Error::last_os_error()) } else { Ok(ret) }
 }
 
-/// Pins the calling thread to one CPU.
-pub fn pin_current_thread(cpu: usize) -> io::Result<()> {
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        libc::CPU_SET(cpu, &mut set);
-        cvt(libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set)).map(|_| ())
-    }
-}
-
-/// CPUs this process may run on.
-pub fn allowed_cpus() -> Vec<usize> {
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) != 0 {
-            return vec![0];
-        }
-        (0..libc::CPU_SETSIZE as usize).filter(|&c| libc::CPU_ISSET(c, &set)).collect()
-    }
-}
-
 /// User + system CPU seconds of the calling thread.
 pub fn thread_cpu_s() -> f64 {
     let mut ru: libc::rusage = unsafe { std::mem::zeroed() };

@@ -64,7 +64,7 @@ pub(super) fn run_worker(shared: &Shared, index: usize, conn_count: usize, first
     let pinned = match &cfg.cpus {
         Some(cpus) => {
             let cpu = cpus[index % cpus.len()];
-            sys::pin_current_thread(cpu).map_err(|e| SetupError(format!("cannot pin client thread {index} to CPU {cpu}: {e}")))
+            crate::os::cpus::pin_current_thread(cpu).map_err(|e| SetupError(format!("cannot pin client thread {index} to CPU {cpu}: {e}")))
         }
         None => Ok(()),
     };

@@ -28,8 +28,11 @@ pub const FLAG_DISTURBED: &str = "disturbed";
 /// speed probe). A warning, not a verdict: the round stays in the summary (on the machines this was tuned
 /// on the probe beside a round did not predict its req/s well enough to judge it; docs/methodology.md).
 pub const FLAG_CPU_DRIFT: &str = "cpu-drift";
-/// Foreign or steal time above this share of a CPU's window disturbs a round.
+/// Foreign or steal time above this share of a CPU's window disturbs a round...
 pub const DISTURBED_THRESHOLD_PCT: f64 = 3.0;
+/// ... when it is also more than this many clock ticks: /proc counts in ticks (10 ms), and the difference
+/// of two counters read at both ends of a window can be off by two without anything having run.
+pub const DISTURBED_MIN_TICKS: f64 = 2.0;
 /// A probe speed below (1 − this) or above 1 / (1 − this) times the run's median marks cpu-drift.
 pub const DRIFT_THRESHOLD: f64 = 0.20;
 /// At or above this share of its CPUs the server is saturated; below it, with the client's limit at or
@@ -245,6 +248,11 @@ impl Measurement {
     }
 
 
+    /// req/s over the rounds that count: median, interval and the rest (cheap: no histogram is merged).
+    pub fn requests_per_s(&self) -> Option<Summary> {
+        Summary::of(&self.measured_rounds().map(|r| r.load.requests_per_s()).collect::<Vec<_>>())
+    }
+
     pub fn summary(&self) -> MeasurementSummary {
         let rounds: Vec<&Round> = self.measured_rounds().collect();
         let rounds_disturbed = self.rounds.iter().filter(|r| !r.warmup && r.has_flag(FLAG_DISTURBED)).count();
@@ -252,7 +260,7 @@ impl Measurement {
         if rounds.is_empty() {
             return MeasurementSummary { response_bytes: self.response_bytes, rounds_disturbed, rounds_cpu_drift, ..Default::default() };
         }
-        let requests_per_s = Summary::of(&rounds.iter().map(|r| r.load.requests_per_s()).collect::<Vec<_>>());
+        let requests_per_s = self.requests_per_s();
         let mut errors = ErrorCounts::default();
         rounds.iter().for_each(|r| errors.add(&r.load.errors));
         let requests: u64 = rounds.iter().map(|r| r.load.requests).sum();

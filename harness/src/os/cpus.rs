@@ -32,6 +32,15 @@ impl Drop for PinnedProcess {
     }
 }
 
+/// Pins the calling thread to one CPU.
+pub fn pin_current_thread(cpu: usize) -> std::io::Result<()> {
+    let set = CpuSet::new(vec![cpu]).to_libc();
+    if unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
 /// Sets the affinity of every thread of this process; returns how many could not be set.
 fn set_all_threads(cpus: &CpuSet) -> usize {
     let set = cpus.to_libc();

@@ -30,23 +30,13 @@ pub fn probe(cpus: &[usize], each: Duration) -> Vec<CpuSpeed> {
             std::thread::Builder::new()
                 .name(THREAD_NAME.into())
                 .spawn(move || {
-                    pin_current_thread(cpu).ok()?;
+                    super::cpus::pin_current_thread(cpu).ok()?;
                     Some(CpuSpeed { cpu, user_per_ms: user_loop(each), syscall_per_ms: syscall_loop(each) })
                 })
                 .ok()
         })
         .collect();
     handles.into_iter().flatten().filter_map(|h| h.join().ok().flatten()).collect()
-}
-
-/// Pins the calling thread to one CPU.
-pub fn pin_current_thread(cpu: usize) -> std::io::Result<()> {
-    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-    unsafe { libc::CPU_SET(cpu, &mut set) };
-    if unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) } != 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    Ok(())
 }
 
 /// Iterations per ms of a dependent chain of integer operations (an xorshift step), checked against the

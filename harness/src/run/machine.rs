@@ -99,7 +99,7 @@ impl MachineWatch {
 
 /// Whether a speed index departs from 1 by more than the drift threshold, either way.
 pub fn drifted(index: f64) -> bool {
-    index < 1.0 - DRIFT_THRESHOLD || index > 1.0 / (1.0 - DRIFT_THRESHOLD)
+    !(1.0 - DRIFT_THRESHOLD..=1.0 / (1.0 - DRIFT_THRESHOLD)).contains(&index)
 }
 
 #[cfg(test)]

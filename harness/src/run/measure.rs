@@ -171,7 +171,7 @@ impl Runner<'_, '_> {
             Rounds::Fixed(n) => used >= n,
             Rounds::Auto { target_ci_pct } => {
                 used >= o.rounds.minimum()
-                    && m.summary().requests_per_s.and_then(|s| s.ci95_relative_pct()).is_some_and(|p| p <= target_ci_pct)
+                    && m.requests_per_s().and_then(|s| s.ci95_relative_pct()).is_some_and(|p| p <= target_ci_pct)
             }
         }
     }

@@ -10,7 +10,7 @@ use crate::launch::probe::Sampler;
 use crate::launch::server::Server;
 use crate::load::{self, LoadConfig, Mode, Stop, Workload};
 use crate::model::{
-    Round, RoundMachine, ServerUsage, BUSY_THRESHOLD_PCT, DISTURBED_THRESHOLD_PCT, FLAG_CLIENT_BOUND, FLAG_DISTURBED, FLAG_ERRORS,
+    Round, RoundMachine, ServerUsage, BUSY_THRESHOLD_PCT, DISTURBED_MIN_TICKS, DISTURBED_THRESHOLD_PCT, FLAG_CLIENT_BOUND, FLAG_DISTURBED, FLAG_ERRORS,
     FLAG_INTERRUPTED, FLAG_SERVER_UNPROBED, FLAG_UNSATURATED, SERVER_BOUND,
 };
 use crate::os::cpustat::{ticks_per_s, CpuStat};
@@ -125,7 +125,12 @@ pub fn run_round(server: &mut Server, plan: &RoundPlan, index: u32, warmup: bool
         flags.push(FLAG_ERRORS.to_string());
     }
     let machine = interference(o, usage.cpu_s, wall_s, stat_before.as_ref(), stat_after.as_ref());
-    if machine.foreign_pct.is_some_and(|p| p > DISTURBED_THRESHOLD_PCT) || machine.steal_pct.is_some_and(|p| p > DISTURBED_THRESHOLD_PCT) {
+    // A share of the window, and more than the counters' rounding (a 0.5 s round is 50 ticks a CPU, so two
+    // ticks of rounding alone would be 4%).
+    let beyond = |pct: Option<f64>, cpus: usize| {
+        pct.is_some_and(|p| p > DISTURBED_THRESHOLD_PCT && p / 100.0 * wall_s * cpus as f64 * ticks_per_s() > DISTURBED_MIN_TICKS)
+    };
+    if beyond(machine.foreign_pct, o.server_cpus.len().max(1)) || beyond(machine.steal_pct, 1) {
         flags.push(FLAG_DISTURBED.to_string());
     }
     if load.interrupted {
