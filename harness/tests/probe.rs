@@ -5,7 +5,8 @@ mod common;
 use std::time::Duration;
 
 use serverbench::os::cpus::CpuSet;
-use serverbench::launch::probe::{self, Sampler};
+use serverbench::launch::probe::Sampler;
+use serverbench::os::proc;
 use serverbench::launch::server::{Launch, Server};
 
 #[test]
@@ -23,7 +24,7 @@ fn the_probe_sees_the_cpu_and_memory_of_a_busy_grandchild() {
     };
     let mut server = Server::start(launch, serverbench::launch::server::free_port().unwrap()).unwrap();
     let pid = server.pid();
-    assert!(common::eventually(Duration::from_secs(5), || probe::tree(pid, pid, &probe::all_processes()).len() >= 3));
+    assert!(common::eventually(Duration::from_secs(5), || proc::tree(pid, pid, &proc::all_processes()).len() >= 3));
 
     let sampler = Sampler::spawn(pid, pid);
     std::thread::sleep(Duration::from_millis(1500));
@@ -43,7 +44,7 @@ fn the_probe_sees_the_cpu_and_memory_of_a_busy_grandchild() {
     let report = server.stop(Duration::from_secs(2));
     assert!(report.survivors.is_empty(), "{:?}", report.survivors);
     assert!(common::processes_mentioning(tmp.path()).is_empty());
-    let spinning_left = probe::all_processes().iter().any(|p| usage.members.contains(&p.key()) && !p.is_zombie());
+    let spinning_left = proc::all_processes().iter().any(|p| usage.members.contains(&p.key()) && !p.is_zombie());
     assert!(!spinning_left, "the child outside the group was stopped too");
 }
 

@@ -7,7 +7,7 @@ use std::net::Shutdown;
 use std::os::fd::RawFd;
 use std::time::{Duration, Instant};
 
-use super::values::Rng;
+use super::values::{self, Rng};
 use crate::wire::client::{find, set_linger_zero, show, Closed, Conn, CLOSED_WITHOUT_ANSWER};
 use super::wire::{check_json, check_plaintext, probe, read_hello};
 use super::{Failed, Options, Scenario, Target};
@@ -62,7 +62,7 @@ fn what_came_back(answer: &[u8], closed: bool, write_error: &Option<String>) -> 
 
 /// 64 KiB of random bytes on one connection.
 pub fn random_bytes(t: &Target, o: &Options) -> Result<String, Failed> {
-    let mut junk = Rng::new(o.seed).bytes(64 * 1024);
+    let mut junk = values::random_bytes(&mut Rng::with_seed(o.seed), 64 * 1024);
     junk[0] = 0; // not the first letter of any method
     let mut c = Conn::open(t.addr, o.answer_timeout)?;
     let (answer, closed, write_error) = send_and_drain(&mut c, junk, Duration::from_secs(1), |_| false);
@@ -119,7 +119,7 @@ pub fn reset(t: &Target, o: &Options) -> Result<String, Failed> {
 /// closes, and serves the next connection.
 pub fn half_close(t: &Target, o: &Options) -> Result<String, Failed> {
     let mut c = Conn::open(t.addr, o.answer_timeout)?;
-    let payload = Rng::new(o.seed).bytes(1000);
+    let payload = values::random_bytes(&mut Rng::with_seed(o.seed), 1000);
     let what = match t.scenario {
         Scenario::Echo => {
             c.send(&payload)?;
@@ -225,7 +225,7 @@ fn status_of(answer: &[u8]) -> Option<u16> {
 /// request, a third half of one, a third nothing), then all closed at once, half of them with a reset.
 pub fn drop_many(t: &Target, o: &Options) -> Result<String, Failed> {
     let n = o.drop_connections;
-    sys::ensure_open_files(n as u64 + 256).map_err(|e| Failed(format!("{e:#}")))?;
+    crate::os::limits::ensure_open_files(n as u64 + 256).map_err(|e| Failed(format!("{e:#}")))?;
     let full = request(t);
     let mut fds: Vec<RawFd> = Vec::with_capacity(n);
     let mut refused = 0;

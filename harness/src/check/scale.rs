@@ -15,11 +15,11 @@ use std::time::{Duration, Instant};
 
 use super::RssPoint;
 
-use super::values::Rng;
+use super::values::{random_bytes, Rng};
+use crate::os::{limits, proc};
 use crate::wire::Conn;
 use super::wire::{check_json, check_plaintext, probe, read_hello};
 use super::{Failed, Options, Scenario, Target, Verdict};
-use crate::load::sys;
 
 /// Descriptors a process keeps for itself besides the held connections.
 const FD_RESERVE: u64 = 128;
@@ -84,12 +84,12 @@ enum Expect {
 /// The scenario's ordinary request, and what its answer must be.
 fn exchange(scenario: Scenario, rng: &mut Rng) -> (Vec<u8>, Expect) {
     let Some(request) = scenario.request() else {
-        let payload = rng.bytes(64);
+        let payload = random_bytes(rng, 64);
         return (payload.clone(), Expect::Echo(payload));
     };
     match scenario {
         Scenario::Json => {
-            let n = rng.below(1 << 31);
+            let n = rng.u64(..1 << 31);
             (request.render(n), Expect::Json(n))
         }
         Scenario::Plaintext => (request.render(0), Expect::Plaintext),
@@ -155,7 +155,7 @@ pub struct Held {
 
 impl Held {
     pub fn new(t: &Target, timeout: Duration, seed: u64) -> Held {
-        Held { t: *t, conns: VecDeque::new(), rng: Rng::new(seed), timeout, lost: 0, first_loss: None }
+        Held { t: *t, conns: VecDeque::new(), rng: Rng::with_seed(seed), timeout, lost: 0, first_loss: None }
     }
 
     pub fn len(&self) -> usize {
@@ -229,12 +229,9 @@ impl Held {
 
 /// Descriptors this process may still open, once its soft limit is raised as far as it goes.
 fn own_room() -> u64 {
-    let mut lim = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
-    unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) };
-    let _ = sys::ensure_open_files(lim.rlim_max);
-    unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) };
-    let open = std::fs::read_dir("/proc/self/fd").map(|d| d.count() as u64).unwrap_or(0);
-    lim.rlim_cur.saturating_sub(open + FD_RESERVE)
+    let soft = limits::raise_open_files_to_hard();
+    let open = proc::own_open_files().unwrap_or(0);
+    soft.saturating_sub(open + FD_RESERVE)
 }
 
 fn settle_and_read(server: Option<&dyn ServerProcess>) -> Option<u64> {
@@ -329,7 +326,7 @@ pub fn hold_args(t: &Target, count: usize, timeout: Duration, seed: u64) -> Vec<
 /// `error: ...`), keeps them served, answers each `count` line on stdin by serving all once more and
 /// printing `open N lost M[ first: reason]`, and exits when stdin closes.
 pub fn hold_main(addr: SocketAddr, scenario: Scenario, micro: bool, count: usize, timeout: Duration, seed: u64) -> anyhow::Result<()> {
-    sys::ensure_open_files(count as u64 + FD_RESERVE)?;
+    limits::ensure_open_files(count as u64 + FD_RESERVE)?;
     let t = Target { addr, scenario, micro };
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {

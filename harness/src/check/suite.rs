@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use super::scale::{self, ScaleOptions, ServerProcess};
 use super::{checks_for, CheckResult, Group, Options, Scenario, Status, Target, Verdict, CHECK_TIMEOUT_MS};
 use crate::catalog::Contestant;
-use crate::launch::probe;
+use crate::os::proc;
 use crate::launch::server::{Server, STOP_GRACE};
 use crate::launch::{start_verified, ServerSetup, Started};
 use crate::ui::Ui;
@@ -54,28 +54,21 @@ pub struct Tree {
 
 impl Tree {
     fn pids(&self) -> Vec<i32> {
-        probe::tree(self.pid, self.pid, &probe::all_processes()).iter().filter(|p| !p.is_zombie()).map(|p| p.pid).collect()
+        proc::tree(self.pid, self.pid, &proc::all_processes()).iter().filter(|p| !p.is_zombie()).map(|p| p.pid).collect()
     }
 }
 
 impl ServerProcess for Tree {
     fn rss_bytes(&self) -> Option<u64> {
-        let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(1) as u64;
-        let all = probe::tree(self.pid, self.pid, &probe::all_processes());
-        (!all.is_empty()).then(|| all.iter().map(|p| p.rss_pages).sum::<u64>() * page)
+        let all = proc::tree(self.pid, self.pid, &proc::all_processes());
+        (!all.is_empty()).then(|| all.iter().map(|p| p.rss_pages).sum::<u64>() * proc::page_bytes())
     }
 
     /// The process of the tree with the least room for more descriptors.
     fn open_files(&self) -> Option<(u64, u64)> {
         self.pids()
             .into_iter()
-            .filter_map(|pid| {
-                let open = std::fs::read_dir(format!("/proc/{pid}/fd")).ok()?.count() as u64;
-                let limits = std::fs::read_to_string(format!("/proc/{pid}/limits")).ok()?;
-                let line = limits.lines().find(|l| l.starts_with("Max open files"))?;
-                let hard = line.split_whitespace().nth(4)?.parse::<u64>().ok()?;
-                Some((open, hard))
-            })
+            .filter_map(proc::open_files)
             .min_by_key(|(open, hard)| hard.saturating_sub(*open))
     }
 }

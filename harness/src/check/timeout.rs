@@ -6,6 +6,7 @@ use std::net::{SocketAddr, TcpStream};
 use std::os::fd::AsRawFd;
 use std::time::{Duration, Instant};
 
+use crate::os::proc::{self, TcpState};
 use crate::wire::client::{show, Closed, Conn};
 use crate::wire::request::get;
 use super::wire::read_hello;
@@ -203,8 +204,8 @@ impl CloseWatch {
             Some(TCP_CLOSE_WAIT) => return Some("FIN"),
             Some(_) => return Some("reset"),
         }
-        match proc_net_tcp_entry(self.server, self.client) {
-            Some(entry) if entry.state == TCP_ESTABLISHED => {
+        match proc::tcp_socket(self.server, self.client) {
+            Some(entry) if entry.state == TcpState::Established => {
                 self.seen = true;
                 None
             }
@@ -225,29 +226,7 @@ fn tcp_state(fd: i32) -> Option<u8> {
     (r == 0).then_some(info.tcpi_state)
 }
 
-struct TcpEntry {
-    state: u8,
-    tx_queue: u64,
-}
-
-/// The server side of one IPv4 connection in /proc/net/tcp: local = server, remote = client.
-fn proc_net_tcp_entry(server: SocketAddr, client: SocketAddr) -> Option<TcpEntry> {
-    let (SocketAddr::V4(s), SocketAddr::V4(c)) = (server, client) else { return None };
-    let hex = |a: std::net::SocketAddrV4| format!("{:08X}:{:04X}", u32::from_ne_bytes(a.ip().octets()), a.port());
-    let (local, remote) = (hex(s), hex(c));
-    let text = std::fs::read_to_string("/proc/net/tcp").ok()?;
-    for line in text.lines().skip(1) {
-        let f: Vec<&str> = line.split_whitespace().collect();
-        if f.len() > 4 && f[1] == local && f[2] == remote {
-            let state = u8::from_str_radix(f[3], 16).ok()?;
-            let tx_queue = f[4].split(':').next().and_then(|q| u64::from_str_radix(q, 16).ok()).unwrap_or(0);
-            return Some(TcpEntry { state, tx_queue });
-        }
-    }
-    None
-}
-
 /// Bytes the server's socket holds that the client has not acknowledged (its blocked answers).
 fn server_unsent_bytes(server: SocketAddr, client: SocketAddr) -> Option<u64> {
-    proc_net_tcp_entry(server, client).map(|e| e.tx_queue)
+    proc::tcp_socket(server, client).map(|e| e.tx_queue)
 }

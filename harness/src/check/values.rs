@@ -1,32 +1,14 @@
 //! Values the checks make and read: seeded random payloads, and the HTTP dates a server sends.
 
-/// A small deterministic generator (splitmix64) for payloads and values; the seed is printed with a
-/// failure so it can be replayed.
-#[derive(Debug, Clone)]
-pub struct Rng(u64);
+/// The generator of payloads and values: fastrand's, seeded, so that the seed printed with a failure
+/// replays it.
+pub type Rng = fastrand::Rng;
 
-impl Rng {
-    pub fn new(seed: u64) -> Rng {
-        Rng(seed)
-    }
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    pub fn below(&mut self, n: u64) -> u64 {
-        self.next_u64() % n
-    }
-    pub fn bytes(&mut self, len: usize) -> Vec<u8> {
-        let mut out = Vec::with_capacity(len + 8);
-        while out.len() < len {
-            out.extend_from_slice(&self.next_u64().to_le_bytes());
-        }
-        out.truncate(len);
-        out
-    }
+/// `len` random bytes.
+pub fn random_bytes(rng: &mut Rng, len: usize) -> Vec<u8> {
+    let mut out = vec![0u8; len];
+    rng.fill(&mut out);
+    out
 }
 
 /// Seconds since the Unix epoch of an IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`, RFC 9110 5.6.7),

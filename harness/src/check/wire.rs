@@ -5,7 +5,7 @@
 use std::io::{Read as _, Write as _};
 use std::time::{Duration, Instant};
 
-use super::values::{parse_http_date, unix_now_s, Rng};
+use super::values::{parse_http_date, random_bytes, unix_now_s, Rng};
 use crate::wire::client::{is_timeout, parse_response, show, Conn, Response};
 use crate::wire::request::{get, post_json};
 use super::{Failed, Options, Scenario, Target};
@@ -85,10 +85,10 @@ pub fn check_json(r: &Response, n: u64) -> Result<(), Failed> {
 /// One ordinary exchange on a fresh connection: the proof, after bad input, that the server still answers.
 pub fn probe(t: &Target, o: &Options, timeout: Duration) -> Result<(), Failed> {
     let mut c = Conn::open(t.addr, timeout)?;
-    let mut rng = Rng::new(o.seed ^ unix_now_s() as u64);
+    let mut rng = Rng::with_seed(o.seed ^ unix_now_s() as u64);
     match (t.scenario, t.scenario.request()) {
         (Scenario::Json, Some(request)) => {
-            let n = rng.below(1 << 31);
+            let n = rng.u64(..1 << 31);
             c.send(&request.render(n))?;
             check_json(&c.read_response()?, n)?;
         }
@@ -101,7 +101,7 @@ pub fn probe(t: &Target, o: &Options, timeout: Duration) -> Result<(), Failed> {
             read_hello(&mut c, t.micro)?;
         }
         (_, None) => {
-            let payload = rng.bytes(1000);
+            let payload = random_bytes(&mut rng, 1000);
             c.send(&payload)?;
             let back = c.read_exact(payload.len())?;
             if back != payload {
@@ -237,8 +237,8 @@ pub fn plaintext_pipeline(t: &Target, o: &Options) -> Result<String, Failed> {
 /// connection, so a run stays far below that).
 pub fn json_values(seed: u64) -> Vec<u64> {
     let mut v = vec![0, 1, 2, 9, 10, 99, 100, 255, 256, 1000, 4095, 65_535, 65_536, 1_000_000, 2_147_483_647];
-    let mut rng = Rng::new(seed);
-    let random: Vec<u64> = (0..49).map(|_| rng.below(1 << 31)).collect();
+    let mut rng = Rng::with_seed(seed);
+    let random: Vec<u64> = (0..49).map(|_| rng.u64(..1 << 31)).collect();
     v.extend(random);
     v
 }
@@ -272,7 +272,7 @@ const ECHO_PIECES: [usize; 10] = [1, 3, 7, 13, 101, 1001, 4093, 65_521, 17, 257]
 /// 1 MiB of random bytes sent in pieces of odd sizes while reading; what comes back must be the same
 /// bytes in the same order, and nothing more.
 pub fn echo_1mib(t: &Target, o: &Options) -> Result<String, Failed> {
-    let payload = Rng::new(o.seed).bytes(MIB);
+    let payload = random_bytes(&mut Rng::with_seed(o.seed), MIB);
     let mut c = Conn::open(t.addr, o.answer_timeout)?;
     let mut writer = c.stream.try_clone().map_err(|e| e.to_string())?;
     let to_send = payload.clone();

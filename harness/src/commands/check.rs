@@ -14,7 +14,6 @@ use crate::catalog::build::Builder;
 use crate::catalog::requires::{self, System};
 use crate::catalog::{Catalog, Contestant};
 use crate::cli::CheckArgs;
-use crate::load::sys;
 use crate::report::table::{Align, Table};
 use crate::os::cpus::CpuSet;
 use crate::launch::{self, Prepared, ServerSetup};
@@ -82,9 +81,7 @@ pub fn run(args: CheckArgs, ui: &Ui) -> anyhow::Result<()> {
     let sys_info = System::detect();
     install_clients(sys_info, !args.no_install, &logs, ui);
     // The bad-input check opens thousands of sockets; the scale check spreads the rest over processes.
-    let mut lim = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
-    unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) };
-    let _ = sys::ensure_open_files(lim.rlim_max);
+    crate::os::limits::raise_open_files_to_hard();
 
     let server = ServerSetup { cpus: &server_cpus, workers, start_timeout: args.start_timeout, timeout: Duration::from_secs(5) };
     let mut setup = SuiteSetup {

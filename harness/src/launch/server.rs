@@ -13,7 +13,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::os::cpus::CpuSet;
-use super::probe::{self, ProcKey, ProcStat};
+use crate::os::proc::{self, ProcKey, ProcStat};
 use crate::os::process;
 
 /// Lines of a server's log quoted in a failure message.
@@ -96,10 +96,7 @@ const PORT_FLOOR: u16 = 10_000;
 /// check and the server's bind. The start is random so that parallel runs rarely probe the same ports.
 pub fn free_port() -> std::io::Result<u16> {
     use std::hash::{BuildHasher, Hasher};
-    let ephemeral_low = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
-        .ok()
-        .and_then(|t| t.split_whitespace().next()?.parse::<u16>().ok())
-        .unwrap_or(32_768);
+    let ephemeral_low = proc::ephemeral_port_low().unwrap_or(32_768);
     if ephemeral_low > PORT_FLOOR + 100 {
         let span = ephemeral_low - PORT_FLOOR;
         let mut h = std::collections::hash_map::RandomState::new().build_hasher();
@@ -119,33 +116,6 @@ pub fn free_port() -> std::io::Result<u16> {
 /// TIME_WAIT do not count.
 pub fn port_in_use(port: u16) -> bool {
     TcpListener::bind((Ipv4Addr::LOCALHOST, port)).is_err()
-}
-
-/// Inodes of the TCP sockets listening on `port`, IPv4 and IPv6 (from /proc/net/tcp and tcp6).
-pub fn listening_inodes(port: u16) -> Vec<u64> {
-    const LISTEN: &str = "0A";
-    let mut out = Vec::new();
-    for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
-        let Ok(text) = std::fs::read_to_string(table) else { continue };
-        for line in text.lines().skip(1) {
-            // sl local_address rem_address st tx_queue:rx_queue tr:tm->when retrnsmt uid timeout inode
-            let f: Vec<&str> = line.split_whitespace().collect();
-            let local_port = f.get(1).and_then(|a| a.rsplit_once(':')).and_then(|(_, p)| u16::from_str_radix(p, 16).ok());
-            if f.get(3) == Some(&LISTEN) && local_port == Some(port) {
-                out.extend(f.get(9).and_then(|i| i.parse::<u64>().ok()));
-            }
-        }
-    }
-    out
-}
-
-/// Inodes of the sockets a process holds open (the `socket:[N]` links in /proc/<pid>/fd).
-pub fn socket_inodes(pid: i32) -> HashSet<u64> {
-    let Ok(dir) = std::fs::read_dir(format!("/proc/{pid}/fd")) else { return HashSet::new() };
-    dir.flatten()
-        .filter_map(|e| std::fs::read_link(e.path()).ok())
-        .filter_map(|t| t.to_str()?.strip_prefix("socket:[")?.strip_suffix(']')?.parse().ok())
-        .collect()
 }
 
 /// `exec <command>` for a simple command, so the server replaces the shell instead of running under it
@@ -202,9 +172,9 @@ impl Server {
                 return Err(NotReady(self.explain(&format!("exited ({status}) before accepting connections"))));
             }
             if TcpStream::connect_timeout(&self.addr(), Duration::from_millis(200)).is_ok() {
-                let all = probe::all_processes();
+                let all = proc::all_processes();
                 let pid = self.pid();
-                let tree = probe::tree(pid, pid, &all);
+                let tree = proc::tree(pid, pid, &all);
                 self.remember(&tree.iter().map(ProcStat::key).collect::<Vec<_>>());
                 if let Some(why) = self.foreign_listener(&tree, &all) {
                     return Err(NotReady(self.explain(&why)));
@@ -229,15 +199,15 @@ impl Server {
     /// did: then the connection that looked like readiness reached that process. Every socket listening
     /// on the port must be held by a process of the server's tree; if one is not, this says whose it is.
     fn foreign_listener(&self, tree: &[ProcStat], all: &[ProcStat]) -> Option<String> {
-        let listeners = listening_inodes(self.port);
-        let ours: HashSet<u64> = tree.iter().flat_map(|p| socket_inodes(p.pid)).collect();
+        let listeners = proc::listening_inodes(self.port);
+        let ours: HashSet<u64> = tree.iter().flat_map(|p| proc::socket_inodes(p.pid)).collect();
         let foreign: Vec<u64> = listeners.into_iter().filter(|i| !ours.contains(i)).collect();
         if foreign.is_empty() {
             return None;
         }
         let owner = all
             .iter()
-            .find(|p| socket_inodes(p.pid).iter().any(|i| foreign.contains(i)))
+            .find(|p| proc::socket_inodes(p.pid).iter().any(|i| foreign.contains(i)))
             .map_or("a process this user cannot see".to_string(), |p| format!("pid {} ({})", p.pid, p.comm));
         Some(format!(
             "port {} is answered by {owner}, outside the server's process tree: it took the port after it was chosen; \
@@ -253,16 +223,16 @@ impl Server {
 
     fn remember_tree(&mut self) {
         let pid = self.pid();
-        let members: Vec<ProcKey> = probe::tree(pid, pid, &probe::all_processes()).iter().map(ProcStat::key).collect();
+        let members: Vec<ProcKey> = proc::tree(pid, pid, &proc::all_processes()).iter().map(ProcStat::key).collect();
         self.remember(&members);
     }
 
     /// Processes of the tree still alive (not zombies): the group, the leader's descendants, and every
     /// process seen earlier that still exists under the same identity.
     fn alive(&self) -> Vec<ProcStat> {
-        let all = probe::all_processes();
+        let all = proc::all_processes();
         let pid = self.pid();
-        let mut out = probe::tree(pid, pid, &all);
+        let mut out = proc::tree(pid, pid, &all);
         for p in &all {
             if self.seen.contains(&p.key()) && !out.iter().any(|o| o.pid == p.pid) {
                 out.push(p.clone());

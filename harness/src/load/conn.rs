@@ -1,16 +1,9 @@
-//! One connection's state and the state machine that moves it: connecting -> open -> (response
-//! complete -> next request) ..., reopened after any error, done when its `-n` budget is spent.
-//! Errors are counted by class, never thrown.
+//! One connection's state, as data: where it is in its life, what it has in flight and what it has spent.
+//! machine.rs moves it from state to state.
 
 use std::collections::VecDeque;
-use std::io;
 
-use super::backend::{Backend, Event};
 use super::http::ResponseParser;
-use super::sys::now_ns;
-use super::worker::Engine;
-
-const RECONNECT_BACKOFF_NS: u64 = 10_000_000;
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(super) enum State {
@@ -93,130 +86,6 @@ impl Conn {
             parser: ResponseParser::new(),
             pingpong_received_bytes: 0,
             stream_written_bytes: 0,
-        }
-    }
-}
-
-impl Engine<'_> {
-    /// The whole state machine: what each event means in each state.
-    #[inline(always)]
-    pub fn on_event<B: Backend>(&mut self, io: &mut B, i: usize, event: Event, now: u64) {
-        match (self.conns[i].state, event) {
-            (State::Connecting, Event::Connected) => {
-                self.set_open(io, i);
-                self.start_traffic(io, i, now);
-            }
-            (State::Connecting, Event::ConnectFailed) => self.connect_failed(io, i, now),
-            (State::Open, Event::Received(bytes)) => self.on_bytes(io, i, bytes, now),
-            (State::Open, Event::Closed) => self.on_closed(io, i, now),
-            (State::Open, Event::ReadFailed) => {
-                self.r.errors.read += self.conns[i].inflight.len().max(1) as u64;
-                self.reconnect(io, i, now);
-            }
-            (State::Open, Event::Sent(n)) => {
-                self.on_written(i, n);
-                self.resume_sending(io, i);
-            }
-            (State::Open, Event::WriteFailed) => self.write_failed(io, i, now),
-            (State::Open, Event::Writable) => self.resume_sending(io, i),
-            (State::Open, Event::Hangup) => self.write_out(io, i),
-            // Reported for a socket after the connection left the state it was reported for.
-            _ => {}
-        }
-    }
-
-    pub fn start_connect<B: Backend>(&mut self, io: &mut B, i: usize) -> io::Result<()> {
-        let c = &mut self.conns[i];
-        c.since_ns = now_ns();
-        io.connect(i, c.generation)?;
-        c.state = State::Connecting;
-        Ok(())
-    }
-
-    pub fn set_open<B: Backend>(&mut self, io: &mut B, i: usize) {
-        self.conns[i].state = State::Open;
-        io.opened(i, self.is_stream());
-    }
-
-    /// The connection is open and the clock runs: start receiving and start its traffic.
-    pub fn start_traffic<B: Backend>(&mut self, io: &mut B, i: usize, now: u64) {
-        io.start_receiving(i);
-        self.on_open(io, i, now);
-    }
-
-    /// Closes the socket and opens a new one (or finishes the connection when its budget is spent).
-    pub fn reconnect<B: Backend>(&mut self, io: &mut B, i: usize, now: u64) {
-        io.close(i);
-        let c = &mut self.conns[i];
-        c.generation = c.generation.wrapping_add(1);
-        c.parser.reset();
-        c.inflight.clear();
-        // A send still in flight keeps the backend holding `out`, so it is not rendered into until it completes.
-        c.out.clear();
-        c.out_off = 0;
-        c.queued = 0;
-        c.pingpong_received_bytes = 0;
-        c.stream_written_bytes = 0;
-        c.timer_at = 0;
-        c.state = State::Backoff;
-        if self.budget.limit().is_some() && !self.has_budget(i) {
-            self.finish(io, i);
-            return;
-        }
-        self.connect_again(io, i, now);
-    }
-
-    pub fn connect_again<B: Backend>(&mut self, io: &mut B, i: usize, now: u64) {
-        if self.start_connect(io, i).is_err() {
-            self.connect_failed(io, i, now);
-        }
-    }
-
-    /// A connect failed: count it, spend one unit of the `-n` budget (so a dead server cannot keep
-    /// the run going), and retry after a pause.
-    fn connect_failed<B: Backend>(&mut self, io: &mut B, i: usize, now: u64) {
-        self.r.errors.connect += 1;
-        io.close(i);
-        let c = &mut self.conns[i];
-        c.generation = c.generation.wrapping_add(1);
-        c.state = State::Backoff;
-        if let Some(limit) = self.budget.limit() {
-            c.spent += 1;
-            if c.spent >= limit {
-                self.finish(io, i);
-                return;
-            }
-        }
-        let c = &self.conns[i];
-        self.timers.push(std::cmp::Reverse((now + RECONNECT_BACKOFF_NS, i as u32, c.generation)));
-    }
-
-    /// The connection has spent its `-n` budget. Its socket is closed so that a server closing idle
-    /// connections cannot wake this thread again.
-    pub fn finish<B: Backend>(&mut self, io: &mut B, i: usize) {
-        io.close(i);
-        self.conns[i].state = State::Done;
-        self.done += 1;
-    }
-
-    pub fn write_failed<B: Backend>(&mut self, io: &mut B, i: usize, now: u64) {
-        self.r.errors.write += self.conns[i].inflight.len().max(1) as u64;
-        self.reconnect(io, i, now);
-    }
-
-    /// Every request outstanding longer than the timeout is a `timeout` error; so is a connect that hangs.
-    pub fn scan_timeouts<B: Backend>(&mut self, io: &mut B, now: u64, timeout_ns: u64) {
-        for i in 0..self.conns.len() {
-            let c = &self.conns[i];
-            let stuck = match c.state {
-                State::Open => c.inflight.front().is_some_and(|s| now.saturating_sub(s.sent_ns) > timeout_ns),
-                State::Connecting => now.saturating_sub(c.since_ns) > timeout_ns,
-                _ => false,
-            };
-            if stuck {
-                self.r.errors.timeout += c.inflight.len().max(1) as u64;
-                self.reconnect(io, i, now);
-            }
         }
     }
 }

@@ -3,7 +3,9 @@
 mod backend;
 pub mod config;
 mod conn;
+mod engine;
 pub mod http;
+mod machine;
 pub mod output;
 mod receive;
 pub mod report;
@@ -82,13 +84,13 @@ pub fn validate(config: &LoadConfig) -> anyhow::Result<()> {
 pub fn run(config: &LoadConfig, stop: Arc<AtomicBool>) -> anyhow::Result<LoadReport> {
     validate(config)?;
     // Each connection is one descriptor; each thread adds an epoll set or a ring; a few more are already open.
-    sys::ensure_open_files((config.connections + config.threads + 32) as u64)?;
+    crate::os::limits::ensure_open_files((config.connections + config.threads + 32) as u64)?;
     let (template, expect) = match &config.workload {
         Workload::Http { request, expect, .. } => (Some(RequestTemplate::new(request)), expect.clone()),
         Workload::Echo { .. } => (None, None),
     };
     let (io, io_name) = resolve_io(config.io)?;
-    let shared = worker::Shared {
+    let shared = engine::Shared {
         config: config.clone(),
         io,
         template,

@@ -5,7 +5,7 @@ use super::backend::Backend;
 use super::config::{EchoKind, Workload};
 use super::conn::State;
 use super::http::Complete;
-use super::worker::Engine;
+use super::engine::Engine;
 
 impl Engine<'_> {
     /// Bytes received on connection `i`, from either backend.

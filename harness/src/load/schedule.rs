@@ -7,7 +7,7 @@ use std::cmp::Reverse;
 use super::backend::Backend;
 use super::config::Mode;
 use super::conn::{Budget, State};
-use super::worker::Engine;
+use super::engine::Engine;
 
 impl Engine<'_> {
     #[inline]

@@ -5,7 +5,7 @@ use super::backend::{Backend, Write};
 use super::conn::{Sent, State};
 use super::config::Workload;
 use super::sys::now_ns;
-use super::worker::Engine;
+use super::engine::Engine;
 
 impl Engine<'_> {
     /// Sends `n` requests: counts them as outstanding from `now`, then renders and writes them (once

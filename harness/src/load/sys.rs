@@ -1,4 +1,4 @@
-//! Thin, safe wrappers over the Linux calls the engine makes: clock, sockets, epoll, pinning, limits, rusage.
+//! Thin, safe wrappers over the Linux calls the engine makes: clock, sockets, epoll, pinning, rusage.
 
 use std::io;
 use std::net::SocketAddr;
@@ -22,26 +22,6 @@ pub fn thread_cpu_s() -> f64 {
     unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut ru) };
     let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
     tv(ru.ru_utime) + tv(ru.ru_stime)
-}
-
-/// Makes sure `needed` file descriptors can be open at once, raising RLIMIT_NOFILE (the hard limit too
-/// when privileged). The error says how to fix it.
-pub fn ensure_open_files(needed: u64) -> anyhow::Result<()> {
-    let mut lim = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
-    cvt(unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) })?;
-    if lim.rlim_cur >= needed {
-        return Ok(());
-    }
-    let want = libc::rlimit { rlim_cur: needed, rlim_max: lim.rlim_max.max(needed) };
-    if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &want) } == 0 {
-        return Ok(());
-    }
-    anyhow::bail!(
-        "{needed} open files are needed but the limit is {} (hard {}) and cannot be raised by this user; \
-         run `ulimit -n {needed}` as root first (or raise nofile in /etc/security/limits.conf), or use fewer connections",
-        lim.rlim_cur,
-        lim.rlim_max
-    )
 }
 
 /// A non-blocking TCP socket with TCP_NODELAY, connecting to `addr`. Returns the fd and whether the

@@ -1,61 +1,25 @@
 //! The per-thread worker and its loop. Each thread owns its connections, its backend, its timer
-//! heap, its counters and histograms, and shares nothing while measuring; results are merged when
-//! all threads are done.
+//! heap, its counters and histograms (an `Engine`), and shares nothing while measuring; results are
+//! merged when all threads are done.
 
 use std::cmp::Reverse;
-use std::collections::BinaryHeap;
 use std::io;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Barrier, Mutex};
+use std::sync::atomic::Ordering;
 
 use super::backend::epoll::EpollBackend;
 use super::backend::uring::UringBackend;
 use super::backend::Backend;
-use super::config::{EchoKind, IoBackend, LoadConfig, Mode, Stop, Workload};
-use super::conn::{Budget, Conn, State};
+use super::config::{EchoKind, IoBackend, Stop, Workload};
+use super::conn::State;
+use super::engine::{Engine, Shared};
 use super::sys::{self, now_ns};
 use super::tally::WorkerResult;
 use super::SetupError;
-use crate::stats::histogram::new_latency_histogram;
-use crate::wire::RequestTemplate;
 
-/// Echo stream: bytes offered to the socket per write.
-const STREAM_WRITE_BYTES: usize = 64 * 1024;
 /// Connections of one thread that may be connecting at once while the run is being set up.
 const CONNECT_RAMP: usize = 256;
 /// The longest the loop sleeps, so that a stop request is seen promptly.
 const MAX_WAIT_NS: u64 = 50_000_000;
-
-/// What all worker threads read; fixed before they start.
-pub(super) struct Shared {
-    pub config: LoadConfig,
-    /// The backend every worker uses: `Epoll` or `IoUring`, never `Auto` (resolved before the start).
-    pub io: IoBackend,
-    pub template: Option<RequestTemplate>,
-    pub expect: Option<Vec<u8>>,
-    pub stop: Arc<AtomicBool>,
-    pub barrier: Barrier,
-    pub setup_error: Mutex<Option<SetupError>>,
-}
-
-/// Everything a worker knows but its backend: the connections, the timers and the tally.
-pub(super) struct Engine<'a> {
-    pub shared: &'a Shared,
-    pub conns: Vec<Conn>,
-    /// (due time, connection, its generation when armed), earliest first.
-    pub timers: BinaryHeap<Reverse<(u64, u32, u32)>>,
-    /// Echo payload: what is sent, and what must come back.
-    pub pattern: Vec<u8>,
-    pub pipeline: usize,
-    pub budget: Budget,
-    /// Rate mode: time between two requests of one connection.
-    pub interval_ns: u64,
-    pub measure_start_ns: u64,
-    pub recording: bool,
-    /// Connections that spent their budget.
-    pub done: usize,
-    pub r: WorkerResult,
-}
 
 /// Runs one worker thread: pins it, opens its connections, waits for the others, then drives load.
 pub(super) fn run_worker(shared: &Shared, index: usize, conn_count: usize, first_global: usize) -> WorkerResult {
@@ -109,60 +73,6 @@ fn run_with<B: Backend>(shared: &Shared, setup: Result<(Engine, B), SetupError>,
 }
 
 impl<'a> Engine<'a> {
-    fn new(shared: &'a Shared, conn_count: usize) -> Self {
-        let cfg = &shared.config;
-        let pipeline = match &cfg.workload {
-            Workload::Http { pipeline, .. } => (*pipeline).max(1) as usize,
-            Workload::Echo { .. } => 1,
-        };
-        let out_capacity_bytes = match (&cfg.workload, &shared.template) {
-            (Workload::Http { .. }, Some(t)) => t.max_len() * pipeline,
-            (Workload::Echo { size_bytes, .. }, _) => *size_bytes,
-            _ => 0,
-        };
-        let pattern_len = match cfg.workload {
-            Workload::Echo { kind: EchoKind::Stream, .. } => STREAM_WRITE_BYTES,
-            Workload::Echo { size_bytes, .. } => size_bytes,
-            _ => 0,
-        };
-        // xorshift: echo payloads that are not all one byte, so a reordering would be seen.
-        let mut x: u32 = 0x9E37_79B9;
-        let pattern = (0..pattern_len)
-            .map(|_| {
-                x ^= x << 13;
-                x ^= x >> 17;
-                x ^= x << 5;
-                x as u8
-            })
-            .collect();
-        let budget = match (&cfg.stop, &cfg.workload) {
-            (Stop::RequestsPerConnection(r), Workload::Echo { kind: EchoKind::Stream, size_bytes }) => Budget::StreamBytes(r * *size_bytes as u64),
-            (Stop::RequestsPerConnection(r), _) => Budget::Requests(*r),
-            (Stop::Duration { .. }, _) => Budget::Unlimited,
-        };
-        Engine {
-            shared,
-            conns: (0..conn_count).map(|_| Conn::new(out_capacity_bytes, pipeline)).collect(),
-            timers: BinaryHeap::with_capacity(conn_count * (pipeline + 1) + 16),
-            pattern,
-            pipeline,
-            budget,
-            interval_ns: match cfg.mode {
-                Mode::Rate { requests_per_s } => (cfg.connections as f64 * 1e9 / requests_per_s).max(1.0) as u64,
-                _ => 0,
-            },
-            measure_start_ns: 0,
-            recording: false,
-            done: 0,
-            r: WorkerResult { uncorrected: matches!(cfg.mode, Mode::Rate { .. }).then(new_latency_histogram), ..WorkerResult::empty() },
-        }
-    }
-
-    #[inline]
-    pub fn is_stream(&self) -> bool {
-        matches!(self.shared.config.workload, Workload::Echo { kind: EchoKind::Stream, .. })
-    }
-
     /// Opens every connection before the clock starts, at most CONNECT_RAMP at a time.
     fn open_all<B: Backend>(&mut self, io: &mut B) -> Result<(), SetupError> {
         let target = self.shared.config.target;

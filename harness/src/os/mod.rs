@@ -1,7 +1,10 @@
 //! What the harness asks of the operating system, below every other room: CPU sets and pinning, per-CPU
-//! time from /proc/stat, the CPU speed probe, and child processes in their own group with a deadline.
+//! time from /proc/stat, every other /proc reader, the CPU speed probe, and child processes in their own
+//! group with a deadline.
 
 pub mod cpus;
 pub mod cpustat;
+pub mod limits;
+pub mod proc;
 pub mod process;
 pub mod speed;

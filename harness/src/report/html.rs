@@ -16,6 +16,7 @@ use crate::model::{
 };
 use crate::stats::histogram::new_latency_histogram;
 use crate::stats::rounds::Summary;
+use crate::wire::Scenario;
 
 pub const FILE_NAME: &str = "report.html";
 
@@ -275,7 +276,7 @@ fn configuration(page: &mut Page, run: &RunResult, id: &str, scenario: &str, row
         page.figure(&charts, Some(&cost_table(&format!("{id}-cost-table"), run, &rows)));
     }
 
-    if scenario == "echo" {
+    if Scenario::parse(scenario).is_some_and(Scenario::streams_bytes) {
         let bw = grouped_bars(&rows, |r| {
             let b = r.s.bytes_per_s.as_ref()?;
             Some(Bar { label: r.m.contestant.clone(), value: b.median, ci95: b.ci95, flag: None })

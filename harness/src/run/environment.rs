@@ -6,7 +6,7 @@ use std::path::Path;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use crate::os::cpus::CpuSet;
-use crate::os::process;
+use crate::os::{proc, process};
 use crate::model::Environment;
 
 const VERSION_TIMEOUT: Duration = Duration::from_secs(10);
@@ -43,20 +43,8 @@ pub fn tool_versions(languages: &[&str], extra: &[(&str, &str)]) -> BTreeMap<Str
 }
 
 pub fn capture(tools: BTreeMap<String, String>, command_line: Vec<String>) -> Environment {
-    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
-    let cpu_model = cpuinfo
-        .lines()
-        .find(|l| l.starts_with("model name") || l.starts_with("Model") || l.starts_with("cpu model"))
-        .and_then(|l| l.split_once(':'))
-        .map(|(_, v)| v.trim().to_string())
-        .unwrap_or_else(|| "unknown".into());
+    let cpu_model = proc::cpu_model().unwrap_or_else(|| "unknown".into());
     let online = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) };
-    let memory_kib: u64 = std::fs::read_to_string("/proc/meminfo")
-        .unwrap_or_default()
-        .lines()
-        .find_map(|l| l.strip_prefix("MemTotal:"))
-        .and_then(|v| v.split_whitespace().next()?.parse().ok())
-        .unwrap_or(0);
     let os = std::fs::read_to_string("/etc/os-release")
         .unwrap_or_default()
         .lines()
@@ -69,20 +57,13 @@ pub fn capture(tools: BTreeMap<String, String>, command_line: Vec<String>) -> En
         allowed_cpus: CpuSet::allowed().to_string(),
         kernel: kernel_release(),
         os,
-        memory_bytes: memory_kib * 1024,
-        load_average: load_average(),
+        memory_bytes: proc::memory_bytes().unwrap_or(0),
+        load_average: proc::load_average(),
         load_average_end: None,
         tools,
         command_line,
         serverbench_version: env!("CARGO_PKG_VERSION").to_string(),
     }
-}
-
-/// The 1, 5 and 15 minute load averages now; None when /proc/loadavg cannot be read (never zeros).
-pub fn load_average() -> Option<[f64; 3]> {
-    let text = std::fs::read_to_string("/proc/loadavg").ok()?;
-    let load: Vec<f64> = text.split_whitespace().take(3).map_while(|v| v.parse().ok()).collect();
-    load.try_into().ok()
 }
 
 fn kernel_release() -> String {

@@ -135,7 +135,7 @@ pub fn bench(
     }
     run.interrupted = interrupted;
     run.finished_utc = Some(environment::utc_timestamp(SystemTime::now()));
-    run.environment.load_average_end = environment::load_average();
+    run.environment.load_average_end = crate::os::proc::load_average();
     save(&run)?;
     ui.finish();
     Ok(run)

@@ -46,6 +46,10 @@ impl Scenario {
     pub fn is_http(self) -> bool {
         self != Scenario::Echo
     }
+    /// Whether bytes per second is this scenario's headline figure (a byte stream, not requests).
+    pub fn streams_bytes(self) -> bool {
+        !self.is_http()
+    }
     pub fn is_hello(self) -> bool {
         matches!(self, Scenario::Hello | Scenario::HelloTimeout)
     }

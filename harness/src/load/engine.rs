@@ -1,0 +1,98 @@
+//! One worker thread's state: the connections, the timer heap and the tally, and what all threads share.
+//! The state machine (machine.rs), sending (send.rs), receiving (receive.rs) and the workload schedules
+//! (schedule.rs) are methods on it; the thread's loop is in worker.rs.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, Barrier, Mutex};
+
+use super::config::{EchoKind, IoBackend, LoadConfig, Mode, Stop, Workload};
+use super::conn::{Budget, Conn};
+use super::tally::WorkerResult;
+use super::SetupError;
+use crate::stats::histogram::new_latency_histogram;
+use crate::wire::RequestTemplate;
+
+/// Echo stream: bytes offered to the socket per write.
+const STREAM_WRITE_BYTES: usize = 64 * 1024;
+
+/// What all worker threads read; fixed before they start.
+pub(super) struct Shared {
+    pub config: LoadConfig,
+    /// The backend every worker uses: `Epoll` or `IoUring`, never `Auto` (resolved before the start).
+    pub io: IoBackend,
+    pub template: Option<RequestTemplate>,
+    pub expect: Option<Vec<u8>>,
+    pub stop: Arc<AtomicBool>,
+    pub barrier: Barrier,
+    pub setup_error: Mutex<Option<SetupError>>,
+}
+
+/// Everything a worker knows but its backend: the connections, the timers and the tally.
+pub(super) struct Engine<'a> {
+    pub shared: &'a Shared,
+    pub conns: Vec<Conn>,
+    /// (due time, connection, its generation when armed), earliest first.
+    pub timers: BinaryHeap<Reverse<(u64, u32, u32)>>,
+    /// Echo payload: what is sent, and what must come back.
+    pub pattern: Vec<u8>,
+    pub pipeline: usize,
+    pub budget: Budget,
+    /// Rate mode: time between two requests of one connection.
+    pub interval_ns: u64,
+    pub measure_start_ns: u64,
+    pub recording: bool,
+    /// Connections that spent their budget.
+    pub done: usize,
+    pub r: WorkerResult,
+}
+
+impl<'a> Engine<'a> {
+    pub fn new(shared: &'a Shared, conn_count: usize) -> Self {
+        let cfg = &shared.config;
+        let pipeline = match &cfg.workload {
+            Workload::Http { pipeline, .. } => (*pipeline).max(1) as usize,
+            Workload::Echo { .. } => 1,
+        };
+        let out_capacity_bytes = match (&cfg.workload, &shared.template) {
+            (Workload::Http { .. }, Some(t)) => t.max_len() * pipeline,
+            (Workload::Echo { size_bytes, .. }, _) => *size_bytes,
+            _ => 0,
+        };
+        let pattern_len = match cfg.workload {
+            Workload::Echo { kind: EchoKind::Stream, .. } => STREAM_WRITE_BYTES,
+            Workload::Echo { size_bytes, .. } => size_bytes,
+            _ => 0,
+        };
+        // Echo payloads that are not all one byte, so a reordering would be seen; the same in every run.
+        let mut pattern = vec![0u8; pattern_len];
+        fastrand::Rng::with_seed(0x9E37_79B9).fill(&mut pattern);
+        let budget = match (&cfg.stop, &cfg.workload) {
+            (Stop::RequestsPerConnection(r), Workload::Echo { kind: EchoKind::Stream, size_bytes }) => Budget::StreamBytes(r * *size_bytes as u64),
+            (Stop::RequestsPerConnection(r), _) => Budget::Requests(*r),
+            (Stop::Duration { .. }, _) => Budget::Unlimited,
+        };
+        Engine {
+            shared,
+            conns: (0..conn_count).map(|_| Conn::new(out_capacity_bytes, pipeline)).collect(),
+            timers: BinaryHeap::with_capacity(conn_count * (pipeline + 1) + 16),
+            pattern,
+            pipeline,
+            budget,
+            interval_ns: match cfg.mode {
+                Mode::Rate { requests_per_s } => (cfg.connections as f64 * 1e9 / requests_per_s).max(1.0) as u64,
+                _ => 0,
+            },
+            measure_start_ns: 0,
+            recording: false,
+            done: 0,
+            r: WorkerResult { uncorrected: matches!(cfg.mode, Mode::Rate { .. }).then(new_latency_histogram), ..WorkerResult::empty() },
+        }
+    }
+
+    #[inline]
+    pub fn is_stream(&self) -> bool {
+        matches!(self.shared.config.workload, Workload::Echo { kind: EchoKind::Stream, .. })
+    }
+}

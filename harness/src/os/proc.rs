@@ -1,0 +1,238 @@
+//! Readers of /proc, once for the whole harness: a process's stat line, the process table and one process
+//! tree in it, memory (RSS, PSS), open descriptors and their limit, socket inodes, the kernel's TCP tables,
+//! and the machine facts a run records. Parsing is the `procfs` crate's; the load average is read by hand
+//! because procfs holds it as f32, which would print 0.53 as 0.5299999713897705 in run.json.
+
+use std::collections::{HashMap, HashSet};
+use std::net::SocketAddr;
+
+use procfs::process::{FDTarget, Process};
+use procfs::{Current, FromRead};
+
+pub use procfs::net::TcpState;
+
+/// A process as one line of /proc/<pid>/stat shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProcStat {
+    pub pid: i32,
+    pub comm: String,
+    pub state: char,
+    pub ppid: i32,
+    pub pgrp: i32,
+    /// utime + stime + cutime + cstime, in clock ticks.
+    pub cpu_ticks: u64,
+    /// Start time after boot in clock ticks: with the pid it names a process even if the pid is reused.
+    pub start_ticks: u64,
+    pub rss_pages: u64,
+}
+
+/// A process identity that survives pid reuse.
+pub type ProcKey = (i32, u64);
+
+impl ProcStat {
+    pub fn key(&self) -> ProcKey {
+        (self.pid, self.start_ticks)
+    }
+
+    /// Parses the text of /proc/<pid>/stat (the command name in parentheses may hold spaces or parentheses).
+    pub fn parse(text: &str) -> Option<ProcStat> {
+        procfs::process::Stat::from_read(text.as_bytes()).ok().map(ProcStat::from)
+    }
+
+    pub fn read(pid: i32) -> Option<ProcStat> {
+        Process::new(pid).ok()?.stat().ok().map(ProcStat::from)
+    }
+
+    pub fn is_zombie(&self) -> bool {
+        matches!(self.state, 'Z' | 'X')
+    }
+}
+
+impl From<procfs::process::Stat> for ProcStat {
+    fn from(s: procfs::process::Stat) -> ProcStat {
+        ProcStat {
+            pid: s.pid,
+            comm: s.comm,
+            state: s.state,
+            ppid: s.ppid,
+            pgrp: s.pgrp,
+            cpu_ticks: s.utime + s.stime + s.cutime.max(0) as u64 + s.cstime.max(0) as u64,
+            start_ticks: s.starttime,
+            rss_pages: s.rss,
+        }
+    }
+}
+
+/// Every process visible in /proc (one that exits while the table is read is left out).
+pub fn all_processes() -> Vec<ProcStat> {
+    let Ok(all) = procfs::process::all_processes() else { return Vec::new() };
+    all.flatten().filter_map(|p| p.stat().ok()).map(ProcStat::from).collect()
+}
+
+/// The processes of the tree rooted at `root` whose group is `pgid`: group members and descendants of root.
+pub fn tree(root: i32, pgid: i32, all: &[ProcStat]) -> Vec<ProcStat> {
+    let mut children: HashMap<i32, Vec<&ProcStat>> = HashMap::new();
+    for p in all {
+        children.entry(p.ppid).or_default().push(p);
+    }
+    let mut members: HashMap<i32, &ProcStat> = all.iter().filter(|p| p.pgrp == pgid || p.pid == root).map(|p| (p.pid, p)).collect();
+    let mut stack: Vec<i32> = members.keys().copied().collect();
+    while let Some(pid) = stack.pop() {
+        for c in children.get(&pid).into_iter().flatten() {
+            if members.insert(c.pid, c).is_none() {
+                stack.push(c.pid);
+            }
+        }
+    }
+    let mut out: Vec<ProcStat> = members.into_values().cloned().collect();
+    out.sort_by_key(|p| p.pid);
+    out
+}
+
+/// The summed `Pss:` of the processes' smaps_rollup; None when any could not be read (a partial sum would
+/// pass for the whole).
+pub fn pss_bytes(processes: &[ProcStat]) -> Option<u64> {
+    if processes.is_empty() {
+        return None;
+    }
+    processes
+        .iter()
+        .map(|p| {
+            let rollup = Process::new(p.pid).ok()?.smaps_rollup().ok()?;
+            rollup.memory_map_rollup.iter().find_map(|m| m.extension.map.get("Pss").copied())
+        })
+        .sum()
+}
+
+pub fn page_bytes() -> u64 {
+    procfs::page_size()
+}
+
+/// Descriptors a process holds open and its hard limit on them; None when either cannot be read.
+pub fn open_files(pid: i32) -> Option<(u64, u64)> {
+    let p = Process::new(pid).ok()?;
+    let open = p.fd_count().ok()? as u64;
+    let hard = match p.limits().ok()?.max_open_files.hard_limit {
+        procfs::process::LimitValue::Value(v) => v,
+        procfs::process::LimitValue::Unlimited => u64::MAX,
+    };
+    Some((open, hard))
+}
+
+/// Descriptors this process holds open; None when /proc/self/fd cannot be read.
+pub fn own_open_files() -> Option<u64> {
+    Some(Process::myself().ok()?.fd_count().ok()? as u64)
+}
+
+/// Inodes of the sockets a process holds open (the `socket:[N]` links in /proc/<pid>/fd).
+pub fn socket_inodes(pid: i32) -> HashSet<u64> {
+    let Ok(fds) = Process::new(pid).and_then(|p| p.fd()) else { return HashSet::new() };
+    fds.flatten()
+        .filter_map(|fd| match fd.target {
+            FDTarget::Socket(inode) => Some(inode),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Every TCP socket of the kernel's tables, IPv4 and IPv6 (a table that cannot be read is left out).
+fn tcp_sockets() -> Vec<procfs::net::TcpNetEntry> {
+    let mut all = procfs::net::tcp().unwrap_or_default();
+    all.extend(procfs::net::tcp6().unwrap_or_default());
+    all
+}
+
+/// Inodes of the TCP sockets listening on `port`, IPv4 and IPv6.
+pub fn listening_inodes(port: u16) -> Vec<u64> {
+    tcp_sockets()
+        .into_iter()
+        .filter(|e| e.state == TcpState::Listen && e.local_address.port() == port)
+        .map(|e| e.inode)
+        .collect()
+}
+
+/// One connection as the kernel's TCP table shows it from the side whose local address is `local`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TcpSocket {
+    pub state: TcpState,
+    /// Bytes sent and not yet acknowledged by the peer.
+    pub tx_queue: u64,
+}
+
+/// The socket with this local and remote address; None when the table holds none (or cannot be read).
+pub fn tcp_socket(local: SocketAddr, remote: SocketAddr) -> Option<TcpSocket> {
+    tcp_sockets()
+        .into_iter()
+        .find(|e| e.local_address == local && e.remote_address == remote)
+        .map(|e| TcpSocket { state: e.state, tx_queue: u64::from(e.tx_queue) })
+}
+
+/// The 1, 5 and 15 minute load averages now; None when /proc/loadavg cannot be read (never zeros).
+pub fn load_average() -> Option<[f64; 3]> {
+    let text = std::fs::read_to_string("/proc/loadavg").ok()?;
+    let load: Vec<f64> = text.split_whitespace().take(3).map_while(|v| v.parse().ok()).collect();
+    load.try_into().ok()
+}
+
+/// The first CPU's model name; None when /proc/cpuinfo names none.
+pub fn cpu_model() -> Option<String> {
+    let info = procfs::CpuInfo::current().ok()?;
+    info.model_name(0).or_else(|| info.get_field(0, "Model")).or_else(|| info.get_field(0, "cpu model")).map(str::to_string)
+}
+
+/// Memory the machine has, in bytes; None when /proc/meminfo cannot be read.
+pub fn memory_bytes() -> Option<u64> {
+    procfs::Meminfo::current().ok().map(|m| m.mem_total)
+}
+
+/// The lowest port of the kernel's ephemeral range; None when it cannot be read.
+pub fn ephemeral_port_low() -> Option<u16> {
+    let text = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range").ok()?;
+    text.split_whitespace().next()?.parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_a_stat_line_with_an_awkward_name() {
+        let line = "4242 (a (b) c) S 1 4242 4242 0 -1 4194560 100 0 0 0 250 50 7 3 20 0 4 0 98765 1000000 321 \
+                    18446744073709551615 94075882569728 94075882589609 140724947055408 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0 \
+                    94075882605616 94075882607232 94076795584512 140724947057344 140724947057364 140724947057364 \
+                    140724947058667 0";
+        let p = ProcStat::parse(line).unwrap();
+        assert_eq!(p.pid, 4242);
+        assert_eq!(p.comm, "a (b) c");
+        assert_eq!((p.state, p.ppid, p.pgrp), ('S', 1, 4242));
+        assert_eq!(p.cpu_ticks, 250 + 50 + 7 + 3);
+        assert_eq!(p.start_ticks, 98765);
+        assert_eq!(p.rss_pages, 321);
+    }
+
+    #[test]
+    fn reads_this_process() {
+        let me = ProcStat::read(std::process::id() as i32).unwrap();
+        assert_eq!(me.pid, std::process::id() as i32);
+        assert!(me.rss_pages > 0);
+    }
+
+    #[test]
+    fn a_tree_follows_parents_and_groups() {
+        let p = |pid, ppid, pgrp| ProcStat {
+            pid,
+            comm: String::new(),
+            state: 'S',
+            ppid,
+            pgrp,
+            cpu_ticks: 0,
+            start_ticks: 0,
+            rss_pages: 0,
+        };
+        // 10 leads group 10; 11 is its child; 12 is a child of 11 in its own session; 13 is in group 10
+        // but was reparented to init; 20 is unrelated.
+        let all = [p(1, 0, 1), p(10, 1, 10), p(11, 10, 10), p(12, 11, 12), p(13, 1, 10), p(20, 1, 20)];
+        let pids: Vec<i32> = tree(10, 10, &all).iter().map(|p| p.pid).collect();
+        assert_eq!(pids, [10, 11, 12, 13]);
+    }
+}
