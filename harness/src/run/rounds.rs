@@ -13,7 +13,7 @@ use crate::model::{
     Round, RoundMachine, ServerUsage, BUSY_THRESHOLD_PCT, DISTURBED_MIN_TICKS, DISTURBED_THRESHOLD_PCT, FLAG_CLIENT_BOUND, FLAG_DISTURBED, FLAG_ERRORS,
     FLAG_INTERRUPTED, FLAG_SERVER_UNPROBED, FLAG_UNSATURATED, SERVER_BOUND,
 };
-use crate::os::cpustat::{ticks_per_s, CpuStat};
+use crate::os::cpustat::{ticks_per_s, CpuStat, CpuTimes};
 
 use super::options::{BenchOptions, ModeKind, StopRule, Tool};
 use super::tools::{self, ToolRun};
@@ -162,6 +162,16 @@ pub fn run_round(server: &mut Server, plan: &RoundPlan, index: u32, warmup: bool
 /// Foreign time on the server's CPUs (what ran there besides the server's tree) and steal on the server's
 /// and the client's CPUs, as shares of the window. Interrupt time is left out of foreign: the kernel
 /// charges the server's own network interrupts to no task.
+/// The share of `window_s` (CPU seconds of the server's CPUs) that something other than the server used.
+/// The CPUs' busy time is the window less their idle, steal and interrupt time: a tickless kernel keeps
+/// idle time exactly (to the tick), while the user and system counters are sampled at each tick, and a
+/// server woken in step with the tick (by a timer-paced client) showed there up to five times the CPU
+/// time it used, so that rounds at low load were flagged disturbed by nothing.
+fn foreign_pct(d: &CpuTimes, own_s: f64, window_s: f64, ticks_per_s: f64) -> f64 {
+    let busy_s = window_s - (d.idle + d.steal + d.interrupts) as f64 / ticks_per_s;
+    ((busy_s - own_s) / window_s * 100.0).max(0.0)
+}
+
 fn interference(o: &BenchOptions, server_cpu_s: Option<f64>, wall_s: f64, before: Option<&CpuStat>, after: Option<&CpuStat>) -> RoundMachine {
     let (Some(before), Some(after)) = (before, after) else { return RoundMachine::default() };
     let tps = ticks_per_s();
@@ -169,9 +179,7 @@ fn interference(o: &BenchOptions, server_cpu_s: Option<f64>, wall_s: f64, before
     let server = after.since(before, o.server_cpus.cpus());
     let client = after.since(before, o.client_cpus.cpus());
     let foreign_pct = match (server, server_cpu_s) {
-        (Some(d), Some(own)) if wall_s > 0.0 => {
-            Some(((d.tasks as f64 / tps - own) / (wall_s * o.server_cpus.len().max(1) as f64) * 100.0).max(0.0))
-        }
+        (Some(d), Some(own)) if wall_s > 0.0 => Some(foreign_pct(&d, own, wall_s * o.server_cpus.len().max(1) as f64, tps)),
         _ => None,
     };
     let steal_pct = match (server, client) {
@@ -181,3 +189,22 @@ fn interference(o: &BenchOptions, server_cpu_s: Option<f64>, wall_s: f64, before
     RoundMachine { foreign_pct, steal_pct, ..RoundMachine::default() }
 }
 
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn foreign_time_is_what_idle_leaves_beyond_the_server() {
+        // A 0.5 s window at 100 ticks/s: the server used 0.02 s; the sampled task counters said 0.10 s
+        // (more than the window holds with the idle time), the exact idle time 0.48 s.
+        let sampled = CpuTimes { tasks: 10, interrupts: 0, idle: 48, steal: 0 };
+        assert!(foreign_pct(&sampled, 0.02, 0.5, 100.0) < 0.5, "{}", foreign_pct(&sampled, 0.02, 0.5, 100.0));
+        // A hog beside it: idle fell to 0.20 s.
+        let hogged = CpuTimes { tasks: 30, interrupts: 1, idle: 20, steal: 0 };
+        assert!((foreign_pct(&hogged, 0.02, 0.5, 100.0) - 54.0).abs() < 1e-9);
+        // Steal and interrupts are not the server's, but not another process's either.
+        let stolen = CpuTimes { tasks: 2, interrupts: 3, idle: 25, steal: 20 };
+        assert!(foreign_pct(&stolen, 0.02, 0.5, 100.0) < 1e-9);
+    }
+}
