@@ -20,6 +20,8 @@ fn round(index: u32, warmup: bool, requests: u64, latencies_us: &[u64], cpu_s: f
         warmup,
         load: LoadReport {
             requests,
+            reconnects: 0,
+            keepalive_lost: 0,
             errors: ErrorCounts { timeout: if flags.contains(&FLAG_ERRORS) { 3 } else { 0 }, ..Default::default() },
             status,
             duration_s: 2.0,

@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use load_support::*;
-use serverbench::load::{self, EchoKind, HttpRequest, IoBackend, LoadConfig, LoadReport, Mode, Stop, Workload};
+use serverbench::load::{self, EchoKind, Expect, HttpRequest, IoBackend, LoadConfig, LoadReport, Mode, Stop, Workload};
 
 fn config(io: IoBackend, addr: std::net::SocketAddr, threads: usize, connections: usize, per_connection: u64) -> LoadConfig {
     LoadConfig {
@@ -28,7 +28,7 @@ fn run(c: &LoadConfig) -> LoadReport {
 
 fn no_check(c: &mut LoadConfig) {
     if let Workload::Http { expect, .. } = &mut c.workload {
-        *expect = None;
+        *expect = Expect::Status;
     }
 }
 
@@ -158,21 +158,66 @@ fn rate_mode_sends_the_rate_asked(io: IoBackend) {
     assert!(r.requests as f64 <= want + 4.0, "{} requests, more than the {want} scheduled", r.requests);
 }
 
-fn status_errors_are_counted_as_completed_responses(io: IoBackend) {
+fn status_errors_are_not_requests(io: IoBackend) {
     let server = http_server(|n, _| b"HTTP/1.1 500 Oops\r\nContent-Length: 0\r\n\r\n".repeat(n as usize));
     let mut c = config(io, server.addr, 1, 2, 10);
     no_check(&mut c);
     let r = run(&c);
-    assert_eq!(r.requests, 20);
+    assert_eq!(r.requests, 0, "a 500 is not a request served");
     assert_eq!(r.errors.status, 20);
     assert_eq!(r.status.s5xx, 20);
+    assert_eq!(r.latency.len(), 0, "an invalid answer is not timed");
 }
 
 fn wrong_bytes_are_mismatch_errors(io: IoBackend) {
     let server = http_server(|n, _| b"HTTP/1.1 200 OK\r\nContent-Length: 12\r\n\r\nHello World!".repeat(n as usize));
     let r = run(&config(io, server.addr, 1, 2, 10));
-    assert_eq!(r.requests, 20);
+    assert_eq!(r.requests, 0);
     assert_eq!(r.errors.mismatch, 20);
+}
+
+/// A platform server may add headers; its body is still held to the scenario's.
+fn a_platform_body_is_checked_whatever_the_headers(io: IoBackend) {
+    let good = http_server(|n, _| b"HTTP/1.1 200 OK\r\nServer: x\r\nContent-Type: text/plain\r\nContent-Length: 13\r\n\r\nHello, World!".repeat(n as usize));
+    let mut c = config(io, good.addr, 1, 2, 10);
+    c.workload = Workload::for_scenario("plaintext", 1, false).unwrap();
+    let r = run(&c);
+    assert_eq!((r.requests, r.errors.total()), (20, 0), "{:?}", r.errors);
+    let wrong = http_server(|n, _| b"HTTP/1.1 200 OK\r\nServer: x\r\nContent-Length: 13\r\n\r\nHello, world!".repeat(n as usize));
+    c.target = wrong.addr;
+    let r = run(&c);
+    assert_eq!((r.requests, r.errors.mismatch), (0, 20), "{:?}", r.errors);
+}
+
+/// Every json answer must be an object, and the sampled ones (sequence 0 and 16 of 20) must echo theirs.
+fn json_that_does_not_echo_its_sequence_is_a_mismatch(io: IoBackend) {
+    let server = http_server(|n, _| {
+        b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 16\r\n\r\n{\"sequence\":999}".repeat(n as usize)
+    });
+    let mut c = config(io, server.addr, 1, 1, 20);
+    c.workload = Workload::for_scenario("json", 1, false).unwrap();
+    let r = run(&c);
+    assert_eq!(r.errors.mismatch, 2, "{:?}", r.errors);
+    assert_eq!(r.requests, 18);
+}
+
+/// A server that closes after every answer: each answer counts, and each close is keep-alive lost.
+fn a_close_after_each_answer_is_keepalive_lost(io: IoBackend) {
+    let server = serve(Arc::new(|mut s: TcpStream, c: &Counters| {
+        let mut buf = [0u8; 4096];
+        if s.read(&mut buf).unwrap_or(0) > 0 {
+            c.requests.fetch_add(1, Ordering::SeqCst);
+            let _ = s.write_all(b"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 12\r\n\r\nHello world!");
+        }
+    }));
+    let mut c = config(io, server.addr, 1, 2, 5);
+    no_check(&mut c);
+    let r = run(&c);
+    assert_eq!(r.requests, 10);
+    assert_eq!(r.errors.total(), 0, "{:?}", r.errors);
+    assert_eq!(r.keepalive_lost, 10);
+    // Each connection reopens after each of its first four answers; after the fifth it is done.
+    assert_eq!(r.reconnects, 8);
 }
 
 fn garbage_is_a_framing_error_and_the_run_ends(io: IoBackend) {
@@ -251,7 +296,7 @@ fn a_reset_while_writing_is_a_write_error(io: IoBackend) {
     let mut req = HttpRequest::get("/upload");
     req.method = "POST".into();
     req.body = vec![b'x'; 16 << 20];
-    c.workload = Workload::Http { request: req, pipeline: 1, expect: None };
+    c.workload = Workload::Http { request: req, pipeline: 1, expect: Expect::Status };
     let r = run(&c);
     assert_eq!(r.errors.write, 1, "{:?}", r.errors);
 }
@@ -416,8 +461,11 @@ on_both_backends!(
     a_2ms_server_shows_a_2ms_median,
     rate_mode_corrects_for_a_stall_and_uncorrected_hides_it,
     rate_mode_sends_the_rate_asked,
-    status_errors_are_counted_as_completed_responses,
+    status_errors_are_not_requests,
     wrong_bytes_are_mismatch_errors,
+    a_platform_body_is_checked_whatever_the_headers,
+    json_that_does_not_echo_its_sequence_is_a_mismatch,
+    a_close_after_each_answer_is_keepalive_lost,
     garbage_is_a_framing_error_and_the_run_ends,
     a_server_that_closes_mid_response_gives_read_errors,
     a_server_that_never_answers_gives_timeouts,

@@ -1,7 +1,8 @@
 //! The per-round figures from real runs, not set by hand: a server that spends a known 2 ms of CPU on
 //! each request comes out at that cost per request and saturated; one that sleeps 2 ms per request shows a
 //! low CPU share; a round whose responses cost the client far more than the server is flagged
-//! client-bound from what was measured. In a file of its own so that no other test shares the server's
+//! client-bound from what was measured; a server that closes after each answer is flagged keepalive-lost;
+//! one that fails every other request has only its valid answers counted. In a file of its own so that no other test shares the server's
 //! CPU meanwhile.
 
 mod common;
@@ -12,7 +13,7 @@ use std::time::Duration;
 
 use serverbench::catalog::{Catalog, Selection};
 use serverbench::run::options::{BenchChoices, BenchOptions};
-use serverbench::model::{MeasurementStatus, Round, FLAG_CLIENT_BOUND, FLAG_UNSATURATED, SERVER_BOUND};
+use serverbench::model::{MeasurementStatus, Round, FLAG_CLIENT_BOUND, FLAG_ERRORS, FLAG_KEEPALIVE_LOST, FLAG_UNSATURATED, SERVER_BOUND};
 use serverbench::run::rounds::{run_round, RoundPlan};
 use serverbench::launch::server::{free_port, Launch, Server};
 use serverbench::ui::{Ui, Verbosity};
@@ -53,6 +54,8 @@ fn a_known_cost_per_request_and_a_sleeping_server_are_measured_as_such() {
     a_known_cost_per_request_is_measured_as_such();
     a_server_that_sleeps_shows_a_low_cpu_share();
     a_client_that_limits_the_round_is_flagged_from_measured_figures();
+    a_server_that_closes_after_each_answer_is_flagged_keepalive_lost();
+    a_server_that_fails_half_its_answers_counts_half();
 }
 
 fn a_known_cost_per_request_is_measured_as_such() {
@@ -80,40 +83,70 @@ fn a_server_that_sleeps_shows_a_low_cpu_share() {
     }
 }
 
-/// One round straight through the round runner: the pre-measurement check would rightly refuse a `hello`
-/// answered with a 3 MB chunked body, and this round is about the figures only.
-fn a_client_that_limits_the_round_is_flagged_from_measured_figures() {
+/// One round of `known_cost.py --<behaviour>` straight through the round runner: the pre-measurement check
+/// would rightly refuse these servers, and the rounds are about the figures only.
+fn one_round(behaviour: &str, connections: usize) -> Round {
     let (tmp, catalog) = common::fixture_copy("cost");
-    let opts = options("cost-chunked", &catalog, &tmp.path().join("results"));
+    let name = format!("cost-{behaviour}");
+    let opts = options(&name, &catalog, &tmp.path().join("results"));
     let script = catalog.join("python/known_cost.py");
     let port = free_port().unwrap();
     let launch = Launch {
-        command: format!("python3 {} --chunked 127.0.0.1 {port}", script.display()),
+        command: format!("python3 {} --{behaviour} 127.0.0.1 {port}", script.display()),
         env: Vec::new(),
         cwd: tmp.path(),
         cpus: &opts.server_cpus,
-        log: tmp.path().join("chunked.log"),
+        log: tmp.path().join(format!("{behaviour}.log")),
     };
     let mut server = Server::start(launch, port).unwrap();
     let ready = common::eventually(Duration::from_secs(10), || std::net::TcpStream::connect(server.addr()).is_ok());
-    assert!(ready, "the chunked fixture did not start");
+    assert!(ready, "the {behaviour} fixture did not start");
     let plan = RoundPlan {
         opts: &opts,
-        contestant: "cost-chunked",
+        contestant: &name,
         scenario: "hello",
         micro: false,
-        // Enough responses in flight that the client always has bytes to parse.
-        connections: 16,
+        connections,
         response_bytes: 0,
         workdir: tmp.path(),
     };
     let stop = Arc::new(AtomicBool::new(false));
     let r = run_round(&mut server, &plan, 1, false, &stop).unwrap();
     server.stop(Duration::from_secs(2));
+    r
+}
+
+fn a_client_that_limits_the_round_is_flagged_from_measured_figures() {
+    // Enough responses in flight that the client always has bytes to parse.
+    let r = one_round("chunked", 16);
     let (server_pct, client_pct) = (r.server.utilisation_pct.unwrap(), r.client_busy_pct.unwrap());
     assert!(r.load.requests > 0 && r.load.errors.total() == 0, "{:?}", r.load.errors);
     assert!(server_pct < 50.0 && client_pct >= 90.0, "server {server_pct:.1}% busy, client {client_pct:.1}%");
     assert!(r.flags.iter().any(|f| f == FLAG_CLIENT_BOUND), "server {server_pct:.1}%, client {client_pct:.1}%: {:?}", r.flags);
     assert_eq!(r.saturation.as_deref(), Some(FLAG_CLIENT_BOUND));
     assert!(r.client_limit_pct.unwrap() >= 90.0 && r.load.thread_cpu_s.len() == r.load.threads, "{:?}", r.load.thread_cpu_s);
+}
+
+/// A server that answers and then closes: every answer is valid, but the round measured reconnects too.
+fn a_server_that_closes_after_each_answer_is_flagged_keepalive_lost() {
+    let r = one_round("closing", 4);
+    assert!(r.load.requests > 0, "{:?}", r.load);
+    assert_eq!(r.load.errors.total(), 0, "{:?}", r.load.errors);
+    assert!(r.load.keepalive_lost > 0 && r.load.reconnects > 0, "lost {}, reconnects {}", r.load.keepalive_lost, r.load.reconnects);
+    assert!(r.has_flag(FLAG_KEEPALIVE_LOST), "{:?}", r.flags);
+    assert!(!r.has_flag(FLAG_ERRORS), "{:?}", r.flags);
+}
+
+/// A server that answers every other request with a 500: only the valid half counts as requests.
+fn a_server_that_fails_half_its_answers_counts_half() {
+    let connections = 4;
+    let r = one_round("failing", connections);
+    let l = &r.load;
+    assert!(l.requests > 0, "{l:?}");
+    assert_eq!(l.requests, l.status.s2xx, "only the valid answers count");
+    assert_eq!(l.errors.status, l.status.s5xx, "every 500 is an error");
+    // Each connection alternates valid and failed answers: at the window's edges they differ by one at most.
+    assert!(l.requests.abs_diff(l.errors.status) <= connections as u64, "{} valid, {} failed", l.requests, l.errors.status);
+    assert!(r.has_flag(FLAG_ERRORS), "{:?}", r.flags);
+    assert!(!r.has_flag(FLAG_KEEPALIVE_LOST), "{:?}", r.flags);
 }

@@ -8,9 +8,9 @@ use clap::{Args, ValueEnum};
 
 use super::parse_duration;
 use crate::load::output::LatencyUnit;
-use crate::load::{EchoKind, IoBackend, LoadConfig, Mode, Stop, Workload};
+use crate::load::{EchoKind, Expect, IoBackend, LoadConfig, Mode, Stop, Workload};
 use crate::os::cpus::BadCpuList;
-use crate::wire::{HttpRequest, Scenario, HELLO_RESPONSE};
+use crate::wire::{HttpRequest, Scenario};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum ModeArg {
@@ -95,7 +95,7 @@ pub struct LoadArgs {
     /// Every response must be exactly these bytes (\r \n \t \\ escapes allowed); others count as mismatch errors
     #[arg(long = "expect-bytes")]
     pub expect_bytes: Option<String>,
-    /// Do not check hello responses byte for byte (servers that add headers)
+    /// Hold hello responses to their body, not to every byte (servers that add headers)
     #[arg(long = "no-expect", conflicts_with = "expect_bytes")]
     pub no_expect: bool,
     /// Pin the worker threads to these CPUs: 0, 0-3 or 0,2
@@ -236,10 +236,10 @@ impl LoadArgs {
                 let (k, v) = h.split_once(':').with_context(|| format!("--header '{h}' is not of the form 'Name: value'"))?;
                 request.headers.push((k.trim().to_string(), v.trim().to_string()));
             }
-            let expect = match &self.expect_bytes {
-                Some(e) => Some(unescape(e)),
-                None if scenario.is_some_and(Scenario::is_hello) && !self.no_expect && !custom => Some(HELLO_RESPONSE.to_vec()),
-                None => None,
+            let expect = match (&self.expect_bytes, scenario) {
+                (Some(e), _) => Expect::Response(unescape(e)),
+                (None, Some(s)) if !custom => Expect::for_scenario(s, !self.no_expect),
+                _ => Expect::Status,
             };
             Workload::Http { request, pipeline: self.pipeline, expect }
         };

@@ -3,7 +3,8 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use crate::wire::{HttpRequest, Scenario, HELLO_RESPONSE};
+use super::http::Expect;
+use crate::wire::{HttpRequest, Scenario};
 
 /// How requests are paced on each connection.
 #[derive(Debug, Clone, PartialEq)]
@@ -40,8 +41,9 @@ pub enum Workload {
         request: HttpRequest,
         /// Requests in flight per connection (1 = no pipelining).
         pipeline: u32,
-        /// When set, every response must be exactly these bytes (a `mismatch` error otherwise).
-        expect: Option<Vec<u8>>,
+        /// What a valid response is beyond a 2xx status; anything else is a `mismatch` error and is not
+        /// counted as a request.
+        expect: Expect,
     },
     Echo { kind: EchoKind, size_bytes: usize },
 }
@@ -86,14 +88,13 @@ pub struct LoadConfig {
 
 impl Workload {
     /// The workload a scenario implies. `exact` turns on the byte-for-byte check of `hello` responses
-    /// (micro contestants); platform servers may add headers.
+    /// (micro contestants); platform servers may add headers and are held to the body.
     pub fn for_scenario(scenario: &str, pipeline: u32, exact: bool) -> Option<Self> {
         let scenario = Scenario::parse(scenario)?;
         let Some(request) = scenario.request() else {
             return Some(Workload::Echo { kind: EchoKind::PingPong, size_bytes: 512 });
         };
-        let expect = (exact && scenario.is_hello()).then(|| HELLO_RESPONSE.to_vec());
-        Some(Workload::Http { request, pipeline, expect })
+        Some(Workload::Http { request, pipeline, expect: Expect::for_scenario(scenario, exact) })
     }
 }
 

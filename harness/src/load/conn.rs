@@ -39,6 +39,8 @@ impl Budget {
 pub(super) struct Sent {
     pub intended_ns: u64,
     pub sent_ns: u64,
+    /// The `json` scenario's sequence number this request carries.
+    pub sequence: u64,
 }
 
 pub(super) struct Conn {

@@ -23,7 +23,7 @@ pub(super) struct Shared {
     /// The backend every worker uses: `Epoll` or `IoUring`, never `Auto` (resolved before the start).
     pub io: IoBackend,
     pub template: Option<RequestTemplate>,
-    pub expect: Option<Vec<u8>>,
+    pub expect: super::http::Expect,
     pub stop: Arc<AtomicBool>,
     pub barrier: Barrier,
     pub setup_error: Mutex<Option<SetupError>>,

@@ -1,5 +1,8 @@
 //! The load generator's response framer: httparse for the head; bodies by Content-Length or chunked
-//! encoding, skipped by counting. (Requests are rendered by `wire::RequestTemplate`.)
+//! encoding, skipped by counting, or held against the body the workload expects. (Requests are rendered
+//! by `wire::RequestTemplate`.)
+
+use crate::wire::{Scenario, HELLO_RESPONSE};
 
 
 /// Why a byte stream is not a valid HTTP response.
@@ -13,12 +16,50 @@ pub enum FramingError {
     NoLength,
 }
 
+/// What a valid answer must be, beyond a complete response with a 2xx status.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Expect {
+    /// The status only (`--no-expect`).
+    Status,
+    /// These exact bytes, head and body (`hello` of micro contestants, which send no other header).
+    Response(Vec<u8>),
+    /// This exact body, whatever the headers (`hello` of platform servers, `plaintext`).
+    Body(Vec<u8>),
+    /// A JSON object that echoes the request's `sequence` (`json`). The framer keeps the body for the
+    /// receiver, which checks its shape on every response and parses it on a sample.
+    JsonSequence,
+}
+
+impl Expect {
+    /// What a scenario's answers must be. `exact` holds `hello` to the micro contestants' exact bytes;
+    /// platform servers, which add headers, are held to the body.
+    pub fn for_scenario(scenario: Scenario, exact: bool) -> Expect {
+        match scenario.expected() {
+            _ if exact && scenario.is_hello() => Expect::Response(HELLO_RESPONSE.to_vec()),
+            _ if scenario == Scenario::Json => Expect::JsonSequence,
+            Some(e) => Expect::Body(e.body.to_vec()),
+            None => Expect::Status,
+        }
+    }
+}
+
+/// The longest `json` body kept for checking; a longer one is a mismatch.
+pub const MAX_JSON_BODY: usize = 256;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Part {
+    Head,
+    Body,
+    /// Chunk sizes, CRLFs and trailers: part of the response, not of its body.
+    Framing,
+}
+
 /// One complete response.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Complete {
     pub status: u16,
     pub bytes: u64,
-    /// The response differs from the expected bytes.
+    /// The response (or its body) differs from what was expected.
     pub mismatch: bool,
     /// The server said `Connection: close`.
     pub close: bool,
@@ -46,6 +87,9 @@ pub struct ResponseParser {
     status: u16,
     close: bool,
     bytes: u64,
+    body_bytes: u64,
+    /// The body, kept only for `Expect::JsonSequence`.
+    body: Vec<u8>,
     mismatch: bool,
 }
 
@@ -57,13 +101,24 @@ impl Default for ResponseParser {
 
 impl ResponseParser {
     pub fn new() -> Self {
-        ResponseParser { phase: Phase::Head, carry: Vec::with_capacity(1024), status: 0, close: false, bytes: 0, mismatch: false }
+        ResponseParser {
+            phase: Phase::Head,
+            carry: Vec::with_capacity(1024),
+            status: 0,
+            close: false,
+            bytes: 0,
+            body_bytes: 0,
+            body: Vec::new(),
+            mismatch: false,
+        }
     }
 
     pub fn reset(&mut self) {
         self.phase = Phase::Head;
         self.carry.clear();
         self.bytes = 0;
+        self.body_bytes = 0;
+        self.body.clear();
         self.mismatch = false;
     }
 
@@ -72,30 +127,51 @@ impl ResponseParser {
         self.phase == Phase::Head && self.carry.is_empty()
     }
 
-    /// Compares `piece` with `expect` at the current offset of the response.
+    /// Holds `piece`, a part of the response, against `expect`.
     #[inline]
-    fn check(&mut self, expect: Option<&[u8]>, piece: &[u8]) {
-        if let Some(e) = expect {
-            let at = self.bytes as usize;
-            if !self.mismatch && (at + piece.len() > e.len() || &e[at..at + piece.len()] != piece) {
-                self.mismatch = true;
+    fn check(&mut self, expect: &Expect, piece: &[u8], part: Part) {
+        match expect {
+            Expect::Response(e) => self.compare(e, self.bytes, piece),
+            Expect::Body(e) if part == Part::Body => self.compare(e, self.body_bytes, piece),
+            Expect::JsonSequence if part == Part::Body => {
+                if self.body.len() + piece.len() <= MAX_JSON_BODY {
+                    self.body.extend_from_slice(piece);
+                } else {
+                    self.mismatch = true;
+                }
             }
+            _ => {}
         }
         self.bytes += piece.len() as u64;
+        if part == Part::Body {
+            self.body_bytes += piece.len() as u64;
+        }
     }
 
-    fn finish(&mut self, expect: Option<&[u8]>) -> Complete {
-        let mismatch = self.mismatch || expect.is_some_and(|e| e.len() as u64 != self.bytes);
-        let done = Complete { status: self.status, bytes: self.bytes, mismatch, close: self.close };
+    /// Compares `piece` with `expected` at offset `at`.
+    #[inline]
+    fn compare(&mut self, expected: &[u8], at: u64, piece: &[u8]) {
+        let at = at as usize;
+        if !self.mismatch && (at + piece.len() > expected.len() || &expected[at..at + piece.len()] != piece) {
+            self.mismatch = true;
+        }
+    }
+
+    fn finish(&mut self, expect: &Expect) -> Complete {
+        let short = match expect {
+            Expect::Response(e) => e.len() as u64 != self.bytes,
+            Expect::Body(e) => e.len() as u64 != self.body_bytes,
+            _ => false,
+        };
+        let done = Complete { status: self.status, bytes: self.bytes, mismatch: self.mismatch || short, close: self.close };
         self.phase = Phase::Head;
-        self.bytes = 0;
-        self.mismatch = false;
         done
     }
 
-    /// Feeds bytes; calls `on_complete` for each response that completes. Returns the first framing
-    /// error, after which the stream cannot be trusted and the connection must be reopened.
-    pub fn feed(&mut self, mut data: &[u8], expect: Option<&[u8]>, mut on_complete: impl FnMut(Complete)) -> Result<(), FramingError> {
+    /// Feeds bytes; calls `on_complete` for each response that completes, with its body when the
+    /// expectation keeps it (else empty). Returns the first framing error, after which the stream cannot
+    /// be trusted and the connection must be reopened.
+    pub fn feed(&mut self, mut data: &[u8], expect: &Expect, mut on_complete: impl FnMut(Complete, &[u8])) -> Result<(), FramingError> {
         while !data.is_empty() {
             match self.phase {
                 Phase::Head => {
@@ -132,32 +208,32 @@ impl ResponseParser {
                     };
                     data = &data[used..];
                     if matches!(self.phase, Phase::Body { remaining: 0 }) {
-                        on_complete(self.finish(expect));
+                        on_complete(self.finish(expect), &self.body);
                     }
                 }
                 Phase::Body { remaining } => {
                     let n = (remaining as usize).min(data.len());
-                    self.check(expect, &data[..n]);
+                    self.check(expect, &data[..n], Part::Body);
                     data = &data[n..];
                     if remaining as usize == n {
-                        on_complete(self.finish(expect));
+                        on_complete(self.finish(expect), &self.body);
                     } else {
                         self.phase = Phase::Body { remaining: remaining - n as u64 };
                     }
                 }
                 Phase::ChunkData { remaining } => {
                     let n = (remaining as usize).min(data.len());
-                    self.check(expect, &data[..n]);
+                    self.check(expect, &data[..n], Part::Body);
                     data = &data[n..];
                     self.phase = if remaining as usize == n { Phase::ChunkDataEnd { seen: 0 } } else { Phase::ChunkData { remaining: remaining - n as u64 } };
                 }
                 _ => {
                     // Chunk framing lines are short: byte by byte keeps the state machine simple.
                     let b = data[0];
-                    self.check(expect, &data[..1]);
+                    self.check(expect, &data[..1], Part::Framing);
                     data = &data[1..];
                     if self.chunk_byte(b)? {
-                        on_complete(self.finish(expect));
+                        on_complete(self.finish(expect), &self.body);
                     }
                 }
             }
@@ -166,7 +242,7 @@ impl ResponseParser {
     }
 
     /// Parses a head at the start of `buf`. Some(n): complete, n bytes long, phase set for the body.
-    fn parse_head(&mut self, buf: &[u8], expect: Option<&[u8]>) -> Result<Option<usize>, FramingError> {
+    fn parse_head(&mut self, buf: &[u8], expect: &Expect) -> Result<Option<usize>, FramingError> {
         let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
         let mut resp = httparse::Response::new(&mut headers);
         let n = match resp.parse(buf) {
@@ -191,8 +267,10 @@ impl ResponseParser {
         self.status = status;
         self.close = close || resp.version == Some(0);
         self.bytes = 0;
+        self.body_bytes = 0;
+        self.body.clear();
         self.mismatch = false;
-        self.check(expect, &buf[..n]);
+        self.check(expect, &buf[..n], Part::Head);
         self.phase = if chunked {
             Phase::ChunkSize { value: 0, digits: 0, in_ext: false, cr: false }
         } else if let Some(len) = length {
@@ -266,23 +344,61 @@ impl ResponseParser {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::wire::HELLO_RESPONSE;
 
-    fn feed_all(p: &mut ResponseParser, pieces: &[&[u8]], expect: Option<&[u8]>) -> Result<Vec<Complete>, FramingError> {
+    fn feed_all(p: &mut ResponseParser, pieces: &[&[u8]], expect: &Expect) -> Result<Vec<Complete>, FramingError> {
+        Ok(feed_bodies(p, pieces, expect)?.into_iter().map(|(c, _)| c).collect())
+    }
+
+    fn feed_bodies(p: &mut ResponseParser, pieces: &[&[u8]], expect: &Expect) -> Result<Vec<(Complete, Vec<u8>)>, FramingError> {
         let mut out = Vec::new();
         for piece in pieces {
-            p.feed(piece, expect, |c| out.push(c))?;
+            p.feed(piece, expect, |c, body| out.push((c, body.to_vec())))?;
         }
         Ok(out)
+    }
+
+    fn exact() -> Expect {
+        Expect::Response(HELLO_RESPONSE.to_vec())
+    }
+
+    #[test]
+    fn a_body_is_held_to_its_bytes_whatever_the_headers() {
+        let body = Expect::Body(b"Hello, World!".to_vec());
+        let with_headers = b"HTTP/1.1 200 OK\r\nServer: x\r\nContent-Length: 13\r\n\r\nHello, World!";
+        let mut p = ResponseParser::new();
+        assert!(!feed_all(&mut p, &[with_headers], &body).unwrap()[0].mismatch);
+        let chunked = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nHello\r\n8\r\n, World!\r\n0\r\n\r\n";
+        for split in 1..chunked.len() {
+            let got = feed_all(&mut p, &[&chunked[..split], &chunked[split..]], &body).unwrap();
+            assert!(!got[0].mismatch, "split at {split}");
+        }
+        let other = b"HTTP/1.1 200 OK\r\nContent-Length: 13\r\n\r\nHello, world!";
+        assert!(feed_all(&mut p, &[other], &body).unwrap()[0].mismatch);
+        let short = b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nHello";
+        assert!(feed_all(&mut p, &[short], &body).unwrap()[0].mismatch);
+        let longer = b"HTTP/1.1 200 OK\r\nContent-Length: 14\r\n\r\nHello, World!\n";
+        assert!(feed_all(&mut p, &[longer], &body).unwrap()[0].mismatch);
+    }
+
+    #[test]
+    fn a_json_body_is_handed_over_and_a_huge_one_is_a_mismatch() {
+        let resp = b"HTTP/1.1 200 OK\r\nContent-Length: 14\r\n\r\n{\"sequence\":7}HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}";
+        let mut p = ResponseParser::new();
+        let got = feed_bodies(&mut p, &[resp], &Expect::JsonSequence).unwrap();
+        assert_eq!(got.len(), 2);
+        assert_eq!(got[0].1, b"{\"sequence\":7}");
+        assert_eq!(got[1].1, b"{}");
+        let big = format!("HTTP/1.1 200 OK\r\nContent-Length: {n}\r\n\r\n{}", " ".repeat(MAX_JSON_BODY + 1), n = MAX_JSON_BODY + 1);
+        assert!(feed_all(&mut p, &[big.as_bytes()], &Expect::JsonSequence).unwrap()[0].mismatch);
     }
 
     #[test]
     fn hello_in_one_piece_and_byte_by_byte() {
         let mut p = ResponseParser::new();
-        let got = feed_all(&mut p, &[HELLO_RESPONSE], Some(HELLO_RESPONSE)).unwrap();
+        let got = feed_all(&mut p, &[HELLO_RESPONSE], &exact()).unwrap();
         assert_eq!(got, vec![Complete { status: 200, bytes: 51, mismatch: false, close: false }]);
         let bytes: Vec<&[u8]> = HELLO_RESPONSE.chunks(1).collect();
-        let got = feed_all(&mut p, &bytes, Some(HELLO_RESPONSE)).unwrap();
+        let got = feed_all(&mut p, &bytes, &exact()).unwrap();
         assert_eq!(got.len(), 1);
         assert!(!got[0].mismatch);
     }
@@ -291,7 +407,7 @@ mod tests {
     fn many_responses_in_one_read() {
         let many = HELLO_RESPONSE.repeat(100);
         let mut p = ResponseParser::new();
-        let got = feed_all(&mut p, &[&many], Some(HELLO_RESPONSE)).unwrap();
+        let got = feed_all(&mut p, &[&many], &exact()).unwrap();
         assert_eq!(got.len(), 100);
         assert!(got.iter().all(|c| !c.mismatch && c.status == 200));
         assert!(p.idle());
@@ -301,10 +417,10 @@ mod tests {
     fn detects_wrong_bytes_of_the_right_length_and_of_another_length() {
         let wrong = b"HTTP/1.1 200 OK\r\nContent-Length: 12\r\n\r\nHello World!";
         let mut p = ResponseParser::new();
-        assert!(feed_all(&mut p, &[wrong], Some(HELLO_RESPONSE)).unwrap()[0].mismatch);
+        assert!(feed_all(&mut p, &[wrong], &exact()).unwrap()[0].mismatch);
         let longer = b"HTTP/1.1 200 OK\r\nServer: x\r\nContent-Length: 12\r\n\r\nHello world!";
-        assert!(feed_all(&mut p, &[longer], Some(HELLO_RESPONSE)).unwrap()[0].mismatch);
-        assert!(!feed_all(&mut p, &[longer], None).unwrap()[0].mismatch);
+        assert!(feed_all(&mut p, &[longer], &exact()).unwrap()[0].mismatch);
+        assert!(!feed_all(&mut p, &[longer], &Expect::Status).unwrap()[0].mismatch);
     }
 
     #[test]
@@ -312,7 +428,7 @@ mod tests {
         let resp = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5;ext=1\r\nHello\r\n7\r\n, World\r\n0\r\nX-Trailer: 1\r\n\r\n";
         for split in 1..resp.len() {
             let mut p = ResponseParser::new();
-            let got = feed_all(&mut p, &[&resp[..split], &resp[split..]], None).unwrap();
+            let got = feed_all(&mut p, &[&resp[..split], &resp[split..]], &Expect::Status).unwrap();
             assert_eq!(got.len(), 1, "split at {split}");
             assert_eq!(got[0].bytes, resp.len() as u64);
         }
@@ -321,21 +437,21 @@ mod tests {
     #[test]
     fn garbage_is_a_framing_error() {
         let mut p = ResponseParser::new();
-        assert_eq!(feed_all(&mut p, &[b"SSH-2.0-OpenSSH\r\n\r\n"], None), Err(FramingError::BadHead));
+        assert_eq!(feed_all(&mut p, &[b"SSH-2.0-OpenSSH\r\n\r\n"], &Expect::Status), Err(FramingError::BadHead));
         let mut p = ResponseParser::new();
-        assert_eq!(feed_all(&mut p, &[b"HTTP/1.1 200 OK\r\n\r\n"], None), Err(FramingError::NoLength));
+        assert_eq!(feed_all(&mut p, &[b"HTTP/1.1 200 OK\r\n\r\n"], &Expect::Status), Err(FramingError::NoLength));
         let mut p = ResponseParser::new();
-        assert_eq!(feed_all(&mut p, &[b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n"], None), Err(FramingError::BadChunk));
+        assert_eq!(feed_all(&mut p, &[b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n"], &Expect::Status), Err(FramingError::BadChunk));
         let mut p = ResponseParser::new();
         let huge = vec![b'a'; MAX_HEAD_BYTES + 10];
         let head = [b"HTTP/1.1 200 OK\r\nX: ".as_slice(), &huge].concat();
-        assert_eq!(feed_all(&mut p, &[&head[..100], &head[100..]], None), Err(FramingError::HeadTooLarge));
+        assert_eq!(feed_all(&mut p, &[&head[..100], &head[100..]], &Expect::Status), Err(FramingError::HeadTooLarge));
     }
 
     #[test]
     fn status_and_close_are_reported() {
         let mut p = ResponseParser::new();
-        let got = feed_all(&mut p, &[b"HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n"], None).unwrap();
+        let got = feed_all(&mut p, &[b"HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n"], &Expect::Status).unwrap();
         assert_eq!(got[0].status, 404);
         assert!(got[0].close);
     }

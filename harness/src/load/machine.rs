@@ -77,6 +77,9 @@ impl Engine<'_> {
             self.finish(io, i);
             return;
         }
+        if self.recording {
+            self.r.reconnects += 1;
+        }
         self.connect_again(io, i, now);
     }
 

@@ -17,6 +17,7 @@ mod worker;
 
 pub use crate::wire::{HttpRequest, HELLO_RESPONSE};
 pub use config::{EchoKind, IoBackend, LoadConfig, Mode, Stop, Workload};
+pub use http::Expect;
 pub use report::{ErrorCounts, LoadReport, StatusCounts};
 
 use std::sync::atomic::AtomicBool;
@@ -87,7 +88,7 @@ pub fn run(config: &LoadConfig, stop: Arc<AtomicBool>) -> anyhow::Result<LoadRep
     crate::os::limits::ensure_open_files((config.connections + config.threads + 32) as u64)?;
     let (template, expect) = match &config.workload {
         Workload::Http { request, expect, .. } => (Some(RequestTemplate::new(request)), expect.clone()),
-        Workload::Echo { .. } => (None, None),
+        Workload::Echo { .. } => (None, Expect::Status),
     };
     let (io, io_name) = resolve_io(config.io)?;
     let shared = engine::Shared {

@@ -89,13 +89,16 @@ pub fn human_summary(c: &LoadConfig, r: &LoadReport, unit: LatencyUnit) -> Strin
         Workload::Echo { .. } => "exchanges",
         Workload::Http { .. } => "requests",
     };
-    out += &format!("  {} {what} in {:.2}s, {} read, {} written\n", r.requests, r.duration_s, si_bytes(r.bytes_read as f64), si_bytes(r.bytes_written as f64));
+    out += &format!("  {} valid {what} in {:.2}s, {} read, {} written\n", r.requests, r.duration_s, si_bytes(r.bytes_read as f64), si_bytes(r.bytes_written as f64));
     let e = &r.errors;
     if e.total() > 0 {
         out += &format!(
             "  Errors: connect {}, read {}, write {}, timeout {}, status {}, framing {}, mismatch {}\n",
             e.connect, e.read, e.write, e.timeout, e.status, e.framing, e.mismatch
         );
+    }
+    if r.keepalive_lost > 0 || r.reconnects > 0 {
+        out += &format!("  Keep-alive lost on {} connections; {} reconnects\n", r.keepalive_lost, r.reconnects);
     }
     if r.status.s2xx != r.requests && matches!(c.workload, Workload::Http { .. }) {
         let s = &r.status;
@@ -119,6 +122,11 @@ pub fn to_json(c: &LoadConfig, r: &LoadReport) -> serde_json::Value {
         "threads": r.threads,
         "connections": r.connections,
         "requests": r.requests,
+        "valid": r.requests,
+        "invalid": { "status": r.errors.status, "mismatch": r.errors.mismatch, "framing": r.errors.framing },
+        "timeouts": r.errors.timeout,
+        "reconnects": r.reconnects,
+        "keepalive_lost": r.keepalive_lost,
         "duration_s": r.duration_s,
         "requests_per_s": r.requests_per_s(),
         "bytes_read": r.bytes_read,

@@ -20,7 +20,7 @@ pub struct ErrorCounts {
     pub status: u64,
     /// bytes that are not a valid HTTP response
     pub framing: u64,
-    /// a well-framed response that differs from the expected bytes
+    /// a well-framed 2xx response whose bytes or body are not what the workload expects
     pub mismatch: u64,
 }
 
@@ -73,9 +73,17 @@ impl StatusCounts {
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct LoadReport {
-    /// Completed responses (HTTP), exchanges (echo ping-pong) or `size`-byte messages received (echo stream)
-    /// inside the measured window.
+    /// Valid responses (HTTP: a 2xx status and the body the workload expects), exchanges (echo ping-pong)
+    /// or `size`-byte messages received (echo stream) inside the measured window: what req/s counts. An
+    /// invalid response is an error of class `status` or `mismatch` instead.
     pub requests: u64,
+    /// Connections reopened inside the measured window, after an error or a close by the server.
+    #[serde(default)]
+    pub reconnects: u64,
+    /// Connections the server ended after a complete response (`Connection: close`, or a close with
+    /// nothing outstanding) inside the measured window: keep-alive was not kept.
+    #[serde(default)]
+    pub keepalive_lost: u64,
     pub errors: ErrorCounts,
     pub status: StatusCounts,
     /// Seconds of the measured window: first send to last response with `-n`, the measured part with `-d`.
@@ -114,6 +122,8 @@ impl LoadReport {
     pub fn empty(threads: usize, connections: usize) -> Self {
         LoadReport {
             requests: 0,
+            reconnects: 0,
+            keepalive_lost: 0,
             errors: ErrorCounts::default(),
             status: StatusCounts::default(),
             duration_s: 0.0,

@@ -16,9 +16,11 @@ impl Engine<'_> {
             return;
         }
         let c = &mut self.conns[i];
-        for _ in 0..n {
+        for k in 0..n {
             c.spent += 1;
-            c.inflight.push_back(Sent { intended_ns, sent_ns: now });
+            // Rendered in this order after the ones already queued (render_queued), numbered from `sequence`.
+            let sequence = c.sequence + (c.queued + k) as u64;
+            c.inflight.push_back(Sent { intended_ns, sent_ns: now, sequence });
         }
         c.queued += n;
         self.r.first_send_ns = self.r.first_send_ns.min(now);

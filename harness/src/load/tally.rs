@@ -11,6 +11,8 @@ const NS_PER_S: u64 = 1_000_000_000;
 /// One thread's measurements, merged by `merge`.
 pub(super) struct WorkerResult {
     pub requests: u64,
+    pub reconnects: u64,
+    pub keepalive_lost: u64,
     pub errors: ErrorCounts,
     pub status: StatusCounts,
     pub bytes_read: u64,
@@ -30,6 +32,8 @@ impl WorkerResult {
     pub fn empty() -> Self {
         WorkerResult {
             requests: 0,
+            reconnects: 0,
+            keepalive_lost: 0,
             errors: ErrorCounts::default(),
             status: StatusCounts::default(),
             bytes_read: 0,
@@ -74,6 +78,8 @@ pub(super) fn merge(config: &LoadConfig, results: Vec<WorkerResult>) -> LoadRepo
     let (mut first, mut last, mut measured) = (u64::MAX, 0u64, 0u64);
     for r in &results {
         rep.requests += r.requests;
+        rep.reconnects += r.reconnects;
+        rep.keepalive_lost += r.keepalive_lost;
         rep.errors.add(&r.errors);
         rep.status.add(&r.status);
         rep.bytes_read += r.bytes_read;

@@ -15,6 +15,10 @@ pub const FLAG_UNSATURATED: &str = "unsaturated";
 /// The round's saturation when the server's CPUs were at least `BUSY_THRESHOLD_PCT` busy: the number
 /// measures the server (a state, not a flag).
 pub const SERVER_BOUND: &str = "server-bound";
+/// The server ended connections after a complete response (`Connection: close`, or a close with nothing
+/// outstanding) during the round: the figure includes the cost of reconnecting, which a keep-alive
+/// benchmark does not mean to measure.
+pub const FLAG_KEEPALIVE_LOST: &str = "keepalive-lost";
 /// Some requests failed.
 pub const FLAG_ERRORS: &str = "errors";
 /// The round was cut short by Ctrl-C.
@@ -238,6 +242,7 @@ pub struct MeasurementSummary {
     pub latency_from_histogram: bool,
     pub client_bound_rounds: usize,
     pub unsaturated_rounds: usize,
+    pub keepalive_lost_rounds: usize,
     pub response_bytes: Option<u64>,
 }
 
@@ -299,6 +304,7 @@ impl Measurement {
             latency_from_histogram: with_histogram,
             client_bound_rounds: rounds.iter().filter(|r| r.flags.iter().any(|f| f == FLAG_CLIENT_BOUND)).count(),
             unsaturated_rounds: rounds.iter().filter(|r| r.has_flag(FLAG_UNSATURATED)).count(),
+            keepalive_lost_rounds: rounds.iter().filter(|r| r.has_flag(FLAG_KEEPALIVE_LOST)).count(),
             // What the load saw (echo's message size, json's own sequence numbers); else the verified size.
             response_bytes: rounds.iter().map(|r| r.load.response_bytes).find(|b| *b > 0).or(self.response_bytes),
         }

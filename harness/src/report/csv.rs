@@ -15,7 +15,7 @@ const COLUMNS: &[&str] = &[
     "server_cpu_pct", "server_cpu_us_per_request", "peak_rss_bytes", "client_cpu_pct", "client_bound_rounds",
     "latency_source", "latency_min_ns", "latency_mean_ns", "latency_stdev_ns", "latency_p25_ns", "latency_p50_ns",
     "latency_p75_ns", "latency_p90_ns", "latency_p99_ns", "latency_p999_ns", "latency_p9999_ns", "latency_max_ns",
-    "rounds_disturbed", "rounds_cpu_drift", "pss_bytes",
+    "rounds_disturbed", "rounds_cpu_drift", "pss_bytes", "unsaturated_rounds", "keepalive_lost_rounds",
 ];
 
 impl Exporter for Csv {
@@ -94,6 +94,8 @@ fn row(run: &RunResult, m: &Measurement) -> Vec<String> {
         s.rounds_disturbed.to_string(),
         s.rounds_cpu_drift.to_string(),
         num(s.pss_bytes.map(|b| b as f64)),
+        s.unsaturated_rounds.to_string(),
+        s.keepalive_lost_rounds.to_string(),
     ]
 }
 

@@ -12,7 +12,7 @@ use super::html_page::{esc, facts, Cell, Page, Table};
 use super::svg::{self, Axis, Bar, BarChart, BarGroup, LineChart, Scale, Series, Unit};
 use super::Exporter;
 use crate::model::{
-    ContestantStatus, LatencyPoints, Measurement, MeasurementStatus, MeasurementSummary, RunResult, FLAG_CLIENT_BOUND,
+    ContestantStatus, LatencyPoints, Measurement, MeasurementStatus, MeasurementSummary, RunResult, FLAG_CLIENT_BOUND, FLAG_KEEPALIVE_LOST, FLAG_UNSATURATED,
 };
 use crate::stats::histogram::new_latency_histogram;
 use crate::stats::rounds::Summary;
@@ -380,6 +380,12 @@ fn throughput_table(id: &str, rows: &[&Row]) -> Table {
             let mut flags = Vec::new();
             if r.s.client_bound_rounds > 0 {
                 flags.push(format!("{FLAG_CLIENT_BOUND} {}/{}", r.s.client_bound_rounds, r.s.rounds));
+            }
+            if r.s.unsaturated_rounds > 0 {
+                flags.push(format!("{FLAG_UNSATURATED} {}/{}", r.s.unsaturated_rounds, r.s.rounds));
+            }
+            if r.s.keepalive_lost_rounds > 0 {
+                flags.push(format!("{FLAG_KEEPALIVE_LOST} {}/{}", r.s.keepalive_lost_rounds, r.s.rounds));
             }
             if r.m.status == MeasurementStatus::Interrupted {
                 flags.push("interrupted".to_string());

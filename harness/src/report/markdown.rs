@@ -7,7 +7,7 @@ use super::format::{int, load_average, mib, ms, one, or_absent, pct, us, ABSENT}
 use super::table::{Align, Table};
 use super::Exporter;
 use crate::model::{
-    ContestantStatus, Measurement, MeasurementStatus, MeasurementSummary, RunResult, FLAG_CLIENT_BOUND,
+    ContestantStatus, Measurement, MeasurementStatus, MeasurementSummary, RunResult, FLAG_CLIENT_BOUND, FLAG_KEEPALIVE_LOST,
 };
 
 pub const FILE_NAME: &str = "summary.md";
@@ -161,6 +161,9 @@ fn flags(m: &Measurement, s: &MeasurementSummary) -> String {
     }
     if s.unsaturated_rounds > 0 {
         f.push(format!("unsaturated {}/{}", s.unsaturated_rounds, s.rounds));
+    }
+    if s.keepalive_lost_rounds > 0 {
+        f.push(format!("{FLAG_KEEPALIVE_LOST} {}/{}", s.keepalive_lost_rounds, s.rounds));
     }
     if s.errors.total() > 0 {
         f.push(format!("errors {}", s.errors.total()));

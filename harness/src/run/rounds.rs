@@ -11,7 +11,7 @@ use crate::launch::server::Server;
 use crate::load::{self, LoadConfig, Mode, Stop, Workload};
 use crate::model::{
     Round, RoundMachine, ServerUsage, BUSY_THRESHOLD_PCT, DISTURBED_MIN_TICKS, DISTURBED_THRESHOLD_PCT, FLAG_CLIENT_BOUND, FLAG_DISTURBED, FLAG_ERRORS,
-    FLAG_INTERRUPTED, FLAG_SERVER_UNPROBED, FLAG_UNSATURATED, SERVER_BOUND,
+    FLAG_INTERRUPTED, FLAG_KEEPALIVE_LOST, FLAG_SERVER_UNPROBED, FLAG_UNSATURATED, SERVER_BOUND,
 };
 use crate::os::cpustat::{ticks_per_s, CpuStat, CpuTimes};
 
@@ -123,6 +123,9 @@ pub fn run_round(server: &mut Server, plan: &RoundPlan, index: u32, warmup: bool
     }
     if load.errors.total() > 0 {
         flags.push(FLAG_ERRORS.to_string());
+    }
+    if load.keepalive_lost > 0 {
+        flags.push(FLAG_KEEPALIVE_LOST.to_string());
     }
     let machine = interference(o, usage.cpu_s, wall_s, stat_before.as_ref(), stat_after.as_ref());
     // A share of the window, and more than the counters' rounding (a 0.5 s round is 50 ticks a CPU, so two
