@@ -93,6 +93,10 @@ fn rate_mode_is_measured_at_the_rate_asked() {
     let want = rate * load["duration_s"].as_f64().unwrap();
     let got = load["requests"].as_f64().unwrap();
     assert!(got >= 0.9 * want && got <= want + 4.0, "{got} requests where the rate asks {want}");
+    let flags = m["rounds"][0]["flags"].as_array().unwrap();
+    if got >= 0.98 * want {
+        assert!(!flags.iter().any(|f| f == "rate-not-held"), "{got} of {want} requests is the rate held: {flags:?}");
+    }
 }
 
 #[test]

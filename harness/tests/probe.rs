@@ -48,6 +48,42 @@ fn the_probe_sees_the_cpu_and_memory_of_a_busy_grandchild() {
     assert!(!spinning_left, "the child outside the group was stopped too");
 }
 
+/// Told the edges of a measured window, a sampler's figures cover that window only: a server spinning
+/// the whole time used no more CPU than the window holds, and less than a sampler of its whole life saw.
+#[test]
+fn marked_edges_bound_the_window() {
+    let tmp = tempfile::tempdir().unwrap();
+    let launch = Launch {
+        command: "sh -c 'while :; do :; done'".into(),
+        env: vec![],
+        cwd: tmp.path(),
+        cpus: &CpuSet::allowed(),
+        log: tmp.path().join("spin.log"),
+    };
+    let server = Server::start(launch, serverbench::launch::server::free_port().unwrap()).unwrap();
+    let pid = server.pid();
+    let whole = Sampler::spawn(pid, pid);
+    let marked = Sampler::spawn(pid, pid);
+    let marks = marked.marks();
+    std::thread::sleep(Duration::from_millis(300));
+    marks.open();
+    std::thread::sleep(Duration::from_millis(400));
+    marks.close();
+    std::thread::sleep(Duration::from_millis(500));
+    let (in_window, over_life) = (marked.finish(), whole.finish());
+    server.stop(Duration::from_secs(2));
+
+    let window = in_window.window.clone().expect("the marked sampler read a window");
+    assert!(window.wall_s >= 0.4, "the window lasted {} s", window.wall_s);
+    assert!(window.stat_open.is_some() && window.stat_close.is_some());
+    assert!(over_life.window.is_none());
+    let (cpu, life_cpu) = (in_window.cpu_s.unwrap(), over_life.cpu_s.unwrap());
+    // Two ticks of /proc rounding at most beyond what the window holds on one CPU (the shell spins on one).
+    assert!(cpu <= window.wall_s + 0.02, "{cpu} s of CPU in a window of {} s", window.wall_s);
+    assert!(cpu < life_cpu, "the window ({cpu} s) must see less than the whole life ({life_cpu} s)");
+    assert!(cpu > 0.0, "the server spun throughout the window");
+}
+
 #[test]
 fn a_port_answered_by_another_process_is_not_taken_for_readiness() {
     // The port was free when chosen; then another process (this test) bound it before the server did.

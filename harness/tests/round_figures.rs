@@ -12,8 +12,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serverbench::catalog::{Catalog, Selection};
-use serverbench::run::options::{BenchChoices, BenchOptions};
-use serverbench::model::{MeasurementStatus, Round, FLAG_CLIENT_BOUND, FLAG_ERRORS, FLAG_KEEPALIVE_LOST, FLAG_UNSATURATED, SERVER_BOUND};
+use serverbench::run::options::{BenchChoices, BenchOptions, ModeKind};
+use serverbench::model::{MeasurementStatus, Round, FLAG_CLIENT_BOUND, FLAG_ERRORS, FLAG_KEEPALIVE_LOST, FLAG_RATE_NOT_HELD, FLAG_UNSATURATED, SERVER_BOUND};
 use serverbench::run::rounds::{run_round, RoundPlan};
 use serverbench::launch::server::{free_port, Launch, Server};
 use serverbench::ui::{Ui, Verbosity};
@@ -22,7 +22,12 @@ const COST_US: f64 = 2000.0;
 
 /// Four connections, 1.5 s rounds, on the default server and client CPUs.
 fn options(name: &str, catalog: &std::path::Path, out: &std::path::Path) -> BenchOptions {
-    BenchOptions::new(BenchChoices {
+    options_with(name, catalog, out, |_| {})
+}
+
+/// `options`, changed by `tweak`.
+fn options_with(name: &str, catalog: &std::path::Path, out: &std::path::Path, tweak: impl FnOnce(&mut BenchChoices)) -> BenchOptions {
+    let mut choices = BenchChoices {
         selection: Selection { terms: vec![name.into()], ..Default::default() },
         connections: vec![4],
         warmup: 1,
@@ -31,8 +36,9 @@ fn options(name: &str, catalog: &std::path::Path, out: &std::path::Path) -> Benc
         start_timeout: Duration::from_secs(20),
         install: false,
         ..BenchChoices::new(catalog.to_path_buf(), out.to_path_buf())
-    })
-    .unwrap()
+    };
+    tweak(&mut choices);
+    BenchOptions::new(choices).unwrap()
 }
 
 /// The measured rounds of one fixture contestant: 2 rounds after a warm-up.
@@ -56,6 +62,7 @@ fn a_known_cost_per_request_and_a_sleeping_server_are_measured_as_such() {
     a_client_that_limits_the_round_is_flagged_from_measured_figures();
     a_server_that_closes_after_each_answer_is_flagged_keepalive_lost();
     a_server_that_fails_half_its_answers_counts_half();
+    a_rate_the_server_cannot_hold_is_flagged();
 }
 
 fn a_known_cost_per_request_is_measured_as_such() {
@@ -86,9 +93,13 @@ fn a_server_that_sleeps_shows_a_low_cpu_share() {
 /// One round of `known_cost.py --<behaviour>` straight through the round runner: the pre-measurement check
 /// would rightly refuse these servers, and the rounds are about the figures only.
 fn one_round(behaviour: &str, connections: usize) -> Round {
+    one_round_with(behaviour, connections, |_| {})
+}
+
+fn one_round_with(behaviour: &str, connections: usize, tweak: impl FnOnce(&mut BenchChoices)) -> Round {
     let (tmp, catalog) = common::fixture_copy("cost");
     let name = format!("cost-{behaviour}");
-    let opts = options(&name, &catalog, &tmp.path().join("results"));
+    let opts = options_with(&name, &catalog, &tmp.path().join("results"), tweak);
     let script = catalog.join("python/known_cost.py");
     let port = free_port().unwrap();
     let launch = Launch {
@@ -125,6 +136,13 @@ fn a_client_that_limits_the_round_is_flagged_from_measured_figures() {
     assert!(r.flags.iter().any(|f| f == FLAG_CLIENT_BOUND), "server {server_pct:.1}%, client {client_pct:.1}%: {:?}", r.flags);
     assert_eq!(r.saturation.as_deref(), Some(FLAG_CLIENT_BOUND));
     assert!(r.client_limit_pct.unwrap() >= 90.0 && r.load.thread_cpu_s.len() == r.load.threads, "{:?}", r.load.thread_cpu_s);
+
+    // Three client threads on the one client CPU: no thread is busy alone, and the client is still the limit.
+    let r = one_round_with("chunked", 16, |c| c.client_threads = Some(3));
+    assert_eq!(r.load.threads, 3);
+    let busiest = r.load.thread_cpu_s.iter().copied().fold(0.0, f64::max) / r.load.duration_s * 100.0;
+    assert!(busiest < 90.0, "one thread of three on one CPU was {busiest:.1}% busy");
+    assert_eq!(r.saturation.as_deref(), Some(FLAG_CLIENT_BOUND), "client limit {:?}, server {:?}", r.client_limit_pct, r.server.utilisation_pct);
 }
 
 /// A server that answers and then closes: every answer is valid, but the round measured reconnects too.
@@ -149,4 +167,33 @@ fn a_server_that_fails_half_its_answers_counts_half() {
     assert!(l.requests.abs_diff(l.errors.status) <= connections as u64, "{} valid, {} failed", l.requests, l.errors.status);
     assert!(r.has_flag(FLAG_ERRORS), "{:?}", r.flags);
     assert!(!r.has_flag(FLAG_KEEPALIVE_LOST), "{:?}", r.flags);
+}
+
+/// A rate four times what the server can answer (it spins 2 ms per request: at most 500 a second).
+fn a_rate_the_server_cannot_hold_is_flagged() {
+    let (tmp, catalog) = common::fixture_copy("cost");
+    let opts = BenchOptions::new(BenchChoices {
+        selection: Selection { terms: vec!["cost-busy".into()], ..Default::default() },
+        connections: vec![4],
+        warmup: 0,
+        rounds: serverbench::run::options::Rounds::Fixed(1),
+        duration: Some(Duration::from_millis(1000)),
+        mode: ModeKind::Rate,
+        rate_per_s: Some(2000.0),
+        start_timeout: Duration::from_secs(20),
+        install: false,
+        ..BenchChoices::new(catalog.to_path_buf(), tmp.path().join("results"))
+    })
+    .unwrap();
+    let catalog = Catalog::discover(&opts.catalog_root).unwrap();
+    let (id, dir) = serverbench::run::create_run_dir(&opts.out_dir).unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
+    let run = serverbench::run::bench(&opts, &catalog, &id, &dir, &Ui::new(Verbosity::Quiet), &stop, None, &mut |_| Ok(())).unwrap();
+    let m = &run.measurements[0];
+    assert_eq!(m.status, MeasurementStatus::Measured, "{:?}", m.reason);
+    for r in m.measured_rounds() {
+        assert!(r.load.requests_per_s() < 0.98 * 2000.0, "{} answers/s", r.load.requests_per_s());
+        assert!(r.has_flag(FLAG_RATE_NOT_HELD), "{:?}", r.flags);
+        assert!(r.load.backlog > 0, "the timetable ran ahead of the answers: a backlog");
+    }
 }

@@ -101,6 +101,15 @@ pub struct LoadArgs {
     /// Pin the worker threads to these CPUs: 0, 0-3 or 0,2
     #[arg(long, value_parser = parse_cpus)]
     pub cpus: Option<CpuList>,
+    /// Open the measured window only once every connection has been answered, waiting at most this long
+    /// (with -d; the figures then leave out the ramp of a server still accepting)
+    #[arg(long, value_parser = parse_duration)]
+    pub ramp: Option<Duration>,
+    /// Find the highest rate whose rounds keep a latency percentile under a bound, such as p99<1ms: open-loop
+    /// rounds of --duration (default 2s), bracketed and bisected (starting at --rate, or at the req/s of a
+    /// throughput round)
+    #[arg(long)]
+    pub search: Option<String>,
     /// A request unanswered this long is a timeout error and its connection is reopened
     #[arg(long, value_parser = parse_duration, default_value = "5s")]
     pub timeout: Duration,
@@ -246,7 +255,8 @@ impl LoadArgs {
         let io = self.io.into();
         let cpus = self.cpus.clone().map(|c| c.0);
         let threads = self.threads.unwrap_or_else(|| cpus.as_ref().map_or(1, Vec::len));
-        let config = LoadConfig { target, threads, connections: self.connections, cpus, mode, stop, workload, timeout: self.timeout, io };
+        let config =
+            LoadConfig { target, threads, connections: self.connections, cpus, mode, stop, workload, timeout: self.timeout, io, ramp: self.ramp };
         crate::load::validate(&config)?;
         Ok(config)
     }

@@ -7,14 +7,19 @@
 //! whole life, so only the part before the round is subtracted for it. Memory is the sum of the tree's
 //! resident set sizes at each sample (shared pages of prefork children count once per process, as `ps`
 //! shows them); the peak is the largest sum seen.
+//!
+//! A sampler can be told the edges of a measured window (`Sampler::marks`): it then reads the tree's CPU
+//! time and the CPUs' counters (/proc/stat) at those edges, on its own thread as soon as it is woken, so
+//! that the server's figures cover the same window as the client's and not the connection set-up and
+//! teardown around it.
 
-use crate::os::cpustat::ticks_per_s;
+use crate::os::cpustat::{ticks_per_s, CpuStat};
 use crate::os::proc::{all_processes, page_bytes, pss_bytes, tree, ProcKey, ProcStat};
 use std::collections::{HashMap, HashSet};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::sync::Arc;
-use std::thread::JoinHandle;
-use std::time::Duration;
+use std::thread::{JoinHandle, Thread};
+use std::time::{Duration, Instant};
 
 /// How often a sampler reads /proc during a round.
 pub const SAMPLE_INTERVAL: Duration = Duration::from_millis(100);
@@ -30,6 +35,18 @@ pub struct Usage {
     pub pss_bytes: Option<u64>,
     /// Every process seen in the tree.
     pub members: Vec<ProcKey>,
+    /// The measured window the figures cover, when the sampler was told its edges; else they cover the
+    /// sampler's whole life.
+    pub window: Option<Window>,
+}
+
+/// A measured window as the sampler read it at its edges.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Window {
+    pub wall_s: f64,
+    /// The CPUs' counters at the opening and the closing edge; absent when /proc/stat could not be read.
+    pub stat_open: Option<CpuStat>,
+    pub stat_close: Option<CpuStat>,
 }
 
 /// Accumulates samples of one process tree between `start` and `finish`.
@@ -41,12 +58,16 @@ pub struct Probe {
     /// Last seen CPU ticks and parent of each member.
     last: HashMap<ProcKey, (u64, i32)>,
     peak_rss_pages: u64,
+    /// When the measured window opened, and the CPUs' counters then.
+    opened: Option<(Instant, Option<CpuStat>)>,
+    /// The figures at the closing edge.
+    closed: Option<Usage>,
 }
 
 impl Probe {
     /// Takes the first sample: the CPU time already spent is the baseline.
     pub fn start(root: i32, pgid: i32) -> Probe {
-        let mut probe = Probe { root, pgid, start: HashMap::new(), last: HashMap::new(), peak_rss_pages: 0 };
+        let mut probe = Probe { root, pgid, start: HashMap::new(), last: HashMap::new(), peak_rss_pages: 0, opened: None, closed: None };
         let now = probe.read();
         probe.start = now.iter().map(|p| (p.key(), p.cpu_ticks)).collect();
         probe.record(&now);
@@ -69,8 +90,40 @@ impl Probe {
         self.record(&now);
     }
 
-    /// Takes the last sample and accounts the window.
+    /// The measured window opens: the CPU time spent so far is the new baseline.
+    pub fn open_window(&mut self) {
+        // Read in the reverse order of `close_window`, so that each reading spans the same window.
+        let at = Instant::now();
+        let stat = CpuStat::read();
+        let now = self.read();
+        self.start = now.iter().map(|p| (p.key(), p.cpu_ticks)).collect();
+        // A process that ended before the window has no part in it.
+        self.last.clear();
+        self.record(&now);
+        self.opened = Some((at, stat));
+        self.closed = None;
+    }
+
+    /// The measured window closes: the figures are taken now; later samples no longer change them.
+    pub fn close_window(&mut self) {
+        let Some((opened_at, stat_open)) = self.opened.take() else { return };
+        let mut usage = self.account();
+        let stat_close = CpuStat::read();
+        let wall_s = opened_at.elapsed().as_secs_f64();
+        usage.window = Some(Window { wall_s, stat_open, stat_close });
+        self.closed = Some(usage);
+    }
+
+    /// Takes the last sample and accounts the window: the measured window when one was closed, else the
+    /// probe's whole life.
     pub fn finish(mut self) -> Usage {
+        match self.closed.take() {
+            Some(usage) => usage,
+            None => self.account(),
+        }
+    }
+
+    fn account(&mut self) -> Usage {
         let now = self.read();
         self.record(&now);
         let alive: HashSet<ProcKey> = now.iter().map(ProcStat::key).collect();
@@ -91,36 +144,79 @@ impl Probe {
             peak_rss_bytes: seen.then(|| self.peak_rss_pages * page_bytes()),
             pss_bytes: pss_bytes(&now),
             members: self.last.keys().copied().collect(),
+            window: None,
         }
+    }
+}
+
+/// The window edges a sampler has been told of and not yet acted on.
+const OPEN: u8 = 1;
+const CLOSE: u8 = 2;
+
+/// What a load run calls at the window's edges: it wakes the sampler, which reads /proc on its own thread.
+#[derive(Clone)]
+pub struct Marks {
+    pending: Arc<AtomicU8>,
+    thread: Thread,
+}
+
+impl Marks {
+    pub fn open(&self) {
+        self.mark(OPEN);
+    }
+    pub fn close(&self) {
+        self.mark(CLOSE);
+    }
+    fn mark(&self, edge: u8) {
+        self.pending.fetch_or(edge, Ordering::SeqCst);
+        self.thread.unpark();
     }
 }
 
 /// A probe sampling on its own thread until finished.
 pub struct Sampler {
     done: Arc<AtomicBool>,
+    pending: Arc<AtomicU8>,
     handle: JoinHandle<Probe>,
 }
 
 impl Sampler {
     pub fn spawn(root: i32, pgid: i32) -> Sampler {
         let done = Arc::new(AtomicBool::new(false));
+        let pending = Arc::new(AtomicU8::new(0));
         let mut probe = Probe::start(root, pgid);
-        let flag = done.clone();
+        let (flag, edges) = (done.clone(), pending.clone());
         let handle = std::thread::Builder::new()
             .name("probe".into())
-            .spawn(move || {
-                while !flag.load(Ordering::Relaxed) {
+            .spawn(move || loop {
+                // `done` first: an edge marked before `finish` is then seen below.
+                let finishing = flag.load(Ordering::SeqCst);
+                let marked = edges.swap(0, Ordering::SeqCst);
+                if marked & OPEN != 0 {
+                    probe.open_window();
+                }
+                if marked & CLOSE != 0 {
+                    probe.close_window();
+                }
+                if finishing {
+                    return probe;
+                }
+                if marked == 0 {
                     std::thread::park_timeout(SAMPLE_INTERVAL);
                     probe.sample();
                 }
-                probe
             })
             .expect("spawning the probe thread");
-        Sampler { done, handle }
+        Sampler { done, pending, handle }
+    }
+
+    /// What a load run calls at its window's edges.
+    pub fn marks(&self) -> Marks {
+        Marks { pending: self.pending.clone(), thread: self.handle.thread().clone() }
     }
 
     pub fn finish(self) -> Usage {
-        self.done.store(true, Ordering::Relaxed);
+        self.done.store(true, Ordering::SeqCst);
         self.handle.thread().unpark();
         self.handle.join().expect("the probe thread does not panic").finish()
     }

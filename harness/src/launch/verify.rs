@@ -117,24 +117,16 @@ fn verify_echo(conn: &mut Session) -> Result<Sample, Failure> {
     Ok(Sample { bytes: got })
 }
 
-/// Pseudo-random bytes (xorshift), the same every time.
+/// Pseudo-random bytes, the same every time.
 fn pattern(n: usize) -> Vec<u8> {
-    let mut x: u32 = 0x9e37_79b9;
-    (0..n)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 17;
-            x ^= x << 5;
-            x as u8
-        })
-        .collect()
+    let mut bytes = vec![0u8; n];
+    fastrand::Rng::with_seed(0x9e37_79b9).fill(&mut bytes);
+    bytes
 }
 
 /// Bytes shown in a message: escaped, quoted, cut at a readable length.
-pub fn show(bytes: &[u8]) -> String {
-    let cut = &bytes[..bytes.len().min(SHOWN_BYTES)];
-    let more = if bytes.len() > SHOWN_BYTES { "..." } else { "" };
-    format!("\"{}\"{more}", cut.escape_ascii())
+fn show(bytes: &[u8]) -> String {
+    crate::wire::client::show(bytes, SHOWN_BYTES)
 }
 
 /// Status, body (when the expected one is not empty) and content type prefix.

@@ -84,6 +84,10 @@ pub struct LoadConfig {
     /// A request still unanswered after this long is a `timeout` error and its connection is reopened.
     pub timeout: Duration,
     pub io: IoBackend,
+    /// With `Stop::Duration`: the measured window opens only once every connection has completed an
+    /// exchange (and the warm-up is over), waiting at most this long from the start. None: it opens when
+    /// the warm-up ends, whoever has been served.
+    pub ramp: Option<Duration>,
 }
 
 impl Workload {
@@ -111,6 +115,7 @@ impl LoadConfig {
             workload: Workload::for_scenario(Scenario::Hello.name(), 1, true).unwrap(),
             timeout: Duration::from_secs(5),
             io: IoBackend::Auto,
+            ramp: None,
         }
     }
 }

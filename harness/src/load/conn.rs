@@ -69,6 +69,12 @@ pub(super) struct Conn {
     pub pingpong_received_bytes: u64,
     /// Echo stream: bytes written on the current socket.
     pub stream_written_bytes: u64,
+    /// Whether the connection has completed an exchange since the run began (the ramp waits for all).
+    pub served: bool,
+    /// Set by the response framer when this read served the connection for the first time.
+    pub served_now: bool,
+    /// What it received inside the measured window: valid responses, exchanges, or (echo stream) bytes.
+    pub window_units: u64,
 }
 
 impl Conn {
@@ -88,6 +94,9 @@ impl Conn {
             parser: ResponseParser::new(),
             pingpong_received_bytes: 0,
             stream_written_bytes: 0,
+            served: false,
+            served_now: false,
+            window_units: 0,
         }
     }
 }

@@ -4,10 +4,11 @@
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Barrier, Mutex};
 
 use super::config::{EchoKind, IoBackend, LoadConfig, Mode, Stop, Workload};
+use super::window::{Edge, WindowWatch};
 use super::conn::{Budget, Conn};
 use super::tally::WorkerResult;
 use super::SetupError;
@@ -27,6 +28,57 @@ pub(super) struct Shared {
     pub stop: Arc<AtomicBool>,
     pub barrier: Barrier,
     pub setup_error: Mutex<Option<SetupError>>,
+    /// Told when the measured window opens and closes.
+    pub watch: Option<WindowWatch>,
+    /// Whether some thread has begun to record (the window is open).
+    pub opened: AtomicBool,
+    /// Threads that have not yet stopped driving load: the last one to stop closes the window.
+    pub driving: AtomicUsize,
+    /// Connections (of every thread) that have not yet completed an exchange.
+    pub unserved: AtomicUsize,
+    /// When the first thread began driving load, and when the ramp ended and the window could open (0: not
+    /// yet); with the connections still unserved then.
+    pub began_ns: AtomicU64,
+    pub ramp_end_ns: AtomicU64,
+    pub unserved_at_open: AtomicUsize,
+}
+
+impl Shared {
+    /// Whether the measured window may open at `now` (the warm-up is over by then): the ramp is over
+    /// when every connection has been served or its limit has passed. The first thread to find it over
+    /// notes when, and how many connections were still unserved.
+    pub fn ramp_over(&self, now: u64, began: u64) -> bool {
+        if self.ramp_end_ns.load(Ordering::SeqCst) != 0 {
+            return true;
+        }
+        let unserved = self.unserved.load(Ordering::SeqCst);
+        let limit = self.config.ramp.map_or(0, |r| r.as_nanos() as u64);
+        if unserved > 0 && now < began + limit {
+            return false;
+        }
+        if self.ramp_end_ns.compare_exchange(0, now, Ordering::SeqCst, Ordering::SeqCst).is_ok() {
+            self.unserved_at_open.store(unserved, Ordering::SeqCst);
+        }
+        true
+    }
+
+    /// A thread began to record: the first one opens the window.
+    pub fn recording_started(&self) {
+        if !self.opened.swap(true, Ordering::SeqCst) {
+            if let Some(w) = &self.watch {
+                w(Edge::Open);
+            }
+        }
+    }
+
+    /// A thread stopped driving load: the last one closes the window, if it was opened.
+    pub fn driving_stopped(&self) {
+        if self.driving.fetch_sub(1, Ordering::SeqCst) == 1 && self.opened.load(Ordering::SeqCst) {
+            if let Some(w) = &self.watch {
+                w(Edge::Close);
+            }
+        }
+    }
 }
 
 /// Everything a worker knows but its backend: the connections, the timers and the tally.

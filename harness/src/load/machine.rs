@@ -121,7 +121,8 @@ impl Engine<'_> {
         self.reconnect(io, i, now);
     }
 
-    /// Every request outstanding longer than the timeout is a `timeout` error; so is a connect that hangs.
+    /// A connection whose oldest request has been outstanding longer than the timeout is reopened, and each
+    /// of its outstanding requests is a `timeout` error; so is a connect that hangs.
     pub fn scan_timeouts<B: Backend>(&mut self, io: &mut B, now: u64, timeout_ns: u64) {
         for i in 0..self.conns.len() {
             let c = &self.conns[i];
@@ -132,6 +133,13 @@ impl Engine<'_> {
             };
             if stuck {
                 self.r.errors.timeout += c.inflight.len().max(1) as u64;
+                // A request given up on is not dropped from the latency record: it waited at least until
+                // now (the oldest, at least the timeout).
+                if self.recording {
+                    for s in &c.inflight {
+                        self.r.record_latency(now, s.intended_ns, s.sent_ns);
+                    }
+                }
                 self.reconnect(io, i, now);
             }
         }

@@ -9,18 +9,21 @@ mod machine;
 pub mod output;
 mod receive;
 pub mod report;
+pub mod search;
 mod schedule;
 mod send;
 pub mod sys;
 mod tally;
+mod window;
 mod worker;
 
 pub use crate::wire::{HttpRequest, HELLO_RESPONSE};
 pub use config::{EchoKind, IoBackend, LoadConfig, Mode, Stop, Workload};
 pub use http::Expect;
+pub use window::{Edge, WindowWatch};
 pub use report::{ErrorCounts, LoadReport, StatusCounts};
 
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Barrier, Mutex};
 
 use anyhow::{bail, Context};
@@ -83,6 +86,11 @@ pub fn validate(config: &LoadConfig) -> anyhow::Result<()> {
 /// Runs the load described by `config` and returns the merged report. Setting `stop` ends the run early;
 /// what was measured until then is returned with `interrupted = true`.
 pub fn run(config: &LoadConfig, stop: Arc<AtomicBool>) -> anyhow::Result<LoadReport> {
+    run_watched(config, stop, None)
+}
+
+/// `run`, telling `watch` when the measured window opens and closes (see `window.rs`).
+pub fn run_watched(config: &LoadConfig, stop: Arc<AtomicBool>, watch: Option<WindowWatch>) -> anyhow::Result<LoadReport> {
     validate(config)?;
     // Each connection is one descriptor; each thread adds an epoll set or a ring; a few more are already open.
     crate::os::limits::ensure_open_files((config.connections + config.threads + 32) as u64)?;
@@ -99,6 +107,13 @@ pub fn run(config: &LoadConfig, stop: Arc<AtomicBool>) -> anyhow::Result<LoadRep
         stop,
         barrier: Barrier::new(config.threads),
         setup_error: Mutex::new(None),
+        watch,
+        opened: AtomicBool::new(false),
+        driving: AtomicUsize::new(config.threads),
+        unserved: AtomicUsize::new(config.connections),
+        began_ns: AtomicU64::new(0),
+        ramp_end_ns: AtomicU64::new(0),
+        unserved_at_open: AtomicUsize::new(0),
     };
     let per_thread = config.connections / config.threads;
     let extra = config.connections % config.threads;
@@ -122,13 +137,19 @@ pub fn run(config: &LoadConfig, stop: Arc<AtomicBool>) -> anyhow::Result<LoadRep
             .collect::<anyhow::Result<Vec<_>>>()
     })?;
     if let Some(e) = shared.setup_error.lock().unwrap().take() {
-        if shared.stop.load(std::sync::atomic::Ordering::Relaxed) {
+        if shared.stop.load(Ordering::Relaxed) {
             // Stopped before the clock started: nothing was measured, which is not a failure.
             return Ok(LoadReport { interrupted: true, io: io_name, ..LoadReport::empty(config.threads, config.connections) });
         }
         bail!(e);
     }
-    Ok(LoadReport { io: io_name, ..tally::merge(config, results) })
+    let mut report = LoadReport { io: io_name, ..tally::merge(config, results) };
+    let ramp_end = shared.ramp_end_ns.load(Ordering::SeqCst);
+    if config.ramp.is_some() && ramp_end != 0 {
+        report.ramp_s = Some(ramp_end.saturating_sub(shared.began_ns.load(Ordering::SeqCst)) as f64 / 1e9);
+        report.unserved_at_start = Some(shared.unserved_at_open.load(Ordering::SeqCst) as u64);
+    }
+    Ok(report)
 }
 
 /// The backend to use and how to name it in the report. `Auto` takes io_uring when this kernel has

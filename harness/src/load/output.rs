@@ -97,6 +97,23 @@ pub fn human_summary(c: &LoadConfig, r: &LoadReport, unit: LatencyUnit) -> Strin
             e.connect, e.read, e.write, e.timeout, e.status, e.framing, e.mismatch
         );
     }
+    if let Some(rate) = target_rate(c) {
+        out += &format!("  Rate: {:.1} of {rate:.1} requests/s asked ({:.1}%), {} requests never sent\n", r.requests_per_s(), r.requests_per_s() / rate * 100.0, r.backlog);
+    }
+    if let Some(s) = r.per_connection {
+        out += &format!(
+            "  Per connection: min {}, p1 {}, median {}, max {}; {} starved; Jain's index {}\n",
+            s.min,
+            s.p1,
+            s.median,
+            s.max,
+            s.starved,
+            s.jain.map_or("n/a".to_string(), |j| format!("{j:.3}"))
+        );
+    }
+    if let (Some(ramp), Some(unserved)) = (r.ramp_s, r.unserved_at_start) {
+        out += &format!("  Ramp: {ramp:.3}s until the window opened, {unserved} connections unserved then\n");
+    }
     if r.keepalive_lost > 0 || r.reconnects > 0 {
         out += &format!("  Keep-alive lost on {} connections; {} reconnects\n", r.keepalive_lost, r.reconnects);
     }
@@ -127,6 +144,14 @@ pub fn to_json(c: &LoadConfig, r: &LoadReport) -> serde_json::Value {
         "timeouts": r.errors.timeout,
         "reconnects": r.reconnects,
         "keepalive_lost": r.keepalive_lost,
+        "ramp_s": r.ramp_s,
+        "unserved_at_start": r.unserved_at_start,
+        "connections_starved": r.per_connection.map(|s| s.starved),
+        "fairness_jain": r.per_connection.and_then(|s| s.jain),
+        "responses_per_connection": r.per_connection.map(|s| json!({ "min": s.min, "p1": s.p1, "median": s.median, "max": s.max })),
+        "target_rate": target_rate(c),
+        "achieved_rate": target_rate(c).map(|_| r.requests_per_s()),
+        "backlog": target_rate(c).map(|_| r.backlog),
         "duration_s": r.duration_s,
         "requests_per_s": r.requests_per_s(),
         "bytes_read": r.bytes_read,
@@ -146,4 +171,12 @@ pub fn to_json(c: &LoadConfig, r: &LoadReport) -> serde_json::Value {
         "interrupted": r.interrupted,
         "io": r.io,
     })
+}
+
+/// The rate asked for, in rate mode.
+fn target_rate(c: &LoadConfig) -> Option<f64> {
+    match c.mode {
+        Mode::Rate { requests_per_s } => Some(requests_per_s),
+        _ => None,
+    }
 }

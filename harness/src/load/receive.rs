@@ -1,6 +1,8 @@
 //! The receiving side of a connection: bytes framed into HTTP responses or echo exchanges, checked,
 //! timed and counted; a close by the server; and what a broken frame costs.
 
+use std::sync::atomic::Ordering;
+
 use super::backend::Backend;
 use super::config::{EchoKind, Workload};
 use super::conn::State;
@@ -20,7 +22,9 @@ impl Engine<'_> {
             Workload::Echo { kind: EchoKind::Stream, .. } => {
                 if self.recording {
                     self.r.bump_timeline(now, self.measure_start_ns, n as u64);
+                    self.conns[i].window_units += n as u64;
                 }
+                self.mark_served(i);
                 let c = &mut self.conns[i];
                 if let Some(limit_bytes) = self.budget.limit() {
                     c.spent += n as u64;
@@ -60,6 +64,8 @@ impl Engine<'_> {
                 return;
             };
             completed += 1;
+            c.served_now |= !c.served;
+            c.served = true;
             close |= done.close;
             r.last_response_ns = now;
             if r.response_bytes == 0 {
@@ -74,11 +80,15 @@ impl Engine<'_> {
                     r.errors.mismatch += 1;
                 } else {
                     r.requests += 1;
+                    c.window_units += 1;
                     r.record_latency(now, sent.intended_ns, sent.sent_ns);
                     r.bump_timeline(now, measure_start_ns, 1);
                 }
             }
         });
+        if std::mem::take(&mut self.conns[i].served_now) {
+            self.shared.unserved.fetch_sub(1, Ordering::SeqCst);
+        }
         if fed.is_err() || orphan {
             self.r.errors.framing += self.conns[i].inflight.len().max(1) as u64;
             self.reconnect(io, i, now);
@@ -121,10 +131,23 @@ impl Engine<'_> {
         }
         if self.recording {
             self.r.requests += 1;
+            self.conns[i].window_units += 1;
             self.r.record_latency(now, sent.intended_ns, sent.sent_ns);
             self.r.bump_timeline(now, self.measure_start_ns, 1);
         }
+        self.mark_served(i);
         self.after_responses(io, i, 1, now);
+    }
+}
+
+impl Engine<'_> {
+    /// Connection `i` completed an exchange: the first time, one fewer connection is waiting to be served.
+    #[inline]
+    fn mark_served(&mut self, i: usize) {
+        if !self.conns[i].served {
+            self.conns[i].served = true;
+            self.shared.unserved.fetch_sub(1, Ordering::SeqCst);
+        }
     }
 }
 

@@ -39,6 +39,42 @@ impl ErrorCounts {
     }
 }
 
+/// How the window's requests (or exchanges, or messages) were spread over the connections.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct ConnectionSpread {
+    pub min: u64,
+    /// The 1st percentile: the connection below which the worst-served 1% lie.
+    pub p1: u64,
+    pub median: u64,
+    pub max: u64,
+    /// Connections that received nothing in the window.
+    pub starved: u64,
+    /// Jain's fairness index, (Σx)² / (n Σx²): 1 when every connection got the same, 1/n when one got
+    /// everything; absent when no connection got anything.
+    pub jain: Option<f64>,
+}
+
+impl ConnectionSpread {
+    /// The spread of `counts` (sorted in place); None for no connection.
+    pub fn of(counts: &mut [u64]) -> Option<ConnectionSpread> {
+        if counts.is_empty() {
+            return None;
+        }
+        counts.sort_unstable();
+        let n = counts.len();
+        let sum: f64 = counts.iter().map(|&x| x as f64).sum();
+        let squares: f64 = counts.iter().map(|&x| (x as f64) * (x as f64)).sum();
+        Some(ConnectionSpread {
+            min: counts[0],
+            p1: counts[(n - 1) / 100],
+            median: counts[n / 2],
+            max: counts[n - 1],
+            starved: counts.iter().take_while(|&&x| x == 0).count() as u64,
+            jain: (squares > 0.0).then(|| sum * sum / (n as f64 * squares)),
+        })
+    }
+}
+
 /// Responses by status class.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StatusCounts {
@@ -84,6 +120,19 @@ pub struct LoadReport {
     /// nothing outstanding) inside the measured window: keep-alive was not kept.
     #[serde(default)]
     pub keepalive_lost: u64,
+    /// Rate mode: requests whose intended send time fell inside the measured window but that were never
+    /// sent (the client fell behind its schedule, or the connections were all waiting on answers).
+    #[serde(default)]
+    pub backlog: u64,
+    /// With a ramp (`LoadConfig::ramp`): seconds from the start until every connection had been served
+    /// (or the ramp's limit), and the connections still unserved when the window opened.
+    #[serde(default)]
+    pub ramp_s: Option<f64>,
+    #[serde(default)]
+    pub unserved_at_start: Option<u64>,
+    /// How evenly the connections were served inside the window; absent with no connection.
+    #[serde(default)]
+    pub per_connection: Option<ConnectionSpread>,
     pub errors: ErrorCounts,
     pub status: StatusCounts,
     /// Seconds of the measured window: first send to last response with `-n`, the measured part with `-d`.
@@ -124,6 +173,10 @@ impl LoadReport {
             requests: 0,
             reconnects: 0,
             keepalive_lost: 0,
+            backlog: 0,
+            ramp_s: None,
+            unserved_at_start: None,
+            per_connection: None,
             errors: ErrorCounts::default(),
             status: StatusCounts::default(),
             duration_s: 0.0,

@@ -3,7 +3,7 @@
 use hdrhistogram::Histogram;
 
 use super::config::{LoadConfig, Mode, Stop};
-use super::report::{ErrorCounts, LoadReport, StatusCounts};
+use super::report::{ConnectionSpread, ErrorCounts, LoadReport, StatusCounts};
 use crate::stats::histogram::new_latency_histogram;
 
 const NS_PER_S: u64 = 1_000_000_000;
@@ -13,6 +13,9 @@ pub(super) struct WorkerResult {
     pub requests: u64,
     pub reconnects: u64,
     pub keepalive_lost: u64,
+    pub backlog: u64,
+    /// What each connection received in the window (`LoadReport::requests`' unit).
+    pub per_connection: Vec<u64>,
     pub errors: ErrorCounts,
     pub status: StatusCounts,
     pub bytes_read: u64,
@@ -34,6 +37,8 @@ impl WorkerResult {
             requests: 0,
             reconnects: 0,
             keepalive_lost: 0,
+            backlog: 0,
+            per_connection: Vec::new(),
             errors: ErrorCounts::default(),
             status: StatusCounts::default(),
             bytes_read: 0,
@@ -76,10 +81,13 @@ pub(super) fn merge(config: &LoadConfig, results: Vec<WorkerResult>) -> LoadRepo
     let mut uncorrected = matches!(config.mode, Mode::Rate { .. }).then(new_latency_histogram);
     let mut rep = LoadReport::empty(results.len(), config.connections);
     let (mut first, mut last, mut measured) = (u64::MAX, 0u64, 0u64);
+    let mut per_connection: Vec<u64> = Vec::with_capacity(config.connections);
     for r in &results {
         rep.requests += r.requests;
         rep.reconnects += r.reconnects;
         rep.keepalive_lost += r.keepalive_lost;
+        rep.backlog += r.backlog;
+        per_connection.extend_from_slice(&r.per_connection);
         rep.errors.add(&r.errors);
         rep.status.add(&r.status);
         rep.bytes_read += r.bytes_read;
@@ -108,6 +116,7 @@ pub(super) fn merge(config: &LoadConfig, results: Vec<WorkerResult>) -> LoadRepo
         Stop::RequestsPerConnection(_) if !rep.interrupted && last > first => (last - first) as f64 / 1e9,
         _ => measured as f64 / 1e9,
     };
+    rep.per_connection = ConnectionSpread::of(&mut per_connection);
     rep.latency = latency;
     rep.latency_uncorrected = uncorrected;
     rep

@@ -9,7 +9,7 @@ use std::sync::atomic::Ordering;
 use super::backend::epoll::EpollBackend;
 use super::backend::uring::UringBackend;
 use super::backend::Backend;
-use super::config::{EchoKind, IoBackend, Stop, Workload};
+use super::config::{EchoKind, IoBackend, Mode, Stop, Workload};
 use super::conn::State;
 use super::engine::{Engine, Shared};
 use super::sys::{self, now_ns};
@@ -18,6 +18,8 @@ use super::SetupError;
 
 /// Connections of one thread that may be connecting at once while the run is being set up.
 const CONNECT_RAMP: usize = 256;
+/// How often a thread looks whether the ramp is over while it waits for the window to open.
+const RAMP_POLL_NS: u64 = 1_000_000;
 /// The longest the loop sleeps, so that a stop request is seen promptly.
 const MAX_WAIT_NS: u64 = 50_000_000;
 
@@ -123,18 +125,24 @@ impl<'a> Engine<'a> {
         let shared: &'a Shared = self.shared;
         let cfg = &shared.config;
         let t0 = now_ns();
-        let (warmup_ns, end_ns) = match cfg.stop {
-            Stop::Duration { warmup, measure } => (warmup.as_nanos() as u64, Some(t0 + (warmup + measure).as_nanos() as u64)),
+        let _ = shared.began_ns.compare_exchange(0, t0, Ordering::SeqCst, Ordering::SeqCst);
+        let began = shared.began_ns.load(Ordering::SeqCst);
+        let (warmup_ns, measure_ns) = match cfg.stop {
+            Stop::Duration { warmup, measure } => (warmup.as_nanos() as u64, Some(measure.as_nanos() as u64)),
             Stop::RequestsPerConnection(_) => (0, None),
         };
+        // With a ramp the window opens once every connection has been served (or the ramp's limit passed).
+        let ramped = cfg.ramp.is_some() && measure_ns.is_some();
+        // The window's end, once it has opened (with `-d`).
+        let mut end_ns: Option<u64> = None;
         self.measure_start_ns = t0 + warmup_ns;
         let timeout_ns = cfg.timeout.as_nanos() as u64;
         let scan_every_ns = (timeout_ns / 4).clamp(1_000_000, 100_000_000);
         let mut next_scan = t0 + scan_every_ns;
         let mut cpu_start = 0.0;
-        if warmup_ns == 0 {
-            self.recording = true;
-            cpu_start = sys::thread_cpu_s();
+        if warmup_ns == 0 && !ramped {
+            cpu_start = self.begin_recording(t0);
+            end_ns = measure_ns.map(|m| t0 + m);
         }
         for i in 0..self.conns.len() {
             self.conns[i].next_intended_ns = t0 + ((first_global + i) as f64 * self.interval_ns as f64 / cfg.connections as f64) as u64;
@@ -146,9 +154,9 @@ impl<'a> Engine<'a> {
                 self.r.interrupted = true;
                 break;
             }
-            if !self.recording && now >= self.measure_start_ns {
-                self.recording = true;
-                cpu_start = sys::thread_cpu_s();
+            if !self.recording && now >= self.measure_start_ns && (!ramped || shared.ramp_over(now, began)) {
+                cpu_start = self.begin_recording(now);
+                end_ns = measure_ns.map(|m| now + m);
             }
             if end_ns.is_some_and(|e| now >= e) || (self.budget.limit().is_some() && self.done == self.conns.len()) {
                 break;
@@ -166,7 +174,8 @@ impl<'a> Engine<'a> {
                 wake = wake.min(e);
             }
             if !self.recording {
-                wake = wake.min(self.measure_start_ns);
+                // Until the warm-up ends; then, while the ramp lasts, often enough to open the window promptly.
+                wake = wake.min(if now < self.measure_start_ns { self.measure_start_ns } else { now + RAMP_POLL_NS });
             }
             let n = io.wait(wake.saturating_sub(now));
             now = now_ns();
@@ -177,10 +186,20 @@ impl<'a> Engine<'a> {
         }
         let stop_ns = now_ns();
         self.r.cpu_s = if self.recording { sys::thread_cpu_s() - cpu_start } else { 0.0 };
+        if matches!(cfg.mode, Mode::Rate { .. }) && self.interval_ns > 0 {
+            self.r.backlog = self.backlog_at(end_ns.unwrap_or(stop_ns).min(stop_ns));
+        }
+        shared.driving_stopped();
         self.r.measured_ns = match end_ns {
             Some(e) if !self.r.interrupted => e - self.measure_start_ns,
-            _ => stop_ns.saturating_sub(self.measure_start_ns),
+            _ if self.recording => stop_ns.saturating_sub(self.measure_start_ns),
+            _ => 0,
         };
+        let stream_size = match cfg.workload {
+            Workload::Echo { kind: EchoKind::Stream, size_bytes } => size_bytes as u64,
+            _ => 1,
+        };
+        self.r.per_connection = self.conns.iter().map(|c| c.window_units / stream_size).collect();
         if let Workload::Echo { kind: EchoKind::Stream, size_bytes } = cfg.workload {
             self.r.requests = self.r.bytes_read / size_bytes as u64;
             for t in &mut self.r.timeline {
@@ -190,5 +209,24 @@ impl<'a> Engine<'a> {
         for i in 0..self.conns.len() {
             io.close(i);
         }
+    }
+}
+
+impl Engine<'_> {
+    /// Rate mode: the requests of the timetable due before `end` that no connection sent.
+    fn backlog_at(&self, end: u64) -> u64 {
+        self.conns
+            .iter()
+            .filter(|c| c.state != State::Done && c.next_intended_ns < end)
+            .map(|c| (end - c.next_intended_ns).div_ceil(self.interval_ns))
+            .sum()
+    }
+
+    /// The window opens for this thread at `now`: responses count from here; returns the thread's CPU time.
+    fn begin_recording(&mut self, now: u64) -> f64 {
+        self.recording = true;
+        self.measure_start_ns = now;
+        self.shared.recording_started();
+        sys::thread_cpu_s()
     }
 }

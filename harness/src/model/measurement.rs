@@ -19,6 +19,23 @@ pub const SERVER_BOUND: &str = "server-bound";
 /// outstanding) during the round: the figure includes the cost of reconnecting, which a keep-alive
 /// benchmark does not mean to measure.
 pub const FLAG_KEEPALIVE_LOST: &str = "keepalive-lost";
+/// Rate mode: the valid responses per second fell short of the rate asked by more than
+/// `1 - RATE_HELD_SHARE`: the server (or the client) could not hold the rate, and the latency figures are
+/// those of an overloaded system, not of the rate asked.
+pub const FLAG_RATE_NOT_HELD: &str = "rate-not-held";
+/// The share of the asked rate a rate-mode round must reach (Lancet's rule: within 2%).
+pub const RATE_HELD_SHARE: f64 = crate::load::search::RATE_HELD_SHARE;
+/// The measured window opened with connections never served: the ramp's limit passed while the server
+/// was still accepting or answering its first requests, and the round ranks a server not yet in steady state.
+pub const FLAG_RAMP_INCOMPLETE: &str = "ramp-incomplete";
+/// The connections were served unevenly: some got nothing in the window, or Jain's index over their
+/// responses was below `UNFAIR_JAIN`.
+pub const FLAG_UNFAIR: &str = "unfair";
+/// Below this Jain's index the round is unfair (0.5 is half the connections served, the other half
+/// starved; a fair closed-loop round is above 0.95 on this machine).
+pub const UNFAIR_JAIN: f64 = 0.8;
+/// How long a bench round waits for every connection to be served before its window opens.
+pub const RAMP_LIMIT: std::time::Duration = std::time::Duration::from_secs(5);
 /// Some requests failed.
 pub const FLAG_ERRORS: &str = "errors";
 /// The round was cut short by Ctrl-C.
@@ -117,6 +134,13 @@ pub struct RoundMachine {
     /// absent until the run has enough probes to have a median.
     #[serde(default)]
     pub speed_index: Option<f64>,
+    /// Connections the kernel's listeners could not take during the round (TcpExt ListenOverflows: an
+    /// accept queue was full; ListenDrops: dropped for any reason), machine-wide: on a quiet machine, the
+    /// server's. Absent when /proc/net/netstat could not be read.
+    #[serde(default)]
+    pub listen_overflows: Option<u64>,
+    #[serde(default)]
+    pub listen_drops: Option<u64>,
 }
 
 /// One CPU's probed speed around a round.
@@ -243,6 +267,9 @@ pub struct MeasurementSummary {
     pub client_bound_rounds: usize,
     pub unsaturated_rounds: usize,
     pub keepalive_lost_rounds: usize,
+    pub rate_not_held_rounds: usize,
+    pub ramp_incomplete_rounds: usize,
+    pub unfair_rounds: usize,
     pub response_bytes: Option<u64>,
 }
 
@@ -305,6 +332,9 @@ impl Measurement {
             client_bound_rounds: rounds.iter().filter(|r| r.flags.iter().any(|f| f == FLAG_CLIENT_BOUND)).count(),
             unsaturated_rounds: rounds.iter().filter(|r| r.has_flag(FLAG_UNSATURATED)).count(),
             keepalive_lost_rounds: rounds.iter().filter(|r| r.has_flag(FLAG_KEEPALIVE_LOST)).count(),
+            rate_not_held_rounds: rounds.iter().filter(|r| r.has_flag(FLAG_RATE_NOT_HELD)).count(),
+            ramp_incomplete_rounds: rounds.iter().filter(|r| r.has_flag(FLAG_RAMP_INCOMPLETE)).count(),
+            unfair_rounds: rounds.iter().filter(|r| r.has_flag(FLAG_UNFAIR)).count(),
             // What the load saw (echo's message size, json's own sequence numbers); else the verified size.
             response_bytes: rounds.iter().map(|r| r.load.response_bytes).find(|b| *b > 0).or(self.response_bytes),
         }

@@ -185,6 +185,20 @@ pub fn memory_bytes() -> Option<u64> {
     procfs::Meminfo::current().ok().map(|m| m.mem_total)
 }
 
+/// The kernel's count of connections its listeners could not take (TcpExt ListenOverflows: the accept
+/// queue was full; ListenDrops: dropped for any reason, overflows included), machine-wide, since boot;
+/// None when /proc/net/netstat cannot be read.
+pub fn listen_overflows_and_drops() -> Option<(u64, u64)> {
+    let text = std::fs::read_to_string("/proc/net/netstat").ok()?;
+    let mut lines = text.lines().filter(|l| l.starts_with("TcpExt:"));
+    let (names, values) = (lines.next()?, lines.next()?);
+    let field = |name: &str| {
+        let at = names.split_whitespace().position(|n| n == name)?;
+        values.split_whitespace().nth(at)?.parse::<u64>().ok()
+    };
+    Some((field("ListenOverflows")?, field("ListenDrops")?))
+}
+
 /// The lowest port of the kernel's ephemeral range; None when it cannot be read.
 pub fn ephemeral_port_low() -> Option<u16> {
     let text = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range").ok()?;
@@ -208,6 +222,12 @@ mod tests {
         assert_eq!(p.cpu_ticks, 250 + 50 + 7 + 3);
         assert_eq!(p.start_ticks, 98765);
         assert_eq!(p.rss_pages, 321);
+    }
+
+    #[test]
+    fn reads_the_listen_counters() {
+        let (overflows, drops) = listen_overflows_and_drops().expect("/proc/net/netstat");
+        assert!(drops >= overflows, "every overflow is also a drop: {overflows} > {drops}");
     }
 
     #[test]

@@ -16,6 +16,7 @@ const COLUMNS: &[&str] = &[
     "latency_source", "latency_min_ns", "latency_mean_ns", "latency_stdev_ns", "latency_p25_ns", "latency_p50_ns",
     "latency_p75_ns", "latency_p90_ns", "latency_p99_ns", "latency_p999_ns", "latency_p9999_ns", "latency_max_ns",
     "rounds_disturbed", "rounds_cpu_drift", "pss_bytes", "unsaturated_rounds", "keepalive_lost_rounds",
+    "rate_not_held_rounds", "ramp_incomplete_rounds", "unfair_rounds",
 ];
 
 impl Exporter for Csv {
@@ -96,6 +97,9 @@ fn row(run: &RunResult, m: &Measurement) -> Vec<String> {
         num(s.pss_bytes.map(|b| b as f64)),
         s.unsaturated_rounds.to_string(),
         s.keepalive_lost_rounds.to_string(),
+        s.rate_not_held_rounds.to_string(),
+        s.ramp_incomplete_rounds.to_string(),
+        s.unfair_rounds.to_string(),
     ]
 }
 

@@ -7,7 +7,8 @@ use super::format::{int, load_average, mib, ms, one, or_absent, pct, us, ABSENT}
 use super::table::{Align, Table};
 use super::Exporter;
 use crate::model::{
-    ContestantStatus, Measurement, MeasurementStatus, MeasurementSummary, RunResult, FLAG_CLIENT_BOUND, FLAG_KEEPALIVE_LOST,
+    ContestantStatus, Measurement, MeasurementStatus, MeasurementSummary, RunResult, FLAG_CLIENT_BOUND, FLAG_KEEPALIVE_LOST, FLAG_RAMP_INCOMPLETE, FLAG_RATE_NOT_HELD,
+    FLAG_UNFAIR,
 };
 
 pub const FILE_NAME: &str = "summary.md";
@@ -161,6 +162,15 @@ fn flags(m: &Measurement, s: &MeasurementSummary) -> String {
     }
     if s.unsaturated_rounds > 0 {
         f.push(format!("unsaturated {}/{}", s.unsaturated_rounds, s.rounds));
+    }
+    if s.ramp_incomplete_rounds > 0 {
+        f.push(format!("{FLAG_RAMP_INCOMPLETE} {}/{}", s.ramp_incomplete_rounds, s.rounds));
+    }
+    if s.unfair_rounds > 0 {
+        f.push(format!("{FLAG_UNFAIR} {}/{}", s.unfair_rounds, s.rounds));
+    }
+    if s.rate_not_held_rounds > 0 {
+        f.push(format!("{FLAG_RATE_NOT_HELD} {}/{}", s.rate_not_held_rounds, s.rounds));
     }
     if s.keepalive_lost_rounds > 0 {
         f.push(format!("{FLAG_KEEPALIVE_LOST} {}/{}", s.keepalive_lost_rounds, s.rounds));

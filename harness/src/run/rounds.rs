@@ -11,9 +11,11 @@ use crate::launch::server::Server;
 use crate::load::{self, LoadConfig, Mode, Stop, Workload};
 use crate::model::{
     Round, RoundMachine, ServerUsage, BUSY_THRESHOLD_PCT, DISTURBED_MIN_TICKS, DISTURBED_THRESHOLD_PCT, FLAG_CLIENT_BOUND, FLAG_DISTURBED, FLAG_ERRORS,
-    FLAG_INTERRUPTED, FLAG_KEEPALIVE_LOST, FLAG_SERVER_UNPROBED, FLAG_UNSATURATED, SERVER_BOUND,
+    FLAG_INTERRUPTED, FLAG_KEEPALIVE_LOST, FLAG_RAMP_INCOMPLETE, FLAG_RATE_NOT_HELD, FLAG_SERVER_UNPROBED, FLAG_UNFAIR,
+    RAMP_LIMIT, RATE_HELD_SHARE, UNFAIR_JAIN, FLAG_UNSATURATED, SERVER_BOUND,
 };
 use crate::os::cpustat::{ticks_per_s, CpuStat, CpuTimes};
+use crate::os::proc;
 
 use super::options::{BenchOptions, ModeKind, StopRule, Tool};
 use super::tools::{self, ToolRun};
@@ -54,6 +56,9 @@ pub fn load_config(plan: &RoundPlan, target: std::net::SocketAddr) -> anyhow::Re
         workload,
         timeout: o.timeout,
         io: o.client_io,
+        // The window opens once every connection has been served: a server still accepting is not ranked
+        // as if it were in steady state.
+        ramp: Some(RAMP_LIMIT),
     })
 }
 
@@ -63,10 +68,20 @@ pub fn run_round(server: &mut Server, plan: &RoundPlan, index: u32, warmup: bool
     let o = plan.opts;
     let label = format!("{}.{}.c{}", plan.contestant, plan.scenario, plan.connections);
     let sampler = Sampler::spawn(server.pid(), server.pid());
+    let listen_before = proc::listen_overflows_and_drops();
     let stat_before = CpuStat::read();
     let started = Instant::now();
+    // The engine tells the sampler the edges of its measured window, so that the server's CPU time and the
+    // CPUs' counters cover what the client's figures cover; an external tool's round is read around the call.
+    let marks = sampler.marks();
+    let watch: load::WindowWatch = Arc::new(move |edge| match edge {
+        load::Edge::Open => marks.open(),
+        load::Edge::Close => marks.close(),
+    });
     let outcome = match o.tool {
-        Tool::Builtin => load_config(plan, server.addr()).and_then(|cfg| load::run(&cfg, stop.clone())).map(|r| (r, None)),
+        Tool::Builtin => {
+            load_config(plan, server.addr()).and_then(|cfg| load::run_watched(&cfg, stop.clone(), Some(watch))).map(|r| (r, None))
+        }
         tool => tools::run(
             &ToolRun {
                 tool,
@@ -85,10 +100,17 @@ pub fn run_round(server: &mut Server, plan: &RoundPlan, index: u32, warmup: bool
         )
         .map(|(r, points)| (r, Some(points))),
     };
-    let wall_s = started.elapsed().as_secs_f64();
+    let call_s = started.elapsed().as_secs_f64();
     let stat_after = CpuStat::read();
+    let listen_after = proc::listen_overflows_and_drops();
     let usage = sampler.finish();
     server.remember(&usage.members);
+    // The measured window when the engine marked it; the whole call otherwise (external tools, or a run
+    // that ended before its window opened).
+    let (wall_s, stat_before, stat_after) = match &usage.window {
+        Some(w) => (w.wall_s, w.stat_open.clone(), w.stat_close.clone()),
+        None => (call_s, stat_before, stat_after),
+    };
     let (mut load, tool_latency_ns) = outcome?;
     if load.response_bytes == 0 {
         load.response_bytes = plan.response_bytes;
@@ -118,7 +140,10 @@ pub fn run_round(server: &mut Server, plan: &RoundPlan, index: u32, warmup: bool
         (Some(_), Some(_)) => Some(FLAG_UNSATURATED),
         _ => None,
     };
-    if let Some(state) = saturation.filter(|s| *s != SERVER_BOUND) {
+    // Rate and think-time rounds are paced by the client by design: neither side busy is their normal
+    // state, so it is recorded (`saturation`) but not raised as a flag.
+    let paced = !matches!(o.mode, ModeKind::Throughput);
+    if let Some(state) = saturation.filter(|s| *s != SERVER_BOUND && !(paced && *s == FLAG_UNSATURATED)) {
         flags.push(state.to_string());
     }
     if load.errors.total() > 0 {
@@ -127,7 +152,23 @@ pub fn run_round(server: &mut Server, plan: &RoundPlan, index: u32, warmup: bool
     if load.keepalive_lost > 0 {
         flags.push(FLAG_KEEPALIVE_LOST.to_string());
     }
-    let machine = interference(o, usage.cpu_s, wall_s, stat_before.as_ref(), stat_after.as_ref());
+    if load.unserved_at_start.is_some_and(|n| n > 0) {
+        flags.push(FLAG_RAMP_INCOMPLETE.to_string());
+    }
+    if load.per_connection.is_some_and(|s| s.starved > 0 || s.jain.is_some_and(|j| j < UNFAIR_JAIN)) {
+        flags.push(FLAG_UNFAIR.to_string());
+    }
+    if let Some(rate) = o.rate_per_s.filter(|_| matches!(o.mode, ModeKind::Rate)) {
+        if load.requests_per_s() < RATE_HELD_SHARE * rate {
+            flags.push(FLAG_RATE_NOT_HELD.to_string());
+        }
+    }
+    let mut machine = interference(o, usage.cpu_s, wall_s, stat_before.as_ref(), stat_after.as_ref());
+    // Over the whole round, ramp included: a listener overflows while connections are being set up.
+    if let (Some(before), Some(after)) = (listen_before, listen_after) {
+        machine.listen_overflows = Some(after.0.saturating_sub(before.0));
+        machine.listen_drops = Some(after.1.saturating_sub(before.1));
+    }
     // A share of the window, and more than the counters' rounding (a 0.5 s round is 50 ticks a CPU, so two
     // ticks of rounding alone would be 4%).
     let beyond = |pct: Option<f64>, cpus: usize| {

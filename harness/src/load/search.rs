@@ -1,0 +1,149 @@
+//! Capacity under a latency objective (mutilate's `--search`): the highest rate whose open-loop rounds
+//! keep a latency percentile under a bound, found by bracketing and geometric bisection.
+//!
+//! A step passes when the round held its rate (valid responses per second at least `RATE_HELD_SHARE` of
+//! the rate), had no error, and its corrected latency at the percentile was under the bound. The search
+//! doubles a passing rate (or halves a failing one) until it has a passing and a failing rate, then
+//! bisects between them until they are within `PRECISION` of each other, in at most `MAX_STEPS` rounds.
+
+use serde::Serialize;
+
+use super::report::LoadReport;
+
+/// A search ends when the failing rate is within this factor of the passing one.
+pub const PRECISION: f64 = 1.05;
+/// A search ends after this many rounds at most.
+pub const MAX_STEPS: usize = 16;
+/// The share of the asked rate a round must reach to pass (the `rate-not-held` rule).
+pub const RATE_HELD_SHARE: f64 = 0.98;
+
+/// A latency objective: `p99<1ms`, `p99.9<500us`, `p50<2ms`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Slo {
+    /// As written, for reports.
+    pub text: String,
+    /// 0.99 for `p99`.
+    pub quantile: f64,
+    pub bound_ns: u64,
+}
+
+impl Slo {
+    pub fn parse(text: &str) -> Result<Slo, String> {
+        let bad = || format!("--search '{text}': expected pQ<DURATION, such as p99<1ms or p99.9<500us");
+        let (p, bound) = text.trim().split_once('<').ok_or_else(bad)?;
+        let percent: f64 = p.trim().strip_prefix('p').ok_or_else(bad)?.parse().map_err(|_| bad())?;
+        if !(percent > 0.0 && percent < 100.0) {
+            return Err(format!("--search '{text}': the percentile must be above 0 and below 100"));
+        }
+        let bound = humantime::parse_duration(bound.trim()).map_err(|_| bad())?;
+        if bound.is_zero() {
+            return Err(format!("--search '{text}': the bound must be longer than 0"));
+        }
+        Ok(Slo { text: text.trim().to_string(), quantile: percent / 100.0, bound_ns: bound.as_nanos() as u64 })
+    }
+}
+
+/// One round of a search.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Step {
+    pub rate: f64,
+    /// Valid responses per second.
+    pub achieved: f64,
+    /// The corrected latency at the objective's percentile; absent with no response.
+    pub latency_ns: Option<u64>,
+    pub errors: u64,
+    pub pass: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SearchResult {
+    pub slo: Slo,
+    /// The highest passing rate; absent when no rate passed.
+    pub capacity_rps: Option<f64>,
+    /// The highest passing and the lowest failing rate.
+    pub bracket: (Option<f64>, Option<f64>),
+    pub steps: Vec<Step>,
+}
+
+/// Whether one round met the objective at `rate`.
+pub fn judge(slo: &Slo, rate: f64, r: &LoadReport) -> Step {
+    let achieved = r.requests_per_s();
+    let latency_ns = (!r.latency.is_empty()).then(|| r.latency.value_at_quantile(slo.quantile));
+    let errors = r.errors.total();
+    let pass = achieved >= RATE_HELD_SHARE * rate && errors == 0 && latency_ns.is_some_and(|l| l < slo.bound_ns);
+    Step { rate, achieved, latency_ns, errors, pass }
+}
+
+/// Searches from `start_rps`, running one round per step with `round(rate)`.
+pub fn search(slo: &Slo, start_rps: f64, mut round: impl FnMut(f64) -> anyhow::Result<LoadReport>) -> anyhow::Result<SearchResult> {
+    let (mut lo, mut hi): (Option<f64>, Option<f64>) = (None, None);
+    let mut steps = Vec::new();
+    let mut rate = start_rps.max(1.0);
+    while steps.len() < MAX_STEPS {
+        let step = judge(slo, rate, &round(rate)?);
+        if step.pass {
+            lo = Some(lo.map_or(rate, |l| l.max(rate)));
+        } else {
+            hi = Some(hi.map_or(rate, |h| h.min(rate)));
+        }
+        steps.push(step);
+        rate = match (lo, hi) {
+            (Some(l), Some(h)) if h / l <= PRECISION => break,
+            (Some(l), Some(h)) => (l * h).sqrt(),
+            (Some(l), None) => l * 2.0,
+            (None, Some(h)) if h / 2.0 >= 1.0 => h / 2.0,
+            (None, _) => break,
+        };
+    }
+    Ok(SearchResult { slo: slo.clone(), capacity_rps: lo, bracket: (lo, hi), steps })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stats::histogram::new_latency_histogram;
+
+    #[test]
+    fn objectives_parse_and_bad_ones_say_what_is_expected() {
+        let s = Slo::parse("p99<1ms").unwrap();
+        assert_eq!((s.quantile, s.bound_ns), (0.99, 1_000_000));
+        let s = Slo::parse(" p99.9 < 500us ").unwrap();
+        assert!((s.quantile - 0.999).abs() < 1e-12 && s.bound_ns == 500_000);
+        for bad in ["99<1ms", "p99>1ms", "p100<1ms", "p99<", "p99<0ms", "px<1ms"] {
+            let e = Slo::parse(bad).unwrap_err();
+            assert!(e.contains("--search"), "{bad}: {e}");
+        }
+    }
+
+    /// A model server of capacity 1,000/s whose latency is 100 µs below it and 10 ms above.
+    fn model(rate: f64) -> anyhow::Result<LoadReport> {
+        let mut r = LoadReport::empty(1, 1);
+        r.duration_s = 1.0;
+        r.requests = rate.min(1000.0) as u64;
+        let mut h = new_latency_histogram();
+        let latency = if rate <= 1000.0 { 100_000 } else { 10_000_000 };
+        h.record_n(latency, r.requests.max(1)).unwrap();
+        r.latency = h;
+        Ok(r)
+    }
+
+    #[test]
+    fn bracketing_and_bisection_find_the_capacity() {
+        let slo = Slo::parse("p99<1ms").unwrap();
+        for start in [10.0, 1000.0, 50_000.0] {
+            let got = search(&slo, start, model).unwrap();
+            let (lo, hi) = (got.bracket.0.unwrap(), got.bracket.1.unwrap());
+            assert!(lo <= 1000.0 && hi > 1000.0 && hi / lo <= PRECISION, "start {start}: {lo}..{hi}");
+            assert_eq!(got.capacity_rps, Some(lo));
+            assert!(got.steps.len() <= MAX_STEPS);
+        }
+    }
+
+    #[test]
+    fn a_rate_never_held_has_no_capacity() {
+        let slo = Slo::parse("p99<1ms").unwrap();
+        let got = search(&slo, 100.0, |_| Ok(LoadReport::empty(1, 1))).unwrap();
+        assert_eq!(got.capacity_rps, None);
+        assert!(got.steps.iter().all(|s| !s.pass));
+    }
+}
