@@ -46,7 +46,7 @@ fn write_out(out: &mut impl Write, text: &str) -> anyhow::Result<()> {
 /// `--search`: rate rounds of the configured length (2 s unless -d says), from --rate or from the req/s of
 /// a throughput round; what is printed is the capacity, its bracket and every step.
 fn capacity(args: &LoadArgs, mut config: LoadConfig, objective: &str, stop: Arc<AtomicBool>) -> anyhow::Result<String> {
-    let slo = Slo::parse(objective).map_err(|e| anyhow::anyhow!(e))?;
+    let slo = Slo::parse(objective)?;
     let measure = match (config.stop.clone(), args.duration) {
         (Stop::RequestsPerConnection(_), _) => anyhow::bail!("--search runs rounds of --duration, not --requests-per-connection"),
         (_, Some(d)) => d,

@@ -27,17 +27,26 @@ pub struct Slo {
     pub bound_ns: u64,
 }
 
+/// A latency objective that does not parse, with what is expected.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("--search '{text}': {expected}")]
+pub struct BadObjective {
+    pub text: String,
+    pub expected: &'static str,
+}
+
 impl Slo {
-    pub fn parse(text: &str) -> Result<Slo, String> {
-        let bad = || format!("--search '{text}': expected pQ<DURATION, such as p99<1ms or p99.9<500us");
+    pub fn parse(text: &str) -> Result<Slo, BadObjective> {
+        let fail = |expected| BadObjective { text: text.to_string(), expected };
+        let bad = || fail("expected pQ<DURATION, such as p99<1ms or p99.9<500us");
         let (p, bound) = text.trim().split_once('<').ok_or_else(bad)?;
         let percent: f64 = p.trim().strip_prefix('p').ok_or_else(bad)?.parse().map_err(|_| bad())?;
         if !(percent > 0.0 && percent < 100.0) {
-            return Err(format!("--search '{text}': the percentile must be above 0 and below 100"));
+            return Err(fail("the percentile must be above 0 and below 100"));
         }
         let bound = humantime::parse_duration(bound.trim()).map_err(|_| bad())?;
         if bound.is_zero() {
-            return Err(format!("--search '{text}': the bound must be longer than 0"));
+            return Err(fail("the bound must be longer than 0"));
         }
         Ok(Slo { text: text.trim().to_string(), quantile: percent / 100.0, bound_ns: bound.as_nanos() as u64 })
     }
@@ -110,7 +119,7 @@ mod tests {
         let s = Slo::parse(" p99.9 < 500us ").unwrap();
         assert!((s.quantile - 0.999).abs() < 1e-12 && s.bound_ns == 500_000);
         for bad in ["99<1ms", "p99>1ms", "p100<1ms", "p99<", "p99<0ms", "px<1ms"] {
-            let e = Slo::parse(bad).unwrap_err();
+            let e = Slo::parse(bad).unwrap_err().to_string();
             assert!(e.contains("--search"), "{bad}: {e}");
         }
     }
