@@ -2,6 +2,7 @@
 
 use std::collections::BTreeMap;
 
+use serverbench::load::search::{SearchResult, Slo, Step};
 use serverbench::load::{ErrorCounts, LoadReport, StatusCounts};
 use serverbench::report::{self, Exporter};
 use serverbench::model::*;
@@ -94,11 +95,40 @@ fn measurement(name: &str, status: MeasurementStatus, reason: Option<&str>, roun
         response_bytes: (status == MeasurementStatus::Measured).then_some(51),
         server_log: Some(format!("logs/{name}.hello.log")),
         rounds,
+        capacity: None,
     };
     m
 }
 
+/// The run, with a capacity search (`bench --search p99<1ms`) that found c-epoll's capacity and found
+/// none for go-net; rust-tokio was not searched.
 fn model() -> RunResult {
+    let mut run = unsearched_model();
+    let slo = Slo::parse("p99<1ms").unwrap();
+    let step = |rate: f64, achieved: f64, p99_us: u64, pass: bool| Step {
+        rate,
+        achieved,
+        latency_ns: Some(p99_us * 1000),
+        errors: 0,
+        pass,
+        flags: if achieved < 0.98 * rate { vec![FLAG_RATE_NOT_HELD.into()] } else { vec![] },
+    };
+    run.measurements[0].capacity = Some(SearchResult {
+        slo: slo.clone(),
+        capacity_rps: Some(95_000.0),
+        bracket: (Some(95_000.0), Some(99_000.0)),
+        steps: vec![step(50_000.0, 50_000.0, 200, true), step(100_000.0, 96_000.0, 9_000, false), step(95_000.0, 95_000.0, 600, true), step(99_000.0, 97_000.0, 4_000, false)],
+    });
+    run.measurements[1].capacity = Some(SearchResult {
+        slo,
+        capacity_rps: None,
+        bracket: (None, Some(37_500.0)),
+        steps: vec![step(75_000.0, 75_000.0, 2_000, false), step(37_500.0, 37_500.0, 1_500, false)],
+    });
+    run
+}
+
+fn unsearched_model() -> RunResult {
     let mut wrk_round = round(1, false, 150_000, &[], 0.7, &[]);
     wrk_round.load.latency = new_latency_histogram();
     wrk_round.tool_latency_ns = Some(LatencyPoints {

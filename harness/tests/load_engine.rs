@@ -610,7 +610,8 @@ fn the_capacity_search_finds_a_known_capacity() {
     c.stop = Stop::Duration { warmup: Duration::ZERO, measure: Duration::from_millis(500) };
     let slo = load::search::Slo::parse("p99<5ms").unwrap();
     let found = load::search::search(&slo, 500.0, |rate| {
-        load::run(&LoadConfig { mode: Mode::Rate { requests_per_s: rate }, ..c.clone() }, Arc::new(AtomicBool::new(false)))
+        let report = load::run(&LoadConfig { mode: Mode::Rate { requests_per_s: rate }, ..c.clone() }, Arc::new(AtomicBool::new(false)))?;
+        Ok(load::search::judge(&slo, rate, &report))
     })
     .unwrap();
     let capacity = found.capacity_rps.expect("some rate passed");

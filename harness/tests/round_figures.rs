@@ -13,19 +13,14 @@ use std::time::Duration;
 
 use serverbench::catalog::{Catalog, Selection};
 use serverbench::run::options::{BenchChoices, BenchOptions, ModeKind};
-use serverbench::model::{MeasurementStatus, Round, FLAG_CLIENT_BOUND, FLAG_ERRORS, FLAG_KEEPALIVE_LOST, FLAG_RATE_NOT_HELD, FLAG_UNSATURATED, SERVER_BOUND};
+use serverbench::model::{Measurement, MeasurementStatus, Round, FLAG_CLIENT_BOUND, FLAG_ERRORS, FLAG_KEEPALIVE_LOST, FLAG_RATE_NOT_HELD, FLAG_UNSATURATED, SERVER_BOUND};
 use serverbench::run::rounds::{run_round, RoundPlan};
 use serverbench::launch::server::{free_port, Launch, Server};
 use serverbench::ui::{Ui, Verbosity};
 
 const COST_US: f64 = 2000.0;
 
-/// Four connections, 1.5 s rounds, on the default server and client CPUs.
-fn options(name: &str, catalog: &std::path::Path, out: &std::path::Path) -> BenchOptions {
-    options_with(name, catalog, out, |_| {})
-}
-
-/// `options`, changed by `tweak`.
+/// Four connections, 1.5 s rounds, on the default server and client CPUs, changed by `tweak`.
 fn options_with(name: &str, catalog: &std::path::Path, out: &std::path::Path, tweak: impl FnOnce(&mut BenchChoices)) -> BenchOptions {
     let mut choices = BenchChoices {
         selection: Selection { terms: vec![name.into()], ..Default::default() },
@@ -43,15 +38,20 @@ fn options_with(name: &str, catalog: &std::path::Path, out: &std::path::Path, tw
 
 /// The measured rounds of one fixture contestant: 2 rounds after a warm-up.
 fn rounds_of(name: &str) -> Vec<Round> {
+    measurement_of(name, |_| {}).measured_rounds().cloned().collect()
+}
+
+/// The measurement of one fixture contestant, with `options_with`'s `tweak`.
+fn measurement_of(name: &str, tweak: impl FnOnce(&mut BenchChoices)) -> Measurement {
     let (tmp, catalog) = common::fixture_copy("cost");
-    let opts = options(name, &catalog, &tmp.path().join("results"));
+    let opts = options_with(name, &catalog, &tmp.path().join("results"), tweak);
     let catalog = Catalog::discover(&opts.catalog_root).unwrap();
     let (id, dir) = serverbench::run::create_run_dir(&opts.out_dir).unwrap();
     let stop = Arc::new(AtomicBool::new(false));
     let run = serverbench::run::bench(&opts, &catalog, &id, &dir, &Ui::new(Verbosity::Quiet), &stop, None, &mut |_| Ok(())).unwrap();
-    let m = &run.measurements[0];
+    let m = run.measurements[0].clone();
     assert_eq!(m.status, MeasurementStatus::Measured, "{name}: {:?}", m.reason);
-    m.measured_rounds().cloned().collect()
+    m
 }
 
 /// One test, so that its two servers never share the server CPU with each other.
@@ -63,6 +63,20 @@ fn a_known_cost_per_request_and_a_sleeping_server_are_measured_as_such() {
     a_server_that_closes_after_each_answer_is_flagged_keepalive_lost();
     a_server_that_fails_half_its_answers_counts_half();
     a_rate_the_server_cannot_hold_is_flagged();
+    a_capacity_search_finds_the_known_capacity();
+}
+
+/// `bench --search`: the 2 ms server's capacity is 500/s; at a rate it holds its latency is the service
+/// time, so an objective far above that finds the capacity itself, to the search's precision.
+fn a_capacity_search_finds_the_known_capacity() {
+    let m = measurement_of("cost-busy", |c| c.search = Some("p99<50ms".into()));
+    let found = m.capacity.expect("the measurement was searched");
+    let capacity = found.capacity_rps.unwrap_or_else(|| panic!("no rate passed: {:#?}", found.steps));
+    let expected = 1e6 / COST_US;
+    assert!((capacity / expected - 1.0).abs() <= 0.15, "capacity {capacity:.0}/s for {expected:.0}/s: {:#?}", found.steps);
+    let failed = found.bracket.1.unwrap_or_else(|| panic!("no rate failed: {:#?}", found.steps));
+    assert!(failed > capacity && failed / capacity <= serverbench::load::search::PRECISION, "{capacity}..{failed}");
+    assert!(found.steps.iter().any(|s| !s.pass && s.flags.iter().any(|f| f == FLAG_RATE_NOT_HELD)), "{:#?}", found.steps);
 }
 
 fn a_known_cost_per_request_is_measured_as_such() {
@@ -120,6 +134,7 @@ fn one_round_with(behaviour: &str, connections: usize, tweak: impl FnOnce(&mut B
         connections,
         response_bytes: 0,
         workdir: tmp.path(),
+        rate: None,
     };
     let stop = Arc::new(AtomicBool::new(false));
     let r = run_round(&mut server, &plan, 1, false, &stop).unwrap();

@@ -167,6 +167,10 @@ pub struct BenchArgs {
     /// Total request rate for --mode rate, requests per second.
     #[arg(long, value_name = "REQ_PER_S")]
     pub rate: Option<f64>,
+    /// After its rounds, find each contestant's capacity under a latency objective such as p99<1ms:
+    /// rate rounds, bracketed and bisected to 5% (as `load --search`); a column in every report.
+    #[arg(long, value_name = "OBJECTIVE")]
+    pub search: Option<String>,
     /// The load generator: builtin, or wrk / h2load where installed.
     #[arg(long, value_enum, default_value_t = Tool::Builtin)]
     pub tool: Tool,
@@ -204,6 +208,7 @@ impl BenchArgs {
             mode: self.mode,
             think_time_ms: self.think_time.as_secs_f64() * 1000.0,
             rate_per_s: self.rate,
+            search: self.search.clone(),
             connections: self.connections.clone(),
             pipeline: self.pipeline,
             run_type: self.run_type,

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use crate::cli::load::LoadArgs;
 use crate::load::output::{describe, human_summary, to_json};
-use crate::load::search::{search, Slo};
+use crate::load::search::{judge, search, Slo};
 use crate::load::{LoadConfig, Mode, Stop};
 
 pub fn run(args: LoadArgs) -> anyhow::Result<()> {
@@ -64,7 +64,8 @@ fn capacity(args: &LoadArgs, mut config: LoadConfig, objective: &str, stop: Arc<
         if stop.load(Ordering::Relaxed) {
             anyhow::bail!("interrupted");
         }
-        crate::load::run(&LoadConfig { mode: Mode::Rate { requests_per_s: rate }, ..config.clone() }, stop.clone())
+        let report = crate::load::run(&LoadConfig { mode: Mode::Rate { requests_per_s: rate }, ..config.clone() }, stop.clone())?;
+        Ok(judge(&slo, rate, &report))
     })?;
     if args.json {
         return Ok(serde_json::to_string_pretty(&serde_json::json!({
@@ -81,10 +82,6 @@ fn capacity(args: &LoadArgs, mut config: LoadConfig, objective: &str, stop: Arc<
         let latency = s.latency_ns.map_or("n/a".to_string(), |l| format!("{:.3} ms", l as f64 / 1e6));
         text += &format!("  {:>10.0} {:>10.0} {:>27} {:>8} {:>8}\n", s.rate, s.achieved, latency, s.errors, if s.pass { "yes" } else { "no" });
     }
-    text += &match (result.bracket.0, result.bracket.1) {
-        (Some(lo), Some(hi)) => format!("Capacity @ {}: {lo:.0} req/s (passed at {lo:.0}, failed at {hi:.0})\n", slo.text),
-        (Some(lo), None) => format!("Capacity @ {}: at least {lo:.0} req/s (no failing rate found)\n", slo.text),
-        (None, _) => format!("Capacity @ {}: none (no rate tried met it)\n", slo.text),
-    };
+    text += &format!("Capacity @ {}: {}\n", slo.text, result.describe());
     Ok(text)
 }

@@ -6,7 +6,7 @@
 //! doubles a passing rate (or halves a failing one) until it has a passing and a failing rate, then
 //! bisects between them until they are within `PRECISION` of each other, in at most `MAX_STEPS` rounds.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::report::LoadReport;
 
@@ -18,7 +18,7 @@ pub const MAX_STEPS: usize = 16;
 pub const RATE_HELD_SHARE: f64 = 0.98;
 
 /// A latency objective: `p99<1ms`, `p99.9<500us`, `p50<2ms`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Slo {
     /// As written, for reports.
     pub text: String,
@@ -53,7 +53,7 @@ impl Slo {
 }
 
 /// One round of a search.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Step {
     pub rate: f64,
     /// Valid responses per second.
@@ -62,9 +62,12 @@ pub struct Step {
     pub latency_ns: Option<u64>,
     pub errors: u64,
     pub pass: bool,
+    /// The round's flags where a benchmark ran it (`disturbed`, `rate-not-held`, ...).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub flags: Vec<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SearchResult {
     pub slo: Slo,
     /// The highest passing rate; absent when no rate passed.
@@ -74,22 +77,33 @@ pub struct SearchResult {
     pub steps: Vec<Step>,
 }
 
+impl SearchResult {
+    /// "41200 req/s (passed at 41200, failed at 43100)", or why there is no figure.
+    pub fn describe(&self) -> String {
+        match self.bracket {
+            (Some(lo), Some(hi)) => format!("{lo:.0} req/s (passed at {lo:.0}, failed at {hi:.0})"),
+            (Some(lo), None) => format!("at least {lo:.0} req/s (no failing rate found)"),
+            (None, _) => "none (no rate tried met it)".to_string(),
+        }
+    }
+}
+
 /// Whether one round met the objective at `rate`.
 pub fn judge(slo: &Slo, rate: f64, r: &LoadReport) -> Step {
     let achieved = r.requests_per_s();
     let latency_ns = (!r.latency.is_empty()).then(|| r.latency.value_at_quantile(slo.quantile));
     let errors = r.errors.total();
     let pass = achieved >= RATE_HELD_SHARE * rate && errors == 0 && latency_ns.is_some_and(|l| l < slo.bound_ns);
-    Step { rate, achieved, latency_ns, errors, pass }
+    Step { rate, achieved, latency_ns, errors, pass, flags: Vec::new() }
 }
 
-/// Searches from `start_rps`, running one round per step with `round(rate)`.
-pub fn search(slo: &Slo, start_rps: f64, mut round: impl FnMut(f64) -> anyhow::Result<LoadReport>) -> anyhow::Result<SearchResult> {
+/// Searches from `start_rps`, one round per step: `run_step(rate)` runs it and judges it (with `judge`).
+pub fn search(slo: &Slo, start_rps: f64, mut run_step: impl FnMut(f64) -> anyhow::Result<Step>) -> anyhow::Result<SearchResult> {
     let (mut lo, mut hi): (Option<f64>, Option<f64>) = (None, None);
     let mut steps = Vec::new();
     let mut rate = start_rps.max(1.0);
     while steps.len() < MAX_STEPS {
-        let step = judge(slo, rate, &round(rate)?);
+        let step = run_step(rate)?;
         if step.pass {
             lo = Some(lo.map_or(rate, |l| l.max(rate)));
         } else {
@@ -140,7 +154,7 @@ mod tests {
     fn bracketing_and_bisection_find_the_capacity() {
         let slo = Slo::parse("p99<1ms").unwrap();
         for start in [10.0, 1000.0, 50_000.0] {
-            let got = search(&slo, start, model).unwrap();
+            let got = search(&slo, start, |rate| Ok(judge(&slo, rate, &model(rate)?))).unwrap();
             let (lo, hi) = (got.bracket.0.unwrap(), got.bracket.1.unwrap());
             assert!(lo <= 1000.0 && hi > 1000.0 && hi / lo <= PRECISION, "start {start}: {lo}..{hi}");
             assert_eq!(got.capacity_rps, Some(lo));
@@ -151,7 +165,7 @@ mod tests {
     #[test]
     fn a_rate_never_held_has_no_capacity() {
         let slo = Slo::parse("p99<1ms").unwrap();
-        let got = search(&slo, 100.0, |_| Ok(LoadReport::empty(1, 1))).unwrap();
+        let got = search(&slo, 100.0, |rate| Ok(judge(&slo, rate, &LoadReport::empty(1, 1)))).unwrap();
         assert_eq!(got.capacity_rps, None);
         assert!(got.steps.iter().all(|s| !s.pass));
     }

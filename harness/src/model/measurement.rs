@@ -86,6 +86,10 @@ pub struct Measurement {
     pub response_bytes: Option<u64>,
     pub server_log: Option<String>,
     pub rounds: Vec<Round>,
+    /// With `bench --search`: the highest rate that met the latency objective, its bracket and each
+    /// step's rate round (absent from run.json otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capacity: Option<crate::load::search::SearchResult>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

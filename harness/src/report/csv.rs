@@ -16,7 +16,8 @@ const COLUMNS: &[&str] = &[
     "latency_source", "latency_min_ns", "latency_mean_ns", "latency_stdev_ns", "latency_p25_ns", "latency_p50_ns",
     "latency_p75_ns", "latency_p90_ns", "latency_p99_ns", "latency_p999_ns", "latency_p9999_ns", "latency_max_ns",
     "rounds_disturbed", "rounds_cpu_drift", "pss_bytes", "unsaturated_rounds", "keepalive_lost_rounds",
-    "rate_not_held_rounds", "ramp_incomplete_rounds", "unfair_rounds",
+    "rate_not_held_rounds", "ramp_incomplete_rounds", "unfair_rounds", "capacity_objective", "capacity_rps",
+    "capacity_failed_rps",
 ];
 
 impl Exporter for Csv {
@@ -100,6 +101,9 @@ fn row(run: &RunResult, m: &Measurement) -> Vec<String> {
         s.rate_not_held_rounds.to_string(),
         s.ramp_incomplete_rounds.to_string(),
         s.unfair_rounds.to_string(),
+        m.capacity.as_ref().map(|c| c.slo.text.clone()).unwrap_or_default(),
+        num(m.capacity.as_ref().and_then(|c| c.bracket.0)),
+        num(m.capacity.as_ref().and_then(|c| c.bracket.1)),
     ]
 }
 

@@ -64,3 +64,19 @@ mod tests {
         assert_eq!(or_absent(Some(1234.4), int), "1234");
     }
 }
+
+/// "capacity @ p99<1ms", the column of `bench --search`, when one of `measurements` was searched.
+pub fn capacity_header<'a>(mut measurements: impl Iterator<Item = &'a crate::model::Measurement>) -> Option<String> {
+    measurements.find_map(|m| m.capacity.as_ref()).map(|c| format!("capacity @ {}", c.slo.text))
+}
+
+/// A searched capacity in req/s: the highest passing rate, "≥N" when no rate failed, "none" when none
+/// passed, n/a when not searched.
+pub fn capacity(m: &crate::model::Measurement) -> String {
+    match m.capacity.as_ref().map(|c| c.bracket) {
+        None => ABSENT.to_string(),
+        Some((Some(lo), Some(_))) => int(lo),
+        Some((Some(lo), None)) => format!("≥{}", int(lo)),
+        Some((None, _)) => "none".to_string(),
+    }
+}

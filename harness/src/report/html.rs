@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use hdrhistogram::Histogram;
 
-use super::format::{int, load_average, mib, one, or_absent, pct, us, ABSENT};
+use super::format::{capacity, capacity_header, int, load_average, mib, one, or_absent, pct, us, ABSENT};
 use super::html_page::{esc, facts, Cell, Page, Table};
 use super::svg::{self, Axis, Bar, BarChart, BarGroup, LineChart, Scale, Series, Unit};
 use super::Exporter;
@@ -359,7 +359,8 @@ fn opt_num(v: Option<f64>, f: impl Fn(f64) -> String) -> Cell {
 }
 
 fn throughput_table(id: &str, rows: &[&Row]) -> Table {
-    let headers = [
+    let searched = capacity_header(rows.iter().map(|r| r.m));
+    let mut headers = vec![
         "contestant",
         "model",
         "req/s",
@@ -372,7 +373,13 @@ fn throughput_table(id: &str, rows: &[&Row]) -> Table {
         "client CPU %",
         "errors",
         "flags",
-    ];
+    ]
+    .into_iter()
+    .map(String::from)
+    .collect::<Vec<_>>();
+    if let Some(header) = &searched {
+        headers.insert(4, header.clone());
+    }
     let body = rows
         .iter()
         .map(|r| {
@@ -400,7 +407,7 @@ fn throughput_table(id: &str, rows: &[&Row]) -> Table {
                 flags.push("interrupted".to_string());
             }
             let flag_cell = Cell::text(flags.join(", "));
-            vec![
+            let mut cells = vec![
                 Cell::text(&r.m.contestant),
                 Cell::text(&r.model),
                 opt_num(s.map(|s| s.median), int),
@@ -413,10 +420,15 @@ fn throughput_table(id: &str, rows: &[&Row]) -> Table {
                 opt_num(r.s.client_busy_pct, pct),
                 Cell::num(r.s.errors.total().to_string(), r.s.errors.total() as f64),
                 if flags.is_empty() { flag_cell } else { flag_cell.with_class("flag") },
-            ]
+            ];
+            if searched.is_some() {
+                let rps = r.m.capacity.as_ref().and_then(|c| c.capacity_rps).unwrap_or(f64::NAN);
+                cells.insert(4, Cell::num(capacity(r.m), rps));
+            }
+            cells
         })
         .collect();
-    Table { id: id.into(), caption: Some("Throughput".into()), headers: headers.map(String::from).to_vec(), rows: body }
+    Table { id: id.into(), caption: Some("Throughput".into()), headers, rows: body }
 }
 
 fn latency_table(id: &str, rows: &[&Row]) -> Table {

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use super::format::{int, load_average, mib, ms, one, or_absent, pct, us, ABSENT};
+use super::format::{capacity, capacity_header, int, load_average, mib, ms, one, or_absent, pct, us, ABSENT};
 use super::table::{Align, Table};
 use super::Exporter;
 use crate::model::{
@@ -198,23 +198,24 @@ fn flags(m: &Measurement, s: &MeasurementSummary) -> String {
 }
 
 fn throughput(rows: &[(&Measurement, MeasurementSummary)]) -> Table {
-    let mut t = Table::new(&[
-        ("Name", L),
-        ("req/s", R),
-        ("95% CI", R),
-        ("server CPU %", R),
-        ("CPU us/req", R),
-        ("peak RSS MiB", R),
-        ("PSS MiB", R),
-        ("client CPU %", R),
-        ("flags", L),
-    ]);
+    let searched = capacity_header(rows.iter().map(|(m, _)| *m));
+    let mut columns = vec![("Name", L), ("req/s", R), ("95% CI", R)];
+    if let Some(header) = &searched {
+        columns.push((header.as_str(), R));
+    }
+    columns.extend([("server CPU %", R), ("CPU us/req", R), ("peak RSS MiB", R), ("PSS MiB", R), ("client CPU %", R), ("flags", L)]);
+    let mut t = Table::new(&columns);
     for (m, s) in rows {
         let r = s.requests_per_s.as_ref();
-        t.row(vec![
+        let mut cells = vec![
             m.contestant.clone(),
             or_absent(r.map(|r| r.median), int),
             r.and_then(|r| r.ci95_relative_pct()).map(|p| format!("±{p:.1}%")).unwrap_or_else(|| ABSENT.into()),
+        ];
+        if searched.is_some() {
+            cells.push(capacity(m));
+        }
+        cells.extend([
             or_absent(s.server_utilisation_pct, pct),
             or_absent(s.server_cpu_us_per_request, one),
             or_absent(s.peak_rss_bytes.map(|b| b as f64), mib),
@@ -222,6 +223,7 @@ fn throughput(rows: &[(&Measurement, MeasurementSummary)]) -> Table {
             or_absent(s.client_busy_pct, pct),
             flags(m, s),
         ]);
+        t.row(cells);
     }
     t
 }

@@ -4,7 +4,7 @@
 
 use crate::catalog::Contestant;
 use crate::launch::{start_verified, ServerSetup, Started};
-use crate::model::{Measurement, MeasurementStatus};
+use crate::model::{Measurement, MeasurementStatus, Round};
 
 use crate::model::FLAG_CPU_DRIFT;
 use crate::os::cpus::pin_process;
@@ -82,6 +82,7 @@ impl Runner<'_, '_> {
                 response_bytes: None,
                 server_log: None,
                 rounds: Vec::new(),
+                capacity: None,
             });
         }
         let measurements: Vec<usize> = (first..self.run.measurements.len()).collect();
@@ -153,6 +154,7 @@ impl Runner<'_, '_> {
                     self.ui.line(&measurement_line(m));
                 }
             }
+            self.search_capacities(scenario, live, ci, connections);
             (self.save)(self.run)?;
         }
         Ok(())
@@ -203,11 +205,8 @@ impl Runner<'_, '_> {
         !self.stopped()
     }
 
-    /// One round of one server: its CPUs waited on until quiet and probed, the server thawed, the load, the
-    /// server frozen, the CPUs probed again; the round recorded with its flags, or the server failed.
+    /// One round of one server, recorded with its flags, or the server failed.
     fn one_round(&mut self, scenario: &str, l: &mut Live, ci: usize, connections: usize, pass: Pass) {
-        let o = self.opts;
-        let workdir = self.run_dir.join("logs");
         let mi = l.measurements[ci];
         let (warmup, kind) = match pass {
             Pass::Warmup(_) => (true, "warm-up"),
@@ -216,24 +215,7 @@ impl Runner<'_, '_> {
         let index = self.run.measurements[mi].rounds.iter().filter(|r| r.warmup == warmup).count() as u32 + 1;
         self.ui.status(format!("{} {scenario} c={connections} {kind} {index}", l.contestant.name));
         self.run.measurements[mi].status = MeasurementStatus::Running;
-        // The probes and the wait for quiet CPUs see the machine without the server: frozen, it cannot
-        // slow a probe down with the tail of its own work.
-        let quiet_wait_ms = self.machine.wait_quiet();
-        let before = self.machine.probe();
-        l.server.thaw();
-        let plan = RoundPlan {
-            opts: o,
-            contestant: &l.contestant.name,
-            scenario,
-            micro: l.contestant.is_micro(),
-            connections,
-            response_bytes: l.response_bytes,
-            workdir: &workdir,
-        };
-        let outcome = rounds::run_round(&mut l.server, &plan, index, warmup, self.stop);
-        l.server.freeze();
-        let after = self.machine.probe();
-        let (cpu_speed, speed_index) = self.machine.judge(&before, &after);
+        let outcome = self.probed_round(scenario, l, connections, None, index, warmup);
         self.ui.step();
         let died = l.server.exited();
         let failure = match (outcome, died) {
@@ -251,16 +233,9 @@ impl Runner<'_, '_> {
                 None
             }
             (Err(e), None) => Some(format!("the load could not run in {kind} {index}: {e:#}")),
-            (Ok(mut round), None) => {
-                round.machine.quiet_wait_ms = quiet_wait_ms;
-                round.machine.cpu_speed = cpu_speed;
-                round.machine.speed_index = speed_index;
-                if speed_index.is_some_and(drifted) {
-                    round.flags.push(FLAG_CPU_DRIFT.to_string());
-                }
+            (Ok(round), None) => {
                 self.ui.detail(&round_line(&l.contestant.name, scenario, connections, &round));
-                let m = &mut self.run.measurements[mi];
-                m.rounds.push(round);
+                self.run.measurements[mi].rounds.push(round);
                 None
             }
         };
@@ -274,6 +249,47 @@ impl Runner<'_, '_> {
             let ms = l.measurements.clone();
             self.fail(&ms, reason);
         }
+    }
+
+    /// A round of one server between probes: its CPUs waited on until quiet and probed, the server
+    /// thawed, the load (open-loop at `rate` when given), the server frozen, the CPUs probed again.
+    pub(super) fn probed_round(
+        &mut self,
+        scenario: &str,
+        l: &mut Live,
+        connections: usize,
+        rate: Option<f64>,
+        index: u32,
+        warmup: bool,
+    ) -> anyhow::Result<Round> {
+        let workdir = self.run_dir.join("logs");
+        // The probes and the wait for quiet CPUs see the machine without the server: frozen, it cannot
+        // slow a probe down with the tail of its own work.
+        let quiet_wait_ms = self.machine.wait_quiet();
+        let before = self.machine.probe();
+        l.server.thaw();
+        let plan = RoundPlan {
+            opts: self.opts,
+            contestant: &l.contestant.name,
+            scenario,
+            micro: l.contestant.is_micro(),
+            connections,
+            response_bytes: l.response_bytes,
+            workdir: &workdir,
+            rate,
+        };
+        let outcome = rounds::run_round(&mut l.server, &plan, index, warmup, self.stop);
+        l.server.freeze();
+        let after = self.machine.probe();
+        let (cpu_speed, speed_index) = self.machine.judge(&before, &after);
+        let mut round = outcome?;
+        round.machine.quiet_wait_ms = quiet_wait_ms;
+        round.machine.cpu_speed = cpu_speed;
+        round.machine.speed_index = speed_index;
+        if speed_index.is_some_and(drifted) {
+            round.flags.push(FLAG_CPU_DRIFT.to_string());
+        }
+        Ok(round)
     }
 }
 

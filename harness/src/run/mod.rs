@@ -19,6 +19,7 @@ pub mod progress;
 mod record;
 pub mod rounds;
 mod runner;
+pub mod search;
 pub mod tools;
 
 

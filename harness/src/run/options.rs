@@ -6,6 +6,7 @@ use std::time::Duration;
 use crate::wire::Scenario;
 use crate::catalog::Selection;
 use crate::os::cpus::CpuSet;
+use crate::load::search::Slo;
 /// Its old path, still used by the command layer.
 use crate::launch::server::STOP_GRACE;
 
@@ -87,6 +88,8 @@ pub struct BenchOptions {
     pub mode: ModeKind,
     pub think_time: Duration,
     pub rate_per_s: Option<f64>,
+    /// `--search`: the latency objective under which each contestant's capacity is found.
+    pub search: Option<Slo>,
     pub connections: Vec<usize>,
     pub pipeline: u32,
     pub run_type: RunType,
@@ -130,6 +133,8 @@ pub struct BenchChoices {
     pub mode: ModeKind,
     pub think_time_ms: f64,
     pub rate_per_s: Option<f64>,
+    /// `--search`: the latency objective under which each contestant's capacity is found.
+    pub search: Option<String>,
     pub connections: Vec<usize>,
     pub pipeline: u32,
     pub run_type: RunType,
@@ -163,6 +168,7 @@ impl BenchChoices {
             mode: ModeKind::Throughput,
             think_time_ms: 1.0,
             rate_per_s: None,
+            search: None,
             connections: vec![64],
             pipeline: 1,
             run_type: RunType::SingleCore,
@@ -316,6 +322,14 @@ impl BenchOptions {
             (_, None) => None,
         };
         anyhow::ensure!(c.think_time_ms >= 0.0, "--think-time cannot be negative");
+        let search = match &c.search {
+            None => None,
+            Some(text) => {
+                anyhow::ensure!(c.tool == Tool::Builtin, "--search runs rate rounds of the built-in load generator: use --tool builtin");
+                anyhow::ensure!(matches!(stop, StopRule::Duration(_)), "--search runs rounds of -d/--duration, not -n");
+                Some(Slo::parse(text)?)
+            }
+        };
 
         if c.tool != Tool::Builtin {
             let tool = c.tool.name();
@@ -346,6 +360,7 @@ impl BenchOptions {
             mode: c.mode,
             think_time: Duration::from_secs_f64(c.think_time_ms / 1000.0),
             rate_per_s,
+            search,
             connections: c.connections,
             pipeline: c.pipeline,
             run_type: c.run_type,

@@ -32,6 +32,15 @@ pub struct RoundPlan<'a> {
     pub response_bytes: u64,
     /// Where external tools keep their scripts and output.
     pub workdir: &'a Path,
+    /// A capacity search's step: the round runs open-loop at this rate whatever `--mode` says.
+    pub rate: Option<f64>,
+}
+
+impl RoundPlan<'_> {
+    /// The open-loop rate of this round, if it has one.
+    fn rate(&self) -> Option<f64> {
+        self.rate.or(self.opts.rate_per_s.filter(|_| matches!(self.opts.mode, ModeKind::Rate)))
+    }
 }
 
 /// The engine's configuration for a round.
@@ -44,10 +53,10 @@ pub fn load_config(plan: &RoundPlan, target: std::net::SocketAddr) -> anyhow::Re
         threads: o.client_threads.min(plan.connections).max(1),
         connections: plan.connections,
         cpus: Some(o.client_cpus.cpus().to_vec()),
-        mode: match o.mode {
-            ModeKind::Throughput => Mode::Throughput,
-            ModeKind::Latency => Mode::Latency { think_time: o.think_time },
-            ModeKind::Rate => Mode::Rate { requests_per_s: o.rate_per_s.unwrap_or(1.0) },
+        mode: match (plan.rate(), o.mode) {
+            (Some(requests_per_s), _) => Mode::Rate { requests_per_s },
+            (None, ModeKind::Latency) => Mode::Latency { think_time: o.think_time },
+            (None, _) => Mode::Throughput,
         },
         stop: match o.stop {
             StopRule::Duration(d) => Stop::Duration { warmup: std::time::Duration::ZERO, measure: d },
@@ -142,7 +151,7 @@ pub fn run_round(server: &mut Server, plan: &RoundPlan, index: u32, warmup: bool
     };
     // Rate and think-time rounds are paced by the client by design: neither side busy is their normal
     // state, so it is recorded (`saturation`) but not raised as a flag.
-    let paced = !matches!(o.mode, ModeKind::Throughput);
+    let paced = plan.rate().is_some() || matches!(o.mode, ModeKind::Latency);
     if let Some(state) = saturation.filter(|s| *s != SERVER_BOUND && !(paced && *s == FLAG_UNSATURATED)) {
         flags.push(state.to_string());
     }
@@ -158,7 +167,7 @@ pub fn run_round(server: &mut Server, plan: &RoundPlan, index: u32, warmup: bool
     if load.per_connection.is_some_and(|s| s.starved > 0 || s.jain.is_some_and(|j| j < UNFAIR_JAIN)) {
         flags.push(FLAG_UNFAIR.to_string());
     }
-    if let Some(rate) = o.rate_per_s.filter(|_| matches!(o.mode, ModeKind::Rate)) {
+    if let Some(rate) = plan.rate() {
         if load.requests_per_s() < RATE_HELD_SHARE * rate {
             flags.push(FLAG_RATE_NOT_HELD.to_string());
         }

@@ -1,0 +1,71 @@
+//! `bench --search`: after a configuration's measured rounds, each server's capacity under a latency
+//! objective, found by `load::search` from open-loop rate rounds run between the same probes as any round.
+
+use crate::load::search::{judge, search, SearchResult, Slo, Step};
+use crate::model::FLAG_DISTURBED;
+
+use super::runner::{Live, Runner};
+
+/// The search starts at this share of the measured (closed-loop) req/s: usually a rate that passes, from
+/// which doubling brackets the capacity in a step or two.
+pub const START_SHARE: f64 = 0.5;
+/// A step whose round was disturbed is run again, at most this many times in all.
+const STEP_ATTEMPTS: u32 = 2;
+
+impl Runner<'_, '_> {
+    /// Finds the capacity of every live server at connection count `ci`; a server that dies meanwhile is
+    /// failed for what remains.
+    pub(super) fn search_capacities(&mut self, scenario: &str, live: &mut [Live], ci: usize, connections: usize) {
+        let Some(slo) = self.opts.search.clone() else { return };
+        for l in live.iter_mut().filter(|l| !l.failed) {
+            if self.stopped() {
+                return;
+            }
+            let mi = l.measurements[ci];
+            let Some(median) = self.run.measurements[mi].summary().median_rps else { continue };
+            let name = l.contestant.name.clone();
+            self.ui.line(&format!("{name} {scenario} c={connections}: capacity search at {}", slo.text));
+            match self.search_one(&slo, scenario, l, connections, median * START_SHARE) {
+                Ok(found) => {
+                    self.ui.line(&format!("{name} {scenario} c={connections}: capacity @ {}: {}", slo.text, found.describe()));
+                    self.run.measurements[mi].capacity = Some(found);
+                }
+                Err(e) if self.stopped() => {
+                    self.ui.detail(&format!("{name}: capacity search interrupted: {e:#}"));
+                    return;
+                }
+                Err(e) => {
+                    let reason = format!("capacity search at {}: {e:#}", slo.text);
+                    self.ui.line(&format!("{name} {scenario}: failed: {reason}"));
+                    if l.server.exited().is_some() {
+                        l.failed = true;
+                    }
+                    self.record_mut(&name).warnings.push(reason);
+                }
+            }
+        }
+    }
+
+    fn search_one(&mut self, slo: &Slo, scenario: &str, l: &mut Live, connections: usize, start: f64) -> anyhow::Result<SearchResult> {
+        let mut index = 0;
+        search(slo, start, |rate| {
+            let mut attempt = 0;
+            loop {
+                anyhow::ensure!(!self.stopped(), "interrupted");
+                index += 1;
+                attempt += 1;
+                self.ui.status(format!("{} {scenario} c={connections} search step {index} at {rate:.0}/s", l.contestant.name));
+                let round = self.probed_round(scenario, l, connections, Some(rate), index, false);
+                if let Some(status) = l.server.exited() {
+                    anyhow::bail!(l.server.explain(&format!("the server exited ({status}) at {rate:.0} req/s")));
+                }
+                let round = round?;
+                anyhow::ensure!(!round.load.interrupted, "interrupted");
+                if round.has_flag(FLAG_DISTURBED) && attempt < STEP_ATTEMPTS {
+                    continue;
+                }
+                return Ok(Step { flags: round.flags.clone(), ..judge(slo, rate, &round.load) });
+            }
+        })
+    }
+}
