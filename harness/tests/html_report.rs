@@ -50,6 +50,7 @@ fn every_chart_table_and_caveat_is_there() {
         "s0-scaling-p99",
         "s1-c16-throughput",
         "s1-c16-bandwidth",
+        "s0-c256-fairness",
     ];
     for id in expected {
         assert!(ids.iter().any(|i| i == id), "no chart {id} in {ids:?}");
@@ -72,6 +73,9 @@ fn every_chart_table_and_caveat_is_there() {
         "⚠ client-bound (5/5 rounds)",
         "url(#s0-c256-throughput-hatch)",
         r#"<td class="flag">client-bound 5/5</td>"#,
+        // connections starved: in the fairness chart and the flags
+        "⚠ unfair: 32 starved",
+        r#"<td class="flag">unfair 5/5</td>"#,
         // the percentile axis
         ">99.999%<",
         // what was not measured

@@ -12,7 +12,7 @@ use super::html_page::{esc, facts, Cell, Page, Table};
 use super::svg::{self, Axis, Bar, BarChart, BarGroup, LineChart, Scale, Series, Unit};
 use super::Exporter;
 use crate::model::{
-    ContestantStatus, LatencyPoints, Measurement, MeasurementStatus, MeasurementSummary, RunResult, FLAG_CLIENT_BOUND, FLAG_KEEPALIVE_LOST, FLAG_RAMP_INCOMPLETE, FLAG_RATE_NOT_HELD, FLAG_UNFAIR, FLAG_UNSATURATED,
+    ContestantStatus, LatencyPoints, Measurement, MeasurementStatus, MeasurementSummary, RunResult, FLAG_CLIENT_BOUND, FLAG_KEEPALIVE_LOST, FLAG_RAMP_INCOMPLETE, FLAG_RATE_NOT_HELD, FLAG_UNFAIR, FLAG_UNSATURATED, UNFAIR_JAIN,
 };
 use crate::stats::histogram::new_latency_histogram;
 use crate::stats::rounds::Summary;
@@ -276,6 +276,8 @@ fn configuration(page: &mut Page, run: &RunResult, id: &str, scenario: &str, row
         page.figure(&charts, Some(&cost_table(&format!("{id}-cost-table"), run, &rows)));
     }
 
+    fairness(page, id, scenario, &rows);
+
     if Scenario::parse(scenario).is_some_and(Scenario::streams_bytes) {
         let bw = grouped_bars(&rows, |r| {
             let b = r.s.bytes_per_s.as_ref()?;
@@ -289,6 +291,43 @@ fn configuration(page: &mut Page, run: &RunResult, id: &str, scenario: &str, row
         );
         page.figure(&svg::bar_chart(&format!("{id}-bandwidth"), &chart), None);
     }
+}
+
+/// How evenly each server served its connections, from its least even measured round (lowest Jain index):
+/// the median connection's responses per second, with a whisker from the least to the most served one.
+fn fairness(page: &mut Page, id: &str, scenario: &str, rows: &[&Row]) {
+    let bars = grouped_bars(rows, |r| {
+        let round = r
+            .m
+            .measured_rounds()
+            .filter(|x| x.load.per_connection.is_some() && x.load.duration_s > 0.0)
+            .min_by(|a, b| {
+                let jain = |x: &crate::model::Round| x.load.per_connection.and_then(|p| p.jain).unwrap_or(0.0);
+                jain(a).total_cmp(&jain(b))
+            })?;
+        let (p, secs) = (round.load.per_connection?, round.load.duration_s);
+        let flag = match (p.starved, p.jain) {
+            (0, Some(j)) if j >= UNFAIR_JAIN => None,
+            (0, j) => Some(format!("{FLAG_UNFAIR}: Jain {}", j.map_or(ABSENT.to_string(), |j| format!("{j:.2}")))),
+            (n, _) => Some(format!("{FLAG_UNFAIR}: {n} starved")),
+        };
+        Some(Bar {
+            label: r.m.contestant.clone(),
+            value: p.median as f64 / secs,
+            ci95: Some((p.min as f64 / secs, p.max as f64 / secs)),
+            flag,
+        })
+    });
+    if bars.is_empty() {
+        return;
+    }
+    let chart = BarChart::new(
+        format!("{scenario}: responses per connection"),
+        "responses per second of the median connection; whisker: the least and the most served connection (least even round)",
+        Unit::Count,
+        bars,
+    );
+    page.figure(&svg::bar_chart(&format!("{id}-fairness"), &chart), None);
 }
 
 fn median_rps(s: &Option<Summary>) -> f64 {
