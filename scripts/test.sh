@@ -35,6 +35,7 @@ started=$SECONDS
 
 step "system packages the tests use"
 # chromium renders report.html; wrk, h2load (nghttp2-client) and curl are the real clients of the checks.
+# wrk, h2load and hey are also the external load tools of `bench --tool`.
 missing=()
 for pair in chromium:chromium wrk:wrk h2load:nghttp2-client curl:curl; do
   command -v "${pair%%:*}" >/dev/null 2>&1 || missing+=("${pair#*:}")
@@ -58,6 +59,15 @@ if ((${#still_missing[@]})); then
     exit 1
   fi
   echo "the tests that need ${still_missing[*]} will be counted as skipped" >&2
+fi
+# hey is no Debian package: the harness builds the version tools/hey pins with Go into target/tools/hey
+# the first time `--tool hey` is asked (the runner's hey test does it here), and keeps it there.
+if ! command -v go >/dev/null 2>&1; then
+  if [[ "${CI:-}" == true ]]; then
+    echo "FAILED: go not on PATH; it builds hey (tools/hey) and the Go contestants" >&2
+    exit 1
+  fi
+  echo "go missing: the hey test will be counted as skipped" >&2
 fi
 
 step "harness tests"

@@ -165,25 +165,50 @@ fn builds_are_cached_and_several_connection_counts_are_measured() {
     assert!(common::eventually(Duration::from_secs(5), || common::processes_mentioning(tmp.path()).is_empty()));
 }
 
+/// One 1 s round of the good contestant with `tool`; the measurement is measured, with requests, and says
+/// which tool measured it.
+fn measured_with(tool: Tool) -> (RunResult, std::path::PathBuf, tempfile::TempDir) {
+    let (tmp, catalog) = common::fixture_copy("catalog");
+    let out = tmp.path().join("results");
+    let mut c = good_only(&catalog, &out);
+    c.duration = Some(Duration::from_secs(1));
+    c.tool = tool;
+    let (run, dir, _) = bench(&BenchOptions::new(c).unwrap());
+    let m = &run.measurements[0];
+    assert_eq!(m.status, MeasurementStatus::Measured, "{:?}", m.reason);
+    assert_eq!((m.tool.as_str(), run.config.tool.as_str()), (tool.name(), tool.name()));
+    let r = &m.rounds[0];
+    assert!(r.load.requests > 0);
+    assert!(r.load.client_cpu_s > 0.0, "the tool's CPU is probed");
+    (run, dir, tmp)
+}
+
 #[test]
 fn an_external_tool_fills_the_same_model() {
     if serverbench::catalog::requires::find_command("wrk").is_none() {
         return common::skip("an_external_tool_fills_the_same_model", "wrk missing");
     }
-    let (tmp, catalog) = common::fixture_copy("catalog");
-    let out = tmp.path().join("results");
-    let mut c = good_only(&catalog, &out);
-    c.duration = Some(Duration::from_secs(1));
-    c.tool = Tool::Wrk;
-    let (run, dir, _) = bench(&BenchOptions::new(c).unwrap());
-    let m = &run.measurements[0];
-    assert_eq!(m.status, MeasurementStatus::Measured, "{:?}", m.reason);
-    let r = &m.rounds[0];
-    assert!(r.load.requests > 0);
+    let (run, dir, _tmp) = measured_with(Tool::Wrk);
+    let r = &run.measurements[0].rounds[0];
     assert!(r.load.latency.is_empty(), "wrk keeps no histogram");
     let points = r.tool_latency_ns.expect("what wrk printed");
     assert!(points.p50.is_some() && points.p99.is_some() && points.max.is_some());
-    assert!(r.load.client_cpu_s > 0.0, "the tool's CPU is probed");
     let summary = std::fs::read_to_string(dir.join("summary.md")).unwrap();
     assert!(summary.contains("quantiles are the mean of the rounds"), "{summary}");
+}
+
+#[test]
+fn hey_built_from_its_pinned_module_fills_the_histogram() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    if let Err(e) = serverbench::run::hey::ready(root) {
+        return common::skip("hey_built_from_its_pinned_module_fills_the_histogram", &format!("{e:#}"));
+    }
+    let (run, _dir, _tmp) = measured_with(Tool::Hey);
+    let version = serverbench::run::hey::pinned_version(root).unwrap();
+    assert_eq!(run.environment.tools.get("hey"), Some(&version));
+    let r = &run.measurements[0].rounds[0];
+    assert_eq!(r.load.latency.len(), r.load.requests, "every counted request's latency");
+    assert!(r.tool_latency_ns.is_none(), "the histogram holds the latency");
+    assert_eq!(r.load.status.s2xx, r.load.requests);
+    assert!(r.latency().p9999.is_some(), "quantiles from the histogram");
 }

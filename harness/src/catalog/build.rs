@@ -100,7 +100,8 @@ impl Builder {
     }
 }
 
-fn run_build(command: &str, dir: &Path, log: &Path, stop: &AtomicBool) -> anyhow::Result<BuildResult> {
+/// Runs a build command in `dir` with its output in `log`, within `BUILD_TIMEOUT`; `stop` interrupts it.
+pub fn run_build(command: &str, dir: &Path, log: &Path, stop: &AtomicBool) -> anyhow::Result<BuildResult> {
     use std::io::Write as _;
     let mut out = File::create(log)?;
     writeln!(out, "$ {command}")?;

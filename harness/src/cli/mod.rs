@@ -171,7 +171,7 @@ pub struct BenchArgs {
     /// rate rounds, bracketed and bisected to 5% (as `load --search`); a column in every report.
     #[arg(long, value_name = "OBJECTIVE")]
     pub search: Option<String>,
-    /// The load generator: builtin, or wrk / h2load where installed.
+    /// The load generator: builtin, wrk / h2load where installed, or hey (built from tools/hey with Go).
     #[arg(long, value_enum, default_value_t = Tool::Builtin)]
     pub tool: Tool,
     /// How the built-in load generator moves bytes: io_uring, epoll, or auto (io_uring when the kernel has it)
@@ -203,6 +203,7 @@ impl BenchArgs {
     pub fn choices(&self, root: &std::path::Path, command_line: Vec<String>) -> anyhow::Result<BenchChoices> {
         Ok(BenchChoices {
             catalog_root: self.select.contestants.clone().unwrap_or_else(|| root.join("contestants")),
+            repo_root: root.to_path_buf(),
             selection: self.select.selection(),
             scenarios: self.scenario.clone(),
             mode: self.mode,

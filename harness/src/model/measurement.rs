@@ -97,8 +97,8 @@ pub struct Round {
     /// 1-based, counted separately for warm-up and measured rounds.
     pub index: u32,
     pub warmup: bool,
-    /// What the client measured. With an external tool the latency histogram is empty (the tool keeps
-    /// none) and `tool_latency_ns` holds what it printed.
+    /// What the client measured. With wrk or h2load the latency histogram is empty (the tool keeps none)
+    /// and `tool_latency_ns` holds what it printed; hey prints every latency, which fills the histogram.
     pub load: LoadReport,
     pub tool_latency_ns: Option<LatencyPoints>,
     pub server: ServerUsage,

@@ -25,7 +25,7 @@ pub fn int(v: f64) -> String {
     format!("{:.0}", v)
 }
 
-/// Nanoseconds as milliseconds with three decimals (the second source document's unit).
+/// Nanoseconds as milliseconds with three decimals (httpbench's unit).
 pub fn ms(ns: f64) -> String {
     format!("{:.3}", ns / 1e6)
 }

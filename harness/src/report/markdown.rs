@@ -1,5 +1,5 @@
 //! summary.md: the run's setting, then per configuration the throughput table, the latency table and the
-//! second source document's table; then what was not measured and why.
+//! table in httpbench's columns; then what was not measured and why.
 
 use std::collections::BTreeMap;
 
@@ -59,7 +59,7 @@ pub fn render(run: &RunResult) -> String {
             }
         ));
         out.push_str(&latency(&sorted).markdown());
-        out.push_str("\nAs the second source document reports it (latency in milliseconds):\n\n");
+        out.push_str("\nIn httpbench's columns (latency in milliseconds):\n\n");
         out.push_str(&classic(run, &sorted).markdown());
     }
     out.push_str(&problems(run));

@@ -11,6 +11,7 @@
 
 mod conformance;
 pub mod environment;
+pub mod hey;
 pub mod machine;
 mod measure;
 pub mod options;
@@ -84,9 +85,20 @@ pub fn bench(
     languages.sort();
     languages.dedup();
     let tool_version: Vec<(&str, &str)> = match opts.tool {
-        options::Tool::Builtin => vec![],
+        options::Tool::Builtin | options::Tool::Hey => vec![],
         options::Tool::Wrk => vec![("wrk", "wrk -v")],
         options::Tool::H2load => vec![("h2load", "h2load --version")],
+    };
+    // hey has no version flag: the version is the one tools/hey pins, built before the run starts.
+    let hey_version = if opts.tool == options::Tool::Hey {
+        let version = hey::pinned_version(&opts.repo_root)?;
+        if !hey::is_built(&opts.repo_root) {
+            ui.line(&format!("building hey {version} from {} into {}", hey::MODULE_DIR, hey::binary(&opts.repo_root).display()));
+        }
+        hey::ensure_built(&opts.repo_root, stop)?;
+        Some(version)
+    } else {
+        None
     };
     let mut run = RunResult {
         schema: SCHEMA,
@@ -94,7 +106,10 @@ pub fn bench(
         started_utc: environment::utc_timestamp(SystemTime::now()),
         finished_utc: None,
         interrupted: false,
-        environment: environment::capture(environment::tool_versions(&languages, &tool_version), opts.command_line.clone()),
+        environment: environment::capture(
+            environment::tool_versions(&languages, &tool_version).into_iter().chain(hey_version.map(|v| ("hey".to_string(), v))).collect(),
+            opts.command_line.clone(),
+        ),
         config: run_config(opts),
         contestants: selected.iter().map(|c| record(c)).collect(),
         measurements: Vec::new(),

@@ -1,6 +1,6 @@
 //! What a benchmark run is asked to do, validated before any work starts.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::wire::Scenario;
@@ -60,6 +60,8 @@ pub enum Tool {
     Wrk,
     /// h2load from nghttp2, where installed (throughput mode, HTTP scenarios).
     H2load,
+    /// hey, built from the version `tools/hey` pins (throughput mode, HTTP scenarios, no pipelining).
+    Hey,
 }
 
 impl Tool {
@@ -68,6 +70,7 @@ impl Tool {
             Tool::Builtin => "builtin",
             Tool::Wrk => "wrk",
             Tool::H2load => "h2load",
+            Tool::Hey => "hey",
         }
     }
 }
@@ -83,6 +86,9 @@ pub enum StopRule {
 #[derive(Debug, Clone, PartialEq)]
 pub struct BenchOptions {
     pub catalog_root: PathBuf,
+    /// The checkout whose `tools/` pins the load tools the project builds (hey) and whose `target/` keeps
+    /// them built.
+    pub repo_root: PathBuf,
     pub selection: Selection,
     pub scenarios: Vec<String>,
     pub mode: ModeKind,
@@ -128,6 +134,9 @@ pub struct BenchOptions {
 #[derive(Debug, Clone)]
 pub struct BenchChoices {
     pub catalog_root: PathBuf,
+    /// The checkout whose `tools/` pins the load tools the project builds (hey) and whose `target/` keeps
+    /// them built.
+    pub repo_root: PathBuf,
     pub selection: Selection,
     pub scenarios: Vec<String>,
     pub mode: ModeKind,
@@ -159,10 +168,12 @@ pub struct BenchChoices {
 }
 
 impl BenchChoices {
-    /// The quick default run (as `serverbench bench` with no options) of the catalog at `catalog_root`.
+    /// The quick default run (as `serverbench bench` with no options) of the catalog at `catalog_root`, with
+    /// the tools of the checkout this program was built from.
     pub fn new(catalog_root: PathBuf, out_dir: PathBuf) -> BenchChoices {
         BenchChoices {
             catalog_root,
+            repo_root: Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap_or(Path::new(".")).to_path_buf(),
             selection: Selection::default(),
             scenarios: vec![Scenario::Hello.name().into()],
             mode: ModeKind::Throughput,
@@ -341,11 +352,16 @@ impl BenchOptions {
                 !c.scenarios.iter().any(|s| s == Scenario::Echo.name()),
                 "--tool {tool} speaks HTTP only; the echo scenario needs --tool builtin"
             );
-            anyhow::ensure!(
-                crate::catalog::requires::find_command(tool).is_some(),
-                "--tool {tool}: `{tool}` is not installed (apt-get install -y {})",
-                if c.tool == Tool::Wrk { "wrk" } else { "nghttp2-client" }
-            );
+            if c.tool == Tool::Hey {
+                super::hey::ready(&c.repo_root)?;
+                anyhow::ensure!(c.pipeline == 1, "hey sends one request at a time per connection: use --pipeline 1");
+            } else {
+                anyhow::ensure!(
+                    crate::catalog::requires::find_command(tool).is_some(),
+                    "--tool {tool}: `{tool}` is not installed (apt-get install -y {})",
+                    if c.tool == Tool::Wrk { "wrk" } else { "nghttp2-client" }
+                );
+            }
             if c.tool == Tool::Wrk {
                 anyhow::ensure!(matches!(stop, StopRule::Duration(_)), "wrk runs for a duration only: use -d, not -n");
             }
@@ -355,6 +371,7 @@ impl BenchOptions {
 
         Ok(BenchOptions {
             catalog_root: c.catalog_root,
+            repo_root: c.repo_root,
             selection: c.selection,
             scenarios: c.scenarios,
             mode: c.mode,

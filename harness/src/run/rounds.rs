@@ -104,10 +104,10 @@ pub fn run_round(server: &mut Server, plan: &RoundPlan, index: u32, warmup: bool
                 cpus: &o.client_cpus,
                 workdir: plan.workdir,
                 label: &label,
+                repo_root: &o.repo_root,
             },
             stop,
-        )
-        .map(|(r, points)| (r, Some(points))),
+        ),
     };
     let call_s = started.elapsed().as_secs_f64();
     let stat_after = CpuStat::read();

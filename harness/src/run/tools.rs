@@ -1,5 +1,6 @@
-//! External load tools (wrk, h2load), run pinned to the client CPUs and parsed into the same result model.
-//! They keep no histogram the harness can read: what they print is stored, the rest marked absent.
+//! External load tools (wrk, h2load, hey), run pinned to the client CPUs and parsed into the same result
+//! model. wrk and h2load keep no histogram the harness can read: what they print is stored, the rest marked
+//! absent; hey prints every response's latency (`hey.rs`), which fills the round's histogram.
 
 use std::net::SocketAddr;
 use std::path::Path;
@@ -7,12 +8,15 @@ use std::process::Stdio;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use hdrhistogram::Histogram;
+
 use crate::os::cpus::CpuSet;
 use crate::launch::probe::Sampler;
 use crate::os::process;
 use crate::load::{ErrorCounts, HttpRequest, LoadReport, StatusCounts};
 use crate::model::LatencyPoints;
 
+use super::hey;
 use super::options::{StopRule, Tool};
 
 /// One run of an external tool.
@@ -30,6 +34,8 @@ pub struct ToolRun<'a> {
     pub workdir: &'a Path,
     /// Names the output file, e.g. `c-epoll.hello.c64`; it holds the last round's output.
     pub label: &'a str,
+    /// The checkout that builds hey (`hey::binary`).
+    pub repo_root: &'a Path,
 }
 
 /// What a tool reported.
@@ -41,10 +47,13 @@ pub struct ToolReport {
     pub duration_s: f64,
     pub bytes_read: u64,
     pub latency: LatencyPoints,
+    /// Every counted request's latency in ns, from a tool that prints them (hey).
+    pub histogram: Option<Histogram<u64>>,
 }
 
-/// Runs the tool and returns the report in the engine's shape (empty histogram) with the printed latency.
-pub fn run(t: &ToolRun, stop: &AtomicBool) -> anyhow::Result<(LoadReport, LatencyPoints)> {
+/// Runs the tool and returns the report in the engine's shape with the latency the tool printed: in the
+/// report's histogram when it printed every request's (hey), else as points beside an empty histogram.
+pub fn run(t: &ToolRun, stop: &AtomicBool) -> anyhow::Result<(LoadReport, Option<LatencyPoints>)> {
     let request = HttpRequest::for_scenario(t.scenario)
         .ok_or_else(|| anyhow::anyhow!("{} speaks HTTP only; scenario {} needs --tool builtin", t.tool.name(), t.scenario))?;
     let threads = t.threads.min(t.connections).max(1);
@@ -67,7 +76,7 @@ pub fn run(t: &ToolRun, stop: &AtomicBool) -> anyhow::Result<(LoadReport, Latenc
                 url,
             ];
             a.extend(["--".into(), t.pipeline.to_string()]);
-            ("wrk", a)
+            ("wrk".to_string(), a)
         }
         Tool::H2load => {
             let mut a = vec![
@@ -89,18 +98,23 @@ pub fn run(t: &ToolRun, stop: &AtomicBool) -> anyhow::Result<(LoadReport, Latenc
                 a.push(format!("-d{}", body.display()));
             }
             a.push(url);
-            ("h2load", a)
+            ("h2load".to_string(), a)
+        }
+        Tool::Hey => {
+            let a = hey::args(&request, &url, t.connections, threads, t.stop, t.timeout);
+            (hey::binary(t.repo_root).display().to_string(), a)
         }
         Tool::Builtin => anyhow::bail!("the built-in generator is not an external tool"),
     };
 
-    let out_path = t.workdir.join(format!("{}.{program}.out", t.label));
+    let name = t.tool.name();
+    let out_path = t.workdir.join(format!("{}.{name}.out", t.label));
     let out = std::fs::File::create(&out_path)?;
-    let mut cmd = std::process::Command::new(program);
+    let mut cmd = std::process::Command::new(&program);
     cmd.args(&args).stdin(Stdio::null()).stdout(out.try_clone()?).stderr(out);
     let started = Instant::now();
     let mut child = process::spawn_group(&mut cmd, Some(t.cpus))
-        .map_err(|e| anyhow::anyhow!("could not start {program}: {e}"))?;
+        .map_err(|e| anyhow::anyhow!("could not start {name} ({program}): {e}"))?;
     let pid = child.id() as i32;
     let sampler = Sampler::spawn(pid, pid);
     let mut interrupted = false;
@@ -113,14 +127,14 @@ pub fn run(t: &ToolRun, stop: &AtomicBool) -> anyhow::Result<(LoadReport, Latenc
             break s;
         }
         if stop.load(Ordering::Relaxed) && !interrupted {
-            // Both tools print what they measured when interrupted.
+            // Every tool prints what it measured when interrupted.
             interrupted = true;
             process::signal_group(pid, libc::SIGINT);
         }
         if started.elapsed() > limit {
             process::signal_group(pid, libc::SIGKILL);
             let _ = child.wait();
-            anyhow::bail!("{program} did not finish within {:.0} s", limit.as_secs_f64());
+            anyhow::bail!("{name} did not finish within {:.0} s", limit.as_secs_f64());
         }
         std::thread::sleep(Duration::from_millis(20));
     };
@@ -129,24 +143,30 @@ pub fn run(t: &ToolRun, stop: &AtomicBool) -> anyhow::Result<(LoadReport, Latenc
     let text = std::fs::read_to_string(&out_path).unwrap_or_default();
     let parsed = match t.tool {
         Tool::Wrk => parse_wrk(&text),
+        Tool::Hey => hey::parse(&text),
         _ => parse_h2load(&text),
     };
     let parsed = parsed.map_err(|e| {
-        anyhow::anyhow!("{program} ({status}): {e}; its output ({}):\n{}", out_path.display(), process::log_tail(&out_path, 10))
+        anyhow::anyhow!("{name} ({status}): {e}; its output ({}):\n{}", out_path.display(), process::log_tail(&out_path, 10))
     })?;
+    let (latency, points) = match parsed.histogram {
+        Some(h) => (h, None),
+        None => (crate::stats::histogram::new_latency_histogram(), Some(parsed.latency)),
+    };
     let report = LoadReport {
         requests: parsed.requests,
         errors: parsed.errors,
         status: parsed.status,
         duration_s: if parsed.duration_s > 0.0 { parsed.duration_s } else { wall_s },
         bytes_read: parsed.bytes_read,
-        // Neither tool reports bytes written or the response size (the runner fills in the size the
-        // verification saw) nor a full histogram (what they print is kept beside it).
-        client_cpu_s: usage.cpu_s.ok_or_else(|| anyhow::anyhow!("{program}'s CPU time could not be read from /proc"))?,
+        // No tool reports bytes written or the response size (the runner fills in the size the
+        // verification saw); wrk and h2load no full histogram either (what they print is kept beside it).
+        latency,
+        client_cpu_s: usage.cpu_s.ok_or_else(|| anyhow::anyhow!("{name}'s CPU time could not be read from /proc"))?,
         interrupted,
         ..LoadReport::empty(threads, t.connections)
     };
-    Ok((report, parsed.latency))
+    Ok((report, points))
 }
 
 /// A wrk script: the scenario's request (repeated for pipelining) and a machine-readable summary line.
@@ -188,18 +208,34 @@ done = function(summary, latency, requests)
 end
 "#;
 
+/// The `SERVERBENCH key=value ...` line a tool is made to print (wrk's script, hey's template).
+pub(super) struct SummaryLine<'a> {
+    line: &'a str,
+    tool: &'static str,
+}
+
+impl<'a> SummaryLine<'a> {
+    pub(super) fn find(text: &'a str, tool: &'static str) -> anyhow::Result<Self> {
+        let line = text
+            .lines()
+            .find_map(|l| l.strip_prefix("SERVERBENCH "))
+            .ok_or_else(|| anyhow::anyhow!("no summary line from {tool}"))?;
+        Ok(SummaryLine { line, tool })
+    }
+
+    pub(super) fn get<T: std::str::FromStr>(&self, key: &str) -> anyhow::Result<T> {
+        self.line
+            .split_whitespace()
+            .find_map(|kv| kv.strip_prefix(key).and_then(|r| r.strip_prefix('=')))
+            .and_then(|v| v.parse().ok())
+            .ok_or_else(|| anyhow::anyhow!("{}'s summary lacks {key}", self.tool))
+    }
+}
+
 /// Reads the `SERVERBENCH key=value ...` line of the script's done(); latency is in microseconds there.
 pub fn parse_wrk(text: &str) -> anyhow::Result<ToolReport> {
-    let line = text
-        .lines()
-        .find_map(|l| l.strip_prefix("SERVERBENCH "))
-        .ok_or_else(|| anyhow::anyhow!("no summary line from the wrk script"))?;
-    let get = |key: &str| -> anyhow::Result<f64> {
-        line.split_whitespace()
-            .find_map(|kv| kv.strip_prefix(key).and_then(|r| r.strip_prefix('=')))
-            .and_then(|v| v.parse::<f64>().ok())
-            .ok_or_else(|| anyhow::anyhow!("wrk summary lacks {key}"))
-    };
+    let line = SummaryLine::find(text, "the wrk script")?;
+    let get = |key: &str| line.get::<f64>(key);
     let requests = get("requests")? as u64;
     let us = |key: &str| get(key).ok().filter(|_| requests > 0).map(|v| v * 1000.0);
     Ok(ToolReport {
@@ -229,6 +265,7 @@ pub fn parse_wrk(text: &str) -> anyhow::Result<ToolReport> {
             p9999: us("p9999"),
             max: us("max"),
         },
+        histogram: None,
     })
 }
 
@@ -277,6 +314,7 @@ pub fn parse_h2load(text: &str) -> anyhow::Result<ToolReport> {
         duration_s,
         bytes_read,
         latency: LatencyPoints { min: at(0), max: at(1), mean: at(2), stdev: at(3), ..LatencyPoints::default() },
+        histogram: None,
     })
 }
 

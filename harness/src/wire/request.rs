@@ -30,6 +30,11 @@ impl HttpRequest {
         super::Scenario::parse(scenario)?.request()
     }
 
+    /// The body alone, as `render` sends it: for `json_sequence`, `{"sequence": N}` with N `sequence`.
+    pub fn body_for(&self, sequence: u64) -> Vec<u8> {
+        if self.json_sequence { format!("{{\"sequence\": {sequence}}}").into_bytes() } else { self.body.clone() }
+    }
+
     /// The bytes of this request; for `json_sequence`, with `sequence` in the body.
     pub fn render(&self, sequence: u64) -> Vec<u8> {
         let template = RequestTemplate::new(self);
@@ -129,6 +134,14 @@ mod tests {
         let text = String::from_utf8(out).unwrap();
         assert!(text.starts_with("POST /ping HTTP/1.1\r\nHost: bench\r\nContent-Type: application/json\r\nContent-Length: 18\r\n\r\n"), "{text}");
         assert!(text.ends_with("\r\n\r\n{\"sequence\": 1234}"), "{text}");
+    }
+
+    #[test]
+    fn the_body_alone_is_the_rendered_body() {
+        let json = HttpRequest::for_scenario("json").unwrap();
+        assert!(json.render(7).ends_with(&json.body_for(7)));
+        assert_eq!(json.body_for(7), b"{\"sequence\": 7}");
+        assert!(HttpRequest::for_scenario("hello").unwrap().body_for(7).is_empty());
     }
 
     #[test]
