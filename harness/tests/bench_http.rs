@@ -112,3 +112,20 @@ fn h2load_is_measured_and_recorded_as_the_tool() {
     let printed = &m["rounds"][0]["tool_latency_ns"];
     assert!(printed["mean"].as_f64().is_some_and(|ns| ns > 0.0), "what h2load printed: {printed}");
 }
+
+#[test]
+fn a_connection_per_request_is_measured_and_recorded() {
+    let (run, _) = bench("bench-http-per-request", &["--scenario", "plaintext", "--connection-per-request", "http-good"]);
+    assert_eq!(run["config"]["connection_per_request"], true);
+    let m = measurement(&run, "http-good");
+    assert_measured(m);
+    for r in m["rounds"].as_array().unwrap() {
+        let load = &r["load"];
+        let (requests, opened) = (load["requests"].as_u64().unwrap(), load["connections_opened"].as_u64().unwrap());
+        // One connection per request, but for those in flight at the window's edges (4 connections).
+        assert!(opened.abs_diff(requests) <= 4, "{opened} connections opened for {requests} requests");
+        assert_eq!(load["keepalive_lost"], 0);
+        let flags = r["flags"].as_array().unwrap();
+        assert!(!flags.iter().any(|f| f == "keepalive-lost" || f == "ramp-incomplete" || f == "unfair"), "{flags:?}");
+    }
+}

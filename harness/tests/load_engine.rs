@@ -530,6 +530,130 @@ fn a_stop_before_the_clock_starts_is_an_empty_interrupted_report(io: IoBackend) 
     assert_eq!(r.errors.total(), 0);
 }
 
+/// A hello server that notes each request that said `Connection: close` and, as a platform server does,
+/// closes after answering one; the accepted connections are counted by `serve`.
+fn closing_hello_server() -> FakeServer {
+    serve(Arc::new(|mut s: TcpStream, c: &Counters| {
+        let _ = s.set_nodelay(true);
+        let mut head = Vec::new();
+        let mut buf = [0u8; 4096];
+        while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+            match s.read(&mut buf) {
+                Ok(0) | Err(_) => return,
+                Ok(n) => head.extend_from_slice(&buf[..n]),
+            }
+        }
+        c.requests.fetch_add(1, Ordering::SeqCst);
+        if head.windows(19).any(|w| w == b"\r\nConnection: close") {
+            c.bytes_in.fetch_add(1, Ordering::SeqCst); // a request that asked for the close
+        }
+        let _ = s.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 12\r\nConnection: close\r\n\r\nHello world!");
+    }))
+}
+
+fn per_request(mut c: LoadConfig) -> LoadConfig {
+    c.connection_per_request = true;
+    c
+}
+
+/// Every request on its own connection, with `Connection: close`, against a server that closes after
+/// each answer and one that keeps the connection (the client closes either way): one connection opened
+/// per request, and the closes are neither errors, reconnects nor keep-alive lost. The server accepted one
+/// connection more per slot: the ones opened before the clock, which only show that it answers.
+fn a_connection_per_request_opens_one_per_request(io: IoBackend) {
+    let closing = closing_hello_server();
+    let mut c = per_request(config(io, closing.addr, 2, 8, 25));
+    no_check(&mut c);
+    let r = run(&c);
+    assert_eq!(r.requests, 200);
+    assert_eq!(r.errors.total(), 0, "{:?}", r.errors);
+    assert_eq!((r.connections_opened, r.reconnects, r.keepalive_lost), (200, 0, 0));
+    assert_eq!(r.latency.len(), 200);
+    assert_eq!(closing.counters.requests.load(Ordering::SeqCst), 200);
+    assert_eq!(closing.counters.bytes_in.load(Ordering::SeqCst), 200, "every request said Connection: close");
+    assert!(common::eventually(Duration::from_secs(2), || closing.counters.connections.load(Ordering::SeqCst) == 200 + 8));
+
+    let keeping = hello_server();
+    let r = run(&per_request(config(io, keeping.addr, 1, 4, 30)));
+    assert_eq!((r.requests, r.connections_opened, r.errors.total(), r.keepalive_lost), (120, 120, 0, 0), "{:?}", r.errors);
+    assert_eq!(keeping.counters.requests.load(Ordering::SeqCst), 120);
+    assert!(common::eventually(Duration::from_secs(2), || keeping.counters.connections.load(Ordering::SeqCst) == 120 + 4));
+}
+
+/// For a duration, in closed loop, at a rate and after a think time: connections opened, requests and
+/// connections accepted agree within the requests in flight at the window's edges; every slot is served
+/// (fairness and the ramp count per slot), and nothing is an error.
+fn a_connection_per_request_holds_in_every_mode(io: IoBackend) {
+    for mode in [Mode::Throughput, Mode::Rate { requests_per_s: 1000.0 }, Mode::Latency { think_time: Duration::from_millis(2) }] {
+        let server = closing_hello_server();
+        let mut c = per_request(config(io, server.addr, 2, 8, 1));
+        no_check(&mut c);
+        c.mode = mode.clone();
+        c.stop = Stop::Duration { warmup: Duration::ZERO, measure: Duration::from_millis(600) };
+        c.ramp = Some(Duration::from_secs(5));
+        let r = run(&c);
+        let slots = 8;
+        assert_eq!(r.errors.total(), 0, "{mode:?}: {:?}", r.errors);
+        assert!(r.requests > 100, "{mode:?}: {} requests", r.requests);
+        assert!(r.connections_opened.abs_diff(r.requests) <= slots, "{mode:?}: {} opened, {} requests", r.connections_opened, r.requests);
+        let accepted = server.counters.connections.load(Ordering::SeqCst);
+        // Accepted also counts the connections of the ramp and those opened before the clock.
+        assert!(accepted >= r.requests, "{mode:?}: {accepted} accepted, {} requests", r.requests);
+        assert_eq!((r.keepalive_lost, r.reconnects, r.unserved_at_start), (0, 0, Some(0)), "{mode:?}");
+        let spread = r.per_connection.unwrap();
+        assert_eq!(spread.starved, 0, "{mode:?}: {spread:?}");
+        if let Mode::Rate { requests_per_s } = mode {
+            let want = requests_per_s * r.duration_s;
+            assert!(r.requests as f64 >= 0.9 * want && r.requests as f64 <= want + slots as f64, "{} requests of {want}", r.requests);
+        }
+    }
+}
+
+/// Echo ping-pong with a connection per request: one exchange per connection.
+fn a_connection_per_exchange_of_echo(io: IoBackend) {
+    let server = echo_server();
+    let mut c = per_request(config(io, server.addr, 1, 3, 10));
+    c.workload = Workload::Echo { kind: EchoKind::PingPong, size_bytes: 512 };
+    let r = run(&c);
+    assert_eq!((r.requests, r.connections_opened, r.errors.total()), (30, 30, 0), "{:?}", r.errors);
+    assert_eq!(server.counters.bytes_in.load(Ordering::SeqCst), 30 * 512);
+    assert!(common::eventually(Duration::from_secs(2), || server.counters.connections.load(Ordering::SeqCst) == 30 + 3));
+}
+
+/// The latency of a request on its own connection runs from the start of its connect. A server whose
+/// accept queue (backlog 0) still holds the connection opened before the clock makes the kernel drop the
+/// next handshake, which the client sends again 1 s later: the request waits that second before it can
+/// even be sent, and its latency shows it.
+fn a_connection_per_request_times_from_the_connect(io: IoBackend) {
+    let listener = common::listen_loopback(0);
+    let addr = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        sleep_ms(200);
+        for conn in listener.incoming() {
+            let Ok(mut s) = conn else { return };
+            let mut buf = [0u8; 4096];
+            if s.read(&mut buf).unwrap_or(0) > 0 {
+                let _ = s.write_all(HELLO);
+                return;
+            }
+        }
+    });
+    let r = run(&per_request(config(io, addr, 1, 1, 1)));
+    assert_eq!((r.requests, r.errors.total()), (1, 0), "{:?}", r.errors);
+    assert!(r.latency.min() >= 500_000_000, "the request's latency {} ns left out its connect", r.latency.min());
+}
+
+/// What cannot go one request to a connection is refused before any connection is made.
+#[test]
+fn a_connection_per_request_refuses_pipelining_and_streams() {
+    let addr = "127.0.0.1:9".parse().unwrap();
+    let mut c = per_request(LoadConfig::new(addr));
+    c.workload = Workload::for_scenario("plaintext", 4, false).unwrap();
+    assert!(load::validate(&c).unwrap_err().to_string().contains("--connection-per-request"));
+    c.workload = Workload::Echo { kind: EchoKind::Stream, size_bytes: 512 };
+    assert!(load::validate(&c).unwrap_err().to_string().contains("--connection-per-request"));
+}
+
 /// Every test above runs once per backend. The io_uring runs are skipped only on a kernel that lacks what
 /// the backend needs: counted as skipped with the reason, and a failure under CI=true.
 macro_rules! on_both_backends {
@@ -577,6 +701,10 @@ on_both_backends!(
     warmup_is_excluded_and_a_stop_request_ends_the_run,
     json_requests_count_up_per_connection,
     a_stop_before_the_clock_starts_is_an_empty_interrupted_report,
+    a_connection_per_request_opens_one_per_request,
+    a_connection_per_request_holds_in_every_mode,
+    a_connection_per_exchange_of_echo,
+    a_connection_per_request_times_from_the_connect,
 );
 
 /// A CPU the client cannot be pinned to fails the run with the reason, rather than running unpinned while

@@ -230,7 +230,7 @@ pub fn drop_many(t: &Target, o: &Options) -> Result<String, Failed> {
     let mut fds: Vec<RawFd> = Vec::with_capacity(n);
     let mut refused = 0;
     for _ in 0..n {
-        match sys::connect_nonblocking(&t.addr) {
+        match sys::connect_nonblocking(&t.addr, None) {
             Ok((fd, _)) => fds.push(fd),
             Err(_) => refused += 1,
         }

@@ -110,6 +110,10 @@ pub struct LoadArgs {
     /// throughput round)
     #[arg(long)]
     pub search: Option<String>,
+    /// Every request on a new connection (HTTP: with Connection: close; echo: one exchange each); latency
+    /// then runs from the start of the connect
+    #[arg(long = "connection-per-request")]
+    pub connection_per_request: bool,
     /// A request unanswered this long is a timeout error and its connection is reopened
     #[arg(long, value_parser = parse_duration, default_value = "5s")]
     pub timeout: Duration,
@@ -255,8 +259,19 @@ impl LoadArgs {
         let io = self.io.into();
         let cpus = self.cpus.clone().map(|c| c.0);
         let threads = self.threads.unwrap_or_else(|| cpus.as_ref().map_or(1, Vec::len));
-        let config =
-            LoadConfig { target, threads, connections: self.connections, cpus, mode, stop, workload, timeout: self.timeout, io, ramp: self.ramp };
+        let config = LoadConfig {
+            target,
+            threads,
+            connections: self.connections,
+            cpus,
+            mode,
+            stop,
+            workload,
+            timeout: self.timeout,
+            io,
+            ramp: self.ramp,
+            connection_per_request: self.connection_per_request,
+        };
         crate::load::validate(&config)?;
         Ok(config)
     }

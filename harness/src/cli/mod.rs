@@ -130,6 +130,10 @@ pub struct BenchArgs {
     /// Requests in flight per connection (HTTP pipelining; for plaintext).
     #[arg(long, default_value_t = 1, value_name = "P")]
     pub pipeline: u32,
+    /// Every request on a new connection (HTTP: with Connection: close; echo: one exchange each), instead
+    /// of keep-alive; latency then runs from the start of the connect.
+    #[arg(long = "connection-per-request")]
+    pub connection_per_request: bool,
     /// singleCore: the server gets one CPU and one worker; multiCore: all server CPUs, one worker each.
     #[arg(long = "type", value_enum, default_value_t = RunType::SingleCore)]
     pub run_type: RunType,
@@ -212,6 +216,7 @@ impl BenchArgs {
             search: self.search.clone(),
             connections: self.connections.clone(),
             pipeline: self.pipeline,
+            connection_per_request: self.connection_per_request,
             run_type: self.run_type,
             server_cpus: self.server_cpus.clone(),
             client_cpus: self.client_cpus.clone(),

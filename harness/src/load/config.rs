@@ -88,6 +88,10 @@ pub struct LoadConfig {
     /// exchange (and the warm-up is over), waiting at most this long from the start. None: it opens when
     /// the warm-up ends, whoever has been served.
     pub ramp: Option<Duration>,
+    /// Every request (echo: every exchange) on a new connection: HTTP requests say `Connection: close`, the
+    /// client closes as soon as the answer is complete, and each slot connects again when its next request
+    /// is due. Latency then runs from the start of the connect.
+    pub connection_per_request: bool,
 }
 
 impl Workload {
@@ -116,6 +120,7 @@ impl LoadConfig {
             timeout: Duration::from_secs(5),
             io: IoBackend::Auto,
             ramp: None,
+            connection_per_request: false,
         }
     }
 }

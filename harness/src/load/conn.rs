@@ -9,7 +9,8 @@ use super::http::ResponseParser;
 pub(super) enum State {
     Connecting,
     Open,
-    /// Waiting to reconnect after a failed connect.
+    /// Without a socket, waiting for a timer to connect: after a failed connect, or with a connection per
+    /// request until the slot's next request is due (think time, rate schedule).
     Backoff,
     /// Sent its last request and received its last response (`-n`).
     Done,
@@ -43,11 +44,13 @@ pub(super) struct Sent {
     pub sequence: u64,
 }
 
+/// One connection, or with a connection per request one slot: the sockets it opens one after another
+/// share its counts (`spent`, `served`, `window_units`), so fairness and the ramp are judged per slot.
 pub(super) struct Conn {
     pub state: State,
     /// Bumped whenever the socket is replaced, so timers and completions of an old socket are ignored.
     pub generation: u32,
-    /// When the current connect started.
+    /// When the current connect started (with a connection per request, where its request's latency starts).
     pub since_ns: u64,
     /// Rendered request bytes not yet accepted by the kernel (from `out_off`).
     pub out: Vec<u8>,

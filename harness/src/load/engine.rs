@@ -91,6 +91,8 @@ pub(super) struct Engine<'a> {
     pub pattern: Vec<u8>,
     pub pipeline: usize,
     pub budget: Budget,
+    /// A new connection for every request (`LoadConfig::connection_per_request`).
+    pub per_request: bool,
     /// Rate mode: time between two requests of one connection.
     pub interval_ns: u64,
     pub measure_start_ns: u64,
@@ -132,6 +134,7 @@ impl<'a> Engine<'a> {
             pattern,
             pipeline,
             budget,
+            per_request: cfg.connection_per_request,
             interval_ns: match cfg.mode {
                 Mode::Rate { requests_per_s } => (cfg.connections as f64 * 1e9 / requests_per_s).max(1.0) as u64,
                 _ => 0,

@@ -17,6 +17,9 @@ impl Engine<'_> {
     pub fn on_event<B: Backend>(&mut self, io: &mut B, i: usize, event: Event, now: u64) {
         match (self.conns[i].state, event) {
             (State::Connecting, Event::Connected) => {
+                if self.recording {
+                    self.r.connections_opened += 1;
+                }
                 self.set_open(io, i);
                 self.start_traffic(io, i, now);
             }
@@ -58,8 +61,27 @@ impl Engine<'_> {
         self.on_open(io, i, now);
     }
 
-    /// Closes the socket and opens a new one (or finishes the connection when its budget is spent).
+    /// Closes the socket and opens a new one (or finishes the connection when its budget is spent). With a
+    /// connection per request the new one waits for the slot's next request to be due.
     pub fn reconnect<B: Backend>(&mut self, io: &mut B, i: usize, now: u64) {
+        self.drop_socket(io, i);
+        if self.budget.limit().is_some() && !self.has_budget(i) {
+            self.finish(io, i);
+            return;
+        }
+        if self.recording {
+            self.r.reconnects += 1;
+        }
+        if self.per_request {
+            self.connect_when_due(io, i, now, false);
+        } else {
+            self.connect_again(io, i, now);
+        }
+    }
+
+    /// Closes the socket and forgets what was in flight on it: the connection waits, without a socket,
+    /// for a new one.
+    pub fn drop_socket<B: Backend>(&mut self, io: &mut B, i: usize) {
         io.close(i);
         let c = &mut self.conns[i];
         c.generation = c.generation.wrapping_add(1);
@@ -73,14 +95,6 @@ impl Engine<'_> {
         c.stream_written_bytes = 0;
         c.timer_at = 0;
         c.state = State::Backoff;
-        if self.budget.limit().is_some() && !self.has_budget(i) {
-            self.finish(io, i);
-            return;
-        }
-        if self.recording {
-            self.r.reconnects += 1;
-        }
-        self.connect_again(io, i, now);
     }
 
     pub fn connect_again<B: Backend>(&mut self, io: &mut B, i: usize, now: u64) {

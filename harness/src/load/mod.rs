@@ -77,6 +77,17 @@ pub fn validate(config: &LoadConfig) -> anyhow::Result<()> {
         }
         _ => {}
     }
+    if config.connection_per_request {
+        match &config.workload {
+            Workload::Http { pipeline, .. } if *pipeline > 1 => {
+                bail!("--pipeline {pipeline} needs a connection that carries several requests; --connection-per-request sends one")
+            }
+            Workload::Echo { kind: EchoKind::Stream, .. } => {
+                bail!("--echo stream has no exchanges to put on a connection each; --connection-per-request takes pingpong")
+            }
+            _ => {}
+        }
+    }
     if config.timeout.is_zero() {
         bail!("--timeout must be longer than 0");
     }
@@ -95,6 +106,7 @@ pub fn run_watched(config: &LoadConfig, stop: Arc<AtomicBool>, watch: Option<Win
     // Each connection is one descriptor; each thread adds an epoll set or a ring; a few more are already open.
     crate::os::limits::ensure_open_files((config.connections + config.threads + 32) as u64)?;
     let (template, expect) = match &config.workload {
+        Workload::Http { request, expect, .. } if config.connection_per_request => (Some(RequestTemplate::new(&request.closing())), expect.clone()),
         Workload::Http { request, expect, .. } => (Some(RequestTemplate::new(request)), expect.clone()),
         Workload::Echo { .. } => (None, Expect::Status),
     };

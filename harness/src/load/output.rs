@@ -35,8 +35,9 @@ pub fn describe(target: &str, c: &LoadConfig) -> String {
         Stop::Duration { warmup, measure } => format!("{measure:?} after {warmup:?} of warm-up"),
     };
     let pin = c.cpus.as_ref().map(|v| format!(", pinned to CPUs {v:?}")).unwrap_or_default();
+    let each = if c.connection_per_request { ", a new connection per request" } else { "" };
     format!(
-        "Running {length} @ {target} ({what}; {})\n  {} threads and {} connections{pin}",
+        "Running {length} @ {target} ({what}; {})\n  {} threads and {} connections{each}{pin}",
         mode_name(&c.mode),
         c.threads,
         c.connections
@@ -114,7 +115,9 @@ pub fn human_summary(c: &LoadConfig, r: &LoadReport, unit: LatencyUnit) -> Strin
     if let (Some(ramp), Some(unserved)) = (r.ramp_s, r.unserved_at_start) {
         out += &format!("  Ramp: {ramp:.3}s until the window opened, {unserved} connections unserved then\n");
     }
-    if r.keepalive_lost > 0 || r.reconnects > 0 {
+    if c.connection_per_request {
+        out += &format!("  Connections opened: {} ({} reconnects after errors)\n", r.connections_opened, r.reconnects);
+    } else if r.keepalive_lost > 0 || r.reconnects > 0 {
         out += &format!("  Keep-alive lost on {} connections; {} reconnects\n", r.keepalive_lost, r.reconnects);
     }
     if r.status.s2xx != r.requests && matches!(c.workload, Workload::Http { .. }) {
@@ -144,6 +147,8 @@ pub fn to_json(c: &LoadConfig, r: &LoadReport) -> serde_json::Value {
         "timeouts": r.errors.timeout,
         "reconnects": r.reconnects,
         "keepalive_lost": r.keepalive_lost,
+        "connection_per_request": c.connection_per_request,
+        "connections_opened": r.connections_opened,
         "ramp_s": r.ramp_s,
         "unserved_at_start": r.unserved_at_start,
         "connections_starved": r.per_connection.map(|s| s.starved),

@@ -38,12 +38,13 @@ impl Engine<'_> {
     }
 
     /// The server closed. With nothing outstanding that is no error, but the server ended a keep-alive
-    /// connection the client meant to go on using: the round measures reconnects too.
+    /// connection the client meant to go on using: the round measures reconnects too. (With a connection
+    /// per request no connection is meant to be kept.)
     pub fn on_closed<B: Backend>(&mut self, io: &mut B, i: usize, now: u64) {
         let c = &self.conns[i];
         let lost = c.inflight.len() as u64 + u64::from(c.inflight.is_empty() && !c.parser.idle());
         self.r.errors.read += lost;
-        if lost == 0 && self.recording {
+        if lost == 0 && self.recording && !self.per_request {
             self.r.keepalive_lost += 1;
         }
         self.reconnect(io, i, now);
@@ -94,8 +95,9 @@ impl Engine<'_> {
             self.reconnect(io, i, now);
             return;
         }
-        if close {
-            // `Connection: close`: whatever is still outstanding is lost, and so is the keep-alive.
+        if close && !self.per_request {
+            // `Connection: close`: whatever is still outstanding is lost, and so is the keep-alive. (With a
+            // connection per request the client asked for it, and closes after this answer itself.)
             self.r.errors.read += self.conns[i].inflight.len() as u64;
             if self.recording {
                 self.r.keepalive_lost += 1;

@@ -120,6 +120,11 @@ pub struct LoadReport {
     /// nothing outstanding) inside the measured window: keep-alive was not kept.
     #[serde(default)]
     pub keepalive_lost: u64,
+    /// Connects that completed inside the measured window: with a connection per request about one per
+    /// request (those still in flight at the window's edges make the difference), with keep-alive the
+    /// reconnects that succeeded.
+    #[serde(default)]
+    pub connections_opened: u64,
     /// Rate mode: requests whose intended send time fell inside the measured window but that were never
     /// sent (the client fell behind its schedule, or the connections were all waiting on answers).
     #[serde(default)]
@@ -173,6 +178,7 @@ impl LoadReport {
             requests: 0,
             reconnects: 0,
             keepalive_lost: 0,
+            connections_opened: 0,
             backlog: 0,
             ramp_s: None,
             unserved_at_start: None,

@@ -36,9 +36,14 @@ impl Engine<'_> {
         self.check_done(io, i);
     }
 
-    /// `completed` responses arrived on connection `i`: send what the mode says comes next.
+    /// `completed` responses arrived on connection `i`: send what the mode says comes next (with a
+    /// connection per request, on a new connection).
     #[inline]
     pub fn after_responses<B: Backend>(&mut self, io: &mut B, i: usize, completed: usize, now: u64) {
+        if completed > 0 && self.per_request {
+            self.next_connection(io, i, now);
+            return;
+        }
         if completed > 0 {
             match self.shared.config.mode {
                 Mode::Throughput => {
@@ -56,6 +61,34 @@ impl Engine<'_> {
             }
         }
         self.check_done(io, i);
+    }
+
+    /// Connection per request: the exchange is complete, so the client closes first, at once (whether or
+    /// not the server is closing too), and the slot connects again when its next request is due.
+    fn next_connection<B: Backend>(&mut self, io: &mut B, i: usize, now: u64) {
+        self.drop_socket(io, i);
+        if !self.has_budget(i) {
+            self.finish(io, i);
+            return;
+        }
+        self.connect_when_due(io, i, now, true);
+    }
+
+    /// Connection per request: connects slot `i` (which has no socket) now, or arms a timer for when its
+    /// next request is due: after the think time (when `answered`, that is after a response), at the rate
+    /// schedule's next time. Its latency starts with the connect.
+    pub fn connect_when_due<B: Backend>(&mut self, io: &mut B, i: usize, now: u64, answered: bool) {
+        let at = match self.shared.config.mode {
+            Mode::Throughput => now,
+            Mode::Latency { think_time } if answered => now + think_time.as_nanos() as u64,
+            Mode::Latency { .. } => now,
+            Mode::Rate { .. } => self.conns[i].next_intended_ns,
+        };
+        if at <= now {
+            self.connect_again(io, i, now);
+        } else {
+            self.timers.push(Reverse((at, i as u32, self.conns[i].generation)));
+        }
     }
 
     /// Rate mode: sends every request whose intended time has come (late ones included, never

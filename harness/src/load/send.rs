@@ -16,14 +16,16 @@ impl Engine<'_> {
             return;
         }
         let c = &mut self.conns[i];
+        // With a connection per request the request's latency runs from the start of its connect.
+        let (intended_ns, sent_ns) = if self.per_request { (intended_ns.min(c.since_ns), c.since_ns) } else { (intended_ns, now) };
         for k in 0..n {
             c.spent += 1;
             // Rendered in this order after the ones already queued (render_queued), numbered from `sequence`.
             let sequence = c.sequence + (c.queued + k) as u64;
-            c.inflight.push_back(Sent { intended_ns, sent_ns: now, sequence });
+            c.inflight.push_back(Sent { intended_ns, sent_ns, sequence });
         }
         c.queued += n;
-        self.r.first_send_ns = self.r.first_send_ns.min(now);
+        self.r.first_send_ns = self.r.first_send_ns.min(sent_ns);
         if io.holds_bytes(i) {
             return;
         }

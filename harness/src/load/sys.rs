@@ -24,12 +24,56 @@ pub fn thread_cpu_s() -> f64 {
     tv(ru.ru_utime) + tv(ru.ru_stime)
 }
 
-/// A non-blocking TCP socket with TCP_NODELAY, connecting to `addr`. Returns the fd and whether the
-/// connection completed at once.
-pub fn connect_nonblocking(addr: &SocketAddr) -> io::Result<(RawFd, bool)> {
-    let (family, storage, len) = sockaddr(addr);
+/// The client's source addresses with a connection per request: a new connection takes the next of
+/// 127.0.0.1 to 127.0.0.254 in turn. Each source address has its own ephemeral ports (32768-60999 by
+/// default) towards the target, so the client's TIME_WAIT sockets are spread over 254 times as many
+/// address and port pairs, and a run of minutes does not run out of them whatever `tcp_tw_reuse` says.
+pub struct SourceSpread {
+    next: u8,
+}
+
+/// The last byte of the source addresses a `SourceSpread` goes through: 127.0.0.1 to 127.0.0.254.
+const SPREAD_LAST: u8 = 254;
+
+impl SourceSpread {
+    /// A spread for a thread's connections to `target`, or None when it has no use: keep-alive
+    /// connections, or a target outside 127.0.0.0/8 (an IPv6 loopback target has one address only).
+    /// `thread` staggers where the threads start.
+    pub fn for_target(target: &SocketAddr, per_request: bool, thread: usize) -> Option<SourceSpread> {
+        let loopback4 = matches!(target, SocketAddr::V4(a) if a.ip().is_loopback());
+        (per_request && loopback4).then(|| SourceSpread { next: (thread * 37 % usize::from(SPREAD_LAST)) as u8 + 1 })
+    }
+
+    /// Binds `fd` to the next source address; the port is chosen at connect, for the target's address and
+    /// port (IP_BIND_ADDRESS_NO_PORT), so the ports of every source address are shared by the threads.
+    fn bind_next(&mut self, fd: RawFd) -> io::Result<()> {
+        let ip = std::net::Ipv4Addr::new(127, 0, 0, self.next);
+        self.next = if self.next == SPREAD_LAST { 1 } else { self.next + 1 };
+        setsockopt(fd, libc::IPPROTO_IP, libc::IP_BIND_ADDRESS_NO_PORT, &(1 as libc::c_int));
+        let (_, storage, len) = sockaddr(&SocketAddr::from((ip, 0)));
+        cvt(unsafe { libc::bind(fd, &storage as *const _ as *const libc::sockaddr, len) }).map(|_| ())
+    }
+}
+
+/// A non-blocking TCP socket with TCP_NODELAY of `family` (AF_INET, AF_INET6), bound to the next source
+/// address of `spread` when there is one.
+pub fn tcp_socket(family: libc::c_int, spread: Option<&mut SourceSpread>) -> io::Result<RawFd> {
     let fd = cvt(unsafe { libc::socket(family, libc::SOCK_STREAM | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC, 0) })?;
     set_nodelay(fd);
+    if let Some(spread) = spread {
+        if let Err(e) = spread.bind_next(fd) {
+            close(fd);
+            return Err(e);
+        }
+    }
+    Ok(fd)
+}
+
+/// A socket from `tcp_socket`, connecting to `addr`. Returns the fd and whether the connection completed
+/// at once.
+pub fn connect_nonblocking(addr: &SocketAddr, spread: Option<&mut SourceSpread>) -> io::Result<(RawFd, bool)> {
+    let (family, storage, len) = sockaddr(addr);
+    let fd = tcp_socket(family, spread)?;
     let ret = unsafe { libc::connect(fd, &storage as *const _ as *const libc::sockaddr, len) };
     if ret == 0 {
         return Ok((fd, true));

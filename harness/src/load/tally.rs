@@ -13,6 +13,7 @@ pub(super) struct WorkerResult {
     pub requests: u64,
     pub reconnects: u64,
     pub keepalive_lost: u64,
+    pub connections_opened: u64,
     pub backlog: u64,
     /// What each connection received in the window (`LoadReport::requests`' unit).
     pub per_connection: Vec<u64>,
@@ -37,6 +38,7 @@ impl WorkerResult {
             requests: 0,
             reconnects: 0,
             keepalive_lost: 0,
+            connections_opened: 0,
             backlog: 0,
             per_connection: Vec::new(),
             errors: ErrorCounts::default(),
@@ -86,6 +88,7 @@ pub(super) fn merge(config: &LoadConfig, results: Vec<WorkerResult>) -> LoadRepo
         rep.requests += r.requests;
         rep.reconnects += r.reconnects;
         rep.keepalive_lost += r.keepalive_lost;
+        rep.connections_opened += r.connections_opened;
         rep.backlog += r.backlog;
         per_connection.extend_from_slice(&r.per_connection);
         rep.errors.add(&r.errors);

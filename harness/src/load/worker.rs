@@ -12,7 +12,7 @@ use super::backend::Backend;
 use super::config::{EchoKind, IoBackend, Mode, Stop, Workload};
 use super::conn::State;
 use super::engine::{Engine, Shared};
-use super::sys::{self, now_ns};
+use super::sys::{self, now_ns, SourceSpread};
 use super::tally::WorkerResult;
 use super::SetupError;
 
@@ -34,11 +34,12 @@ pub(super) fn run_worker(shared: &Shared, index: usize, conn_count: usize, first
         }
         None => Ok(()),
     };
+    let spread = || SourceSpread::for_target(&cfg.target, cfg.connection_per_request, index);
     match shared.io {
         IoBackend::IoUring => run_with(
             shared,
             pinned.and_then(|()| {
-                let io = UringBackend::new(&cfg.target, conn_count).map_err(|e| SetupError(format!("cannot set up io_uring: {e}")))?;
+                let io = UringBackend::new(&cfg.target, conn_count, spread()).map_err(|e| SetupError(format!("cannot set up io_uring: {e}")))?;
                 Ok((Engine::new(shared, conn_count), io))
             }),
             first_global,
@@ -46,7 +47,7 @@ pub(super) fn run_worker(shared: &Shared, index: usize, conn_count: usize, first
         _ => run_with(
             shared,
             pinned.and_then(|()| {
-                let io = EpollBackend::new(cfg.target, conn_count).map_err(|e| SetupError(format!("epoll_create1 failed: {e}")))?;
+                let io = EpollBackend::new(cfg.target, conn_count, spread()).map_err(|e| SetupError(format!("epoll_create1 failed: {e}")))?;
                 Ok((Engine::new(shared, conn_count), io))
             }),
             first_global,
@@ -146,7 +147,14 @@ impl<'a> Engine<'a> {
         }
         for i in 0..self.conns.len() {
             self.conns[i].next_intended_ns = t0 + ((first_global + i) as f64 * self.interval_ns as f64 / cfg.connections as f64) as u64;
-            self.start_traffic(io, i, t0);
+            if self.per_request {
+                // The connections opened before the clock only showed that the server answers: every
+                // request's latency starts with its own connect.
+                self.drop_socket(io, i);
+                self.connect_when_due(io, i, t0, false);
+            } else {
+                self.start_traffic(io, i, t0);
+            }
         }
         let mut now = now_ns();
         loop {

@@ -60,6 +60,9 @@ pub struct RunConfig {
     pub rate_per_s: Option<f64>,
     pub connections: Vec<usize>,
     pub pipeline: u32,
+    /// Every request on a new connection (`--connection-per-request`) instead of keep-alive.
+    #[serde(default)]
+    pub connection_per_request: bool,
     /// singleCore | multiCore
     pub run_type: String,
     pub server_cpus: String,

@@ -150,6 +150,9 @@ fn header(page: &mut Page, run: &RunResult) {
     if let Some(r) = c.rate_per_s {
         mode.push_str(&format!(", {r} req/s in total"));
     }
+    if c.connection_per_request {
+        mode.push_str(", a new connection per request");
+    }
     let connections: Vec<String> = c.connections.iter().map(|n| n.to_string()).collect();
     page.raw(&facts(&[
         ("Run type", c.run_type.clone()),

@@ -108,6 +108,9 @@ fn setting(run: &RunResult) -> String {
     if let Some(r) = c.rate_per_s {
         mode.push_str(&format!(" at {r} req/s"));
     }
+    if c.connection_per_request {
+        mode.push_str(", a new connection per request");
+    }
     let tools: Vec<String> = e.tools.iter().map(|(k, v)| format!("{k}: {v}")).collect();
     let mut s = format!(
         "- Started {}, {state}\n- Machine: {}, {} CPUs, {} GiB, {}, {}; load average {}\n- Command: `{}`\n\

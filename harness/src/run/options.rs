@@ -98,6 +98,8 @@ pub struct BenchOptions {
     pub search: Option<Slo>,
     pub connections: Vec<usize>,
     pub pipeline: u32,
+    /// Every request on a new connection (`LoadConfig::connection_per_request`).
+    pub connection_per_request: bool,
     pub run_type: RunType,
     pub server_cpus: CpuSet,
     pub client_cpus: CpuSet,
@@ -146,6 +148,7 @@ pub struct BenchChoices {
     pub search: Option<String>,
     pub connections: Vec<usize>,
     pub pipeline: u32,
+    pub connection_per_request: bool,
     pub run_type: RunType,
     pub server_cpus: Option<String>,
     pub client_cpus: Option<String>,
@@ -182,6 +185,7 @@ impl BenchChoices {
             search: None,
             connections: vec![64],
             pipeline: 1,
+            connection_per_request: false,
             run_type: RunType::SingleCore,
             server_cpus: None,
             client_cpus: None,
@@ -278,6 +282,11 @@ impl BenchOptions {
                 );
             }
         }
+        anyhow::ensure!(
+            !(c.connection_per_request && c.pipeline > 1),
+            "--pipeline {} needs a connection that carries several requests; --connection-per-request sends one",
+            c.pipeline
+        );
         if c.pipeline > 1 && c.scenarios.iter().any(|s| s != Scenario::Plaintext.name()) {
             notes.push("--pipeline is meant for the plaintext scenario (servers that parse requests); other scenarios answer per read".into());
         }
@@ -362,6 +371,7 @@ impl BenchOptions {
                     if c.tool == Tool::Wrk { "wrk" } else { "nghttp2-client" }
                 );
             }
+            anyhow::ensure!(!c.connection_per_request, "--connection-per-request needs --tool builtin");
             if c.tool == Tool::Wrk {
                 anyhow::ensure!(matches!(stop, StopRule::Duration(_)), "wrk runs for a duration only: use -d, not -n");
             }
@@ -380,6 +390,7 @@ impl BenchOptions {
             search,
             connections: c.connections,
             pipeline: c.pipeline,
+            connection_per_request: c.connection_per_request,
             run_type: c.run_type,
             server_cpus,
             client_cpus,

@@ -14,6 +14,7 @@ pub(super) fn run_config(o: &BenchOptions) -> RunConfig {
         rate_per_s: o.rate_per_s,
         connections: o.connections.clone(),
         pipeline: o.pipeline,
+        connection_per_request: o.connection_per_request,
         run_type: o.run_type.name().into(),
         server_cpus: o.server_cpus.to_string(),
         client_cpus: o.client_cpus.to_string(),

@@ -68,6 +68,7 @@ pub fn load_config(plan: &RoundPlan, target: std::net::SocketAddr) -> anyhow::Re
         // The window opens once every connection has been served: a server still accepting is not ranked
         // as if it were in steady state.
         ramp: Some(RAMP_LIMIT),
+        connection_per_request: o.connection_per_request,
     })
 }
 

@@ -35,6 +35,16 @@ impl HttpRequest {
         if self.json_sequence { format!("{{\"sequence\": {sequence}}}").into_bytes() } else { self.body.clone() }
     }
 
+    /// This request with `Connection: close`: the server may close after answering, and the client sends
+    /// nothing more on the connection (a connection per request). A `Connection` header already given is
+    /// replaced.
+    pub fn closing(&self) -> Self {
+        let mut req = self.clone();
+        req.headers.retain(|(k, _)| !k.eq_ignore_ascii_case("connection"));
+        req.headers.push(("Connection".into(), "close".into()));
+        req
+    }
+
     /// The bytes of this request; for `json_sequence`, with `sequence` in the body.
     pub fn render(&self, sequence: u64) -> Vec<u8> {
         let template = RequestTemplate::new(self);
@@ -150,6 +160,15 @@ mod tests {
         let mut out = Vec::new();
         t.render(&mut out, 0);
         assert_eq!(out, b"GET / HTTP/1.1\r\nHost: bench\r\n\r\n");
+    }
+
+    #[test]
+    fn a_closing_request_says_so_once() {
+        let mut req = HttpRequest::for_scenario("json").unwrap();
+        req.headers.push(("connection".into(), "keep-alive".into()));
+        let text = String::from_utf8(req.closing().render(7)).unwrap();
+        assert!(text.starts_with("POST /ping HTTP/1.1\r\nHost: bench\r\nContent-Type: application/json\r\nConnection: close\r\nContent-Length: 15\r\n\r\n"), "{text}");
+        assert_eq!(text.matches("onnection").count(), 1, "{text}");
     }
 
     #[test]

@@ -7,7 +7,7 @@ use std::net::SocketAddr;
 use std::os::fd::RawFd;
 
 use super::{Backend, Event, Write};
-use crate::load::sys::{self, Epoll};
+use crate::load::sys::{self, Epoll, SourceSpread};
 
 const READ_BUF_BYTES: usize = 64 * 1024;
 const MAX_EVENTS: usize = 1024;
@@ -32,10 +32,11 @@ pub struct EpollBackend {
     events: Vec<libc::epoll_event>,
     ready: usize,
     buf: Vec<u8>,
+    spread: Option<SourceSpread>,
 }
 
 impl EpollBackend {
-    pub fn new(target: SocketAddr, conn_count: usize) -> io::Result<Self> {
+    pub fn new(target: SocketAddr, conn_count: usize, spread: Option<SourceSpread>) -> io::Result<Self> {
         Ok(EpollBackend {
             epoll: Epoll::new()?,
             target,
@@ -43,6 +44,7 @@ impl EpollBackend {
             events: vec![libc::epoll_event { events: 0, u64: 0 }; MAX_EVENTS],
             ready: 0,
             buf: vec![0; READ_BUF_BYTES],
+            spread,
         })
     }
 
@@ -55,7 +57,7 @@ impl EpollBackend {
 
 impl Backend for EpollBackend {
     fn connect(&mut self, conn: usize, _generation: u32) -> io::Result<()> {
-        let (fd, _) = sys::connect_nonblocking(&self.target)?;
+        let (fd, _) = sys::connect_nonblocking(&self.target, self.spread.as_mut())?;
         self.slots[conn] = Slot { fd, connecting: true, out_interest: true };
         // Registered once per socket; EPOLLOUT reports when the connect finished.
         self.epoll.add(fd, EV_IN | EV_OUT, conn as u64)

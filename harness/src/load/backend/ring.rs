@@ -12,6 +12,7 @@ use std::os::fd::RawFd;
 
 use io_uring::{cqueue, opcode, squeue, types, IoUring};
 
+use crate::load::sys::SourceSpread;
 use crate::load::SetupError;
 
 /// Receive buffers per thread and their size: 512 x 16 KiB = 8 MiB. A receive that finds none free
@@ -189,13 +190,9 @@ impl Uring {
         }
     }
 
-    /// A non-blocking TCP socket with TCP_NODELAY and a connect submitted for it.
-    pub fn connect(&mut self, conn: usize, generation: u32) -> io::Result<RawFd> {
-        let fd = unsafe { libc::socket(self.family, libc::SOCK_STREAM | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC, 0) };
-        if fd < 0 {
-            return Err(io::Error::last_os_error());
-        }
-        crate::load::sys::set_nodelay(fd);
+    /// A socket from `sys::tcp_socket` and a connect submitted for it.
+    pub fn connect(&mut self, conn: usize, generation: u32, spread: Option<&mut SourceSpread>) -> io::Result<RawFd> {
+        let fd = crate::load::sys::tcp_socket(self.family, spread)?;
         let e = opcode::Connect::new(types::Fd(fd), &self.addr.0 as *const _ as *const libc::sockaddr, self.addr.1)
             .build()
             .user_data(pack(Op::Connect, conn, generation));

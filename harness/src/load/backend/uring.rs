@@ -8,7 +8,7 @@ use std::os::fd::RawFd;
 
 use super::ring::{self, Completion, Op, Uring};
 use super::{Backend, Event, Write};
-use crate::load::sys;
+use crate::load::sys::{self, SourceSpread};
 
 #[derive(Clone, Copy)]
 struct Slot {
@@ -24,15 +24,17 @@ pub struct UringBackend {
     completions: Vec<Completion>,
     /// Connections whose receive must be armed again after the batch.
     rearm: Vec<(usize, u32)>,
+    spread: Option<SourceSpread>,
 }
 
 impl UringBackend {
-    pub fn new(target: &SocketAddr, conn_count: usize) -> io::Result<Self> {
+    pub fn new(target: &SocketAddr, conn_count: usize, spread: Option<SourceSpread>) -> io::Result<Self> {
         Ok(UringBackend {
             ring: Box::new(Uring::new(target)?),
             slots: vec![Slot { fd: -1, generation: 0, send_busy: false }; conn_count],
             completions: Vec::with_capacity(1024),
             rearm: Vec::new(),
+            spread,
         })
     }
 
@@ -46,7 +48,7 @@ impl UringBackend {
 
 impl Backend for UringBackend {
     fn connect(&mut self, conn: usize, generation: u32) -> io::Result<()> {
-        let fd = self.ring.connect(conn, generation)?;
+        let fd = self.ring.connect(conn, generation, self.spread.as_mut())?;
         let s = &mut self.slots[conn];
         s.fd = fd;
         s.generation = generation;
