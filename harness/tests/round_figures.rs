@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use serverbench::catalog::{Catalog, Selection};
 use serverbench::run::options::{BenchChoices, BenchOptions, ModeKind};
-use serverbench::model::{Measurement, MeasurementStatus, Round, FLAG_CLIENT_BOUND, FLAG_ERRORS, FLAG_KEEPALIVE_LOST, FLAG_RATE_NOT_HELD, FLAG_UNSATURATED, SERVER_BOUND};
+use serverbench::model::{Measurement, MeasurementStatus, Round, FLAG_CLIENT_BOUND, FLAG_ERRORS, FLAG_KEEPALIVE_LOST, FLAG_RAMP_INCOMPLETE, FLAG_RATE_NOT_HELD, FLAG_UNFAIR, FLAG_UNSATURATED, SERVER_BOUND};
 use serverbench::run::rounds::{run_round, RoundPlan};
 use serverbench::launch::server::{free_port, Launch, Server};
 use serverbench::ui::{Ui, Verbosity};
@@ -64,6 +64,24 @@ fn a_known_cost_per_request_and_a_sleeping_server_are_measured_as_such() {
     a_server_that_fails_half_its_answers_counts_half();
     a_rate_the_server_cannot_hold_is_flagged();
     a_capacity_search_finds_the_known_capacity();
+    a_server_that_starves_half_its_connections_is_flagged_unfair();
+}
+
+/// A server that never answers on every other connection: the round's window waits for them in vain
+/// (ramp-incomplete, two unserved), and two of four connections get nothing in it (unfair). The fair
+/// servers of the rounds above are not flagged.
+fn a_server_that_starves_half_its_connections_is_flagged_unfair() {
+    // A timeout beyond the round, so that no starved connection is reopened (and perhaps served).
+    let r = one_round_with("partial", 4, |c| c.timeout = Duration::from_secs(60));
+    let spread = r.load.per_connection.expect("a spread over the connections");
+    assert_eq!(spread.starved, 2, "{spread:?}");
+    assert!(spread.jain.is_some_and(|j| (j - 0.5).abs() < 0.05), "{spread:?}");
+    assert!(r.has_flag(FLAG_UNFAIR), "{:?}", r.flags);
+    assert!(r.has_flag(FLAG_RAMP_INCOMPLETE) && r.load.unserved_at_start == Some(2), "{:?} {:?}", r.flags, r.load.unserved_at_start);
+    assert!(r.load.requests > 0, "{:?}", r.load);
+    for fair in one_round("busy", 4).flags.iter().chain(&one_round("failing", 4).flags) {
+        assert!(fair != FLAG_UNFAIR && fair != FLAG_RAMP_INCOMPLETE, "a fair server flagged {fair}");
+    }
 }
 
 /// `bench --search`: the 2 ms server's capacity is 500/s; at a rate it holds its latency is the service
