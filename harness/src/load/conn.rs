@@ -74,8 +74,6 @@ pub(super) struct Conn {
     pub stream_written_bytes: u64,
     /// Whether the connection has completed an exchange since the run began (the ramp waits for all).
     pub served: bool,
-    /// Set by the response framer when this read served the connection for the first time.
-    pub served_now: bool,
     /// What it received inside the measured window: valid responses, exchanges, or (echo stream) bytes.
     pub window_units: u64,
 }
@@ -98,7 +96,6 @@ impl Conn {
             pingpong_received_bytes: 0,
             stream_written_bytes: 0,
             served: false,
-            served_now: false,
             window_units: 0,
         }
     }

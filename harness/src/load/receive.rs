@@ -65,8 +65,6 @@ impl Engine<'_> {
                 return;
             };
             completed += 1;
-            c.served_now |= !c.served;
-            c.served = true;
             close |= done.close;
             r.last_response_ns = now;
             if r.response_bytes == 0 {
@@ -87,8 +85,8 @@ impl Engine<'_> {
                 }
             }
         });
-        if std::mem::take(&mut self.conns[i].served_now) {
-            self.shared.unserved.fetch_sub(1, Ordering::SeqCst);
+        if completed > 0 {
+            self.mark_served(i);
         }
         if fed.is_err() || orphan {
             self.r.errors.framing += self.conns[i].inflight.len().max(1) as u64;
