@@ -100,6 +100,38 @@ fn rate_mode_is_measured_at_the_rate_asked() {
 }
 
 #[test]
+fn rate_auto_runs_each_server_at_shares_of_its_own_capacity() {
+    let (run, dir) =
+        bench("bench-http-rate-auto", &["--scenario", "plaintext", "--mode", "rate", "--rate", "auto", "--load-fraction", "0.25,0.5", "http-good"]);
+    assert_eq!(run["config"]["load_fractions"], serde_json::json!([0.25, 0.5]));
+    let all: Vec<&Value> = run["measurements"].as_array().unwrap().iter().filter(|m| m["contestant"] == "http-good").collect();
+    assert_eq!(all.len(), 3, "a capacity and two shares of it: {all:#?}");
+    let capacity = all[0];
+    assert_measured(capacity);
+    assert_eq!((&capacity["mode"], &capacity["load_fraction"]), (&"throughput".into(), &Value::Null));
+    let counting = |m: &Value| -> Vec<Value> {
+        m["rounds"].as_array().unwrap().iter().filter(|r| r["warmup"] == false && !r["flags"].as_array().unwrap().iter().any(|f| f == "disturbed")).cloned().collect()
+    };
+    let rps = |r: &Value| r["load"]["requests"].as_f64().unwrap() / r["load"]["duration_s"].as_f64().unwrap();
+    let capacity_rps = rps(&counting(capacity)[0]);
+    for (m, share) in [(all[1], 0.25), (all[2], 0.5)] {
+        assert_measured(m);
+        assert_eq!((&m["mode"], m["load_fraction"].as_f64()), (&"rate".into(), Some(share)));
+        let rate = m["rate_rps"].as_f64().unwrap();
+        assert!((rate - share * capacity_rps).abs() < 1.0, "rate {rate} is not {share} of the capacity {capacity_rps}");
+        // Open loop sends what its timetable holds: the round ran at that rate, not flat out.
+        let load = &counting(m)[0]["load"];
+        let want = rate * load["duration_s"].as_f64().unwrap();
+        let got = load["requests"].as_f64().unwrap();
+        assert!(got <= want * 1.02 + 4.0, "{got} requests where {share} of the capacity asks {want}");
+    }
+    let summary = std::fs::read_to_string(dir.join("summary.md")).unwrap();
+    for heading in ["plaintext · throughput · 4 connections", "plaintext · rate 25% of capacity · 4 connections", "plaintext · rate 50% of capacity · 4 connections"] {
+        assert!(summary.contains(heading), "no section {heading:?} in summary.md:\n{summary}");
+    }
+}
+
+#[test]
 fn h2load_is_measured_and_recorded_as_the_tool() {
     if serverbench::catalog::requires::find_command("h2load").is_none() {
         return common::skip("bench_http::h2load_is_measured_and_recorded_as_the_tool", "h2load missing (Debian package nghttp2-client)");

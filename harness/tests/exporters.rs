@@ -97,6 +97,8 @@ fn measurement(name: &str, status: MeasurementStatus, reason: Option<&str>, roun
         server_log: Some(format!("logs/{name}.hello.log")),
         rounds,
         capacity: None,
+        rate_rps: None,
+        load_fraction: None,
     };
     m
 }

@@ -21,6 +21,22 @@ pub struct BadValue(pub String);
 
 /// Durations as wrk and hyperfine users write them: `2`, `1.5s`, `500ms`, `200us`, `1m`, `1m30s`;
 /// a bare number is seconds. One parser for every command.
+/// `--rate`: a number of requests per second, or `auto`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum RateArg {
+    PerS(f64),
+    Auto,
+}
+
+fn parse_rate(s: &str) -> Result<RateArg, BadValue> {
+    if s == "auto" {
+        return Ok(RateArg::Auto);
+    }
+    s.parse::<f64>()
+        .map(RateArg::PerS)
+        .map_err(|_| BadValue(format!("`{s}` is neither a rate in requests per second nor `auto`")))
+}
+
 pub fn parse_duration(s: &str) -> Result<Duration, BadValue> {
     let t = s.trim();
     let bad = || BadValue(format!("'{s}' is not a duration; write 2, 1.5s, 500ms, 200us or 1m"));
@@ -168,9 +184,13 @@ pub struct BenchArgs {
     /// Think time between a response and the next request (--mode latency): 1ms, 200us, 0.5ms
     #[arg(long = "think-time", value_parser = parse_duration, default_value = "1ms", value_name = "TIME")]
     pub think_time: Duration,
-    /// Total request rate for --mode rate, requests per second.
-    #[arg(long, value_name = "REQ_PER_S")]
-    pub rate: Option<f64>,
+    /// Total request rate for --mode rate, requests per second; or `auto`: each server at shares of its
+    /// own capacity (--load-fraction), measured first by throughput rounds.
+    #[arg(long, value_parser = parse_rate, value_name = "REQ_PER_S|auto")]
+    pub rate: Option<RateArg>,
+    /// With --rate auto: the shares of each server's capacity to run at, comma-separated [default: 0.5,0.9]
+    #[arg(long = "load-fraction", value_delimiter = ',', value_name = "SHARE")]
+    pub load_fraction: Option<Vec<f64>>,
     /// After its rounds, find each contestant's capacity under a latency objective such as p99<1ms:
     /// rate rounds, bracketed and bisected to 5% (as `load --search`); a column in every report.
     #[arg(long, value_name = "OBJECTIVE")]
@@ -212,7 +232,12 @@ impl BenchArgs {
             scenarios: self.scenario.clone(),
             mode: self.mode,
             think_time_ms: self.think_time.as_secs_f64() * 1000.0,
-            rate_per_s: self.rate,
+            rate_per_s: match self.rate {
+                Some(RateArg::PerS(r)) => Some(r),
+                _ => None,
+            },
+            rate_auto: self.rate == Some(RateArg::Auto),
+            load_fractions: self.load_fraction.clone(),
             search: self.search.clone(),
             connections: self.connections.clone(),
             pipeline: self.pipeline,
@@ -308,6 +333,20 @@ mod tests {
         assert_eq!(b.run_type, RunType::SingleCore);
         assert_eq!(b.tool, Tool::Builtin);
         assert_eq!(b.mode, ModeKind::Throughput);
+    }
+
+    #[test]
+    fn rate_takes_a_number_or_auto_with_its_shares() {
+        let choices = |args: &[&str]| {
+            let cli = Cli::try_parse_from(["serverbench", "bench", "--mode", "rate"].iter().chain(args)).unwrap();
+            let Command::Bench(b) = cli.command else { panic!("bench") };
+            let c = b.choices(std::path::Path::new("/repo"), vec![]).unwrap();
+            (c.rate_per_s, c.rate_auto, c.load_fractions)
+        };
+        assert_eq!(choices(&["--rate", "2500"]), (Some(2500.0), false, None));
+        assert_eq!(choices(&["--rate", "auto", "--load-fraction", "0.5,0.9"]), (None, true, Some(vec![0.5, 0.9])));
+        let wrong = Cli::try_parse_from(["serverbench", "bench", "--rate", "fast"]).unwrap_err().to_string();
+        assert!(wrong.contains("neither a rate in requests per second nor `auto`"), "{wrong}");
     }
 
     #[test]

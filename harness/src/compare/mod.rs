@@ -230,7 +230,7 @@ impl Key {
     fn of(m: &Measurement) -> Key {
         Key {
             scenario: m.scenario.clone(),
-            mode: m.mode.clone(),
+            mode: m.load_label(),
             connections: m.connections,
             pipeline: m.pipeline,
             contestant: m.contestant.clone(),

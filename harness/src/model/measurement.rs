@@ -86,6 +86,13 @@ pub struct Measurement {
     pub response_bytes: Option<u64>,
     pub server_log: Option<String>,
     pub rounds: Vec<Round>,
+    /// Rate mode: the total rate its rounds asked for, requests per second.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_rps: Option<f64>,
+    /// `--rate auto`: the share of the server's own measured capacity (the median req/s of its throughput
+    /// measurement at the same connection count) that `rate_rps` is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load_fraction: Option<f64>,
     /// With `bench --search`: the highest rate that met the latency objective, its bracket and each
     /// step's rate round (absent from run.json otherwise).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -120,6 +127,10 @@ pub struct Round {
 /// The machine around one round: interference on its CPUs and their speed.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct RoundMachine {
+    /// When the round began, in seconds from the start of the run's measuring: the time line that pairs a
+    /// round with the machine's drift and with the rounds of other servers measured around it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started_s: Option<f64>,
     /// CPU time on the server's CPUs not spent by the server's tree (other processes, kernel threads), as a
     /// share of the window; absent when /proc/stat or the tree could not be read.
     #[serde(default)]
@@ -278,6 +289,16 @@ pub struct MeasurementSummary {
 }
 
 impl Measurement {
+    /// The load its rounds put on the server, as reports name and group it: `throughput`, `rate 20000/s`,
+    /// or with `--rate auto` `rate 50% of capacity`.
+    pub fn load_label(&self) -> String {
+        match (self.load_fraction, self.rate_rps) {
+            (Some(f), _) => format!("{} {:.0}% of capacity", self.mode, f * 100.0),
+            (None, Some(r)) => format!("{} {r:.0}/s", self.mode),
+            (None, None) => self.mode.clone(),
+        }
+    }
+
     /// The measured rounds that count (warm-ups and rounds left out as disturbed excluded).
     pub fn measured_rounds(&self) -> impl Iterator<Item = &Round> {
         self.rounds.iter().filter(|r| r.counts())

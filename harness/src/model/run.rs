@@ -58,6 +58,9 @@ pub struct RunConfig {
     pub mode: String,
     pub think_time_ms: Option<f64>,
     pub rate_per_s: Option<f64>,
+    /// `--rate auto`: each server's rate rounds run at these shares of its own measured capacity.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub load_fractions: Vec<f64>,
     pub connections: Vec<usize>,
     pub pipeline: u32,
     /// Every request on a new connection (`--connection-per-request`) instead of keep-alive.

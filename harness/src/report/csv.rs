@@ -17,7 +17,7 @@ const COLUMNS: &[&str] = &[
     "latency_p75_ns", "latency_p90_ns", "latency_p99_ns", "latency_p999_ns", "latency_p9999_ns", "latency_max_ns",
     "rounds_disturbed", "rounds_cpu_drift", "pss_bytes", "unsaturated_rounds", "keepalive_lost_rounds",
     "rate_not_held_rounds", "ramp_incomplete_rounds", "unfair_rounds", "capacity_objective", "capacity_rps",
-    "capacity_failed_rps",
+    "capacity_failed_rps", "rate_rps", "load_fraction",
 ];
 
 impl Exporter for Csv {
@@ -104,6 +104,8 @@ fn row(run: &RunResult, m: &Measurement) -> Vec<String> {
         m.capacity.as_ref().map(|c| c.slo.text.clone()).unwrap_or_default(),
         num(m.capacity.as_ref().and_then(|c| c.bracket.0)),
         num(m.capacity.as_ref().and_then(|c| c.bracket.1)),
+        num(m.rate_rps),
+        num(m.load_fraction),
     ]
 }
 

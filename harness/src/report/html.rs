@@ -103,7 +103,7 @@ struct Row<'a> {
 fn sections(run: &RunResult) -> Vec<((String, String, u32), BTreeMap<usize, Vec<Row<'_>>>)> {
     let mut out: Vec<((String, String, u32), BTreeMap<usize, Vec<Row>>)> = Vec::new();
     for m in run.measurements.iter().filter(|m| m.measured_rounds().next().is_some()) {
-        let key = (m.scenario.clone(), m.mode.clone(), m.pipeline);
+        let key = (m.scenario.clone(), m.load_label(), m.pipeline);
         let model = run.contestant(&m.contestant).map(|c| c.model.clone()).unwrap_or_default();
         let row = Row { m, s: m.summary(), model };
         match out.iter_mut().find(|(k, _)| *k == key) {
@@ -149,6 +149,10 @@ fn header(page: &mut Page, run: &RunResult) {
     }
     if let Some(r) = c.rate_per_s {
         mode.push_str(&format!(", {r} req/s in total"));
+    }
+    if !c.load_fractions.is_empty() {
+        let shares: Vec<String> = c.load_fractions.iter().map(|f| format!("{:.0}%", f * 100.0)).collect();
+        mode.push_str(&format!(" at {} of each server's own capacity", shares.join(" and ")));
     }
     if c.connection_per_request {
         mode.push_str(", a new connection per request");

@@ -76,7 +76,7 @@ fn groups(run: &RunResult) -> Vec<((String, String, usize, u32), Vec<&Measuremen
     let mut order = Vec::new();
     let mut by: BTreeMap<(String, String, usize, u32), Vec<&Measurement>> = BTreeMap::new();
     for m in &run.measurements {
-        let key = (m.scenario.clone(), m.mode.clone(), m.connections, m.pipeline);
+        let key = (m.scenario.clone(), m.load_label(), m.connections, m.pipeline);
         if !by.contains_key(&key) {
             order.push(key.clone());
         }
@@ -107,6 +107,10 @@ fn setting(run: &RunResult) -> String {
     }
     if let Some(r) = c.rate_per_s {
         mode.push_str(&format!(" at {r} req/s"));
+    }
+    if !c.load_fractions.is_empty() {
+        let shares: Vec<String> = c.load_fractions.iter().map(|f| format!("{:.0}%", f * 100.0)).collect();
+        mode.push_str(&format!(" at {} of each server's own capacity", shares.join(" and ")));
     }
     if c.connection_per_request {
         mode.push_str(", a new connection per request");

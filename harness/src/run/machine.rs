@@ -25,11 +25,18 @@ pub(super) struct MachineWatch {
     server_cpus: Vec<usize>,
     client_cpus: Vec<usize>,
     history: HashMap<(usize, bool), Vec<f64>>,
+    /// When measuring began: rounds are timed from here.
+    began: Instant,
 }
 
 impl MachineWatch {
     pub(super) fn new(server_cpus: &[usize], client_cpus: &[usize]) -> MachineWatch {
-        MachineWatch { server_cpus: server_cpus.to_vec(), client_cpus: client_cpus.to_vec(), history: HashMap::new() }
+        MachineWatch { server_cpus: server_cpus.to_vec(), client_cpus: client_cpus.to_vec(), history: HashMap::new(), began: Instant::now() }
+    }
+
+    /// Seconds since measuring began.
+    pub(super) fn elapsed_s(&self) -> f64 {
+        self.began.elapsed().as_secs_f64()
     }
 
     /// Every server and client CPU, probed at once.

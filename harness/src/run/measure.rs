@@ -9,6 +9,7 @@ use crate::model::{Measurement, MeasurementStatus, Round};
 use crate::model::FLAG_CPU_DRIFT;
 use crate::os::cpus::pin_process;
 
+use super::levels::{levels, Level};
 use super::machine::drifted;
 use super::options::Rounds;
 use super::progress::{measurement_line, round_line};
@@ -20,7 +21,7 @@ impl Runner<'_, '_> {
         let o = self.opts;
         // With --rounds auto the count is not known ahead: the bar counts up to max_rounds and drops what
         // a measurement did not need.
-        let rounds_each = u64::from(o.warmup + o.max_rounds) * o.connections.len() as u64;
+        let rounds_each = u64::from(o.warmup + o.max_rounds * levels(o).len() as u32) * o.connections.len() as u64;
         // The harness's own threads (this one, probes, log readers, the progress display) keep off the
         // servers' CPUs; the speed probe alone visits them, between rounds. The process's CPUs are given
         // back at the end, so that what runs next in it (another benchmark, in tests) sees them all.
@@ -69,11 +70,12 @@ impl Runner<'_, '_> {
     pub(super) fn launch<'c>(&mut self, c: &'c Contestant, scenario: &str) -> Option<Live<'c>> {
         let o = self.opts;
         let first = self.run.measurements.len();
-        for &connections in &o.connections {
+        let levels = levels(o);
+        for (&connections, &level) in o.connections.iter().flat_map(|c| levels.iter().map(move |l| (c, l))) {
             self.run.measurements.push(Measurement {
                 contestant: c.name.clone(),
                 scenario: scenario.to_string(),
-                mode: o.mode.name().into(),
+                mode: level.mode(o).into(),
                 connections,
                 pipeline: o.pipeline,
                 tool: o.tool.name().into(),
@@ -83,14 +85,17 @@ impl Runner<'_, '_> {
                 server_log: None,
                 rounds: Vec::new(),
                 capacity: None,
+                rate_rps: if level == Level::Asked { o.rate_per_s.filter(|_| o.mode == super::options::ModeKind::Rate) } else { None },
+                load_fraction: if let Level::Share(f) = level { Some(f) } else { None },
             });
         }
-        let measurements: Vec<usize> = (first..self.run.measurements.len()).collect();
+        let flat: Vec<usize> = (first..self.run.measurements.len()).collect();
+        let measurements: Vec<Vec<usize>> = flat.chunks(levels.len()).map(<[usize]>::to_vec).collect();
         self.ui.status(format!("starting {} ({scenario})", c.name));
         let log = self.run_dir.join("logs").join(format!("{}.{scenario}.log", c.name));
         let rel = self.relative(&log);
         self.record_mut(&c.name).server_logs.push(rel.clone());
-        for &i in &measurements {
+        for &i in &flat {
             self.run.measurements[i].server_log = Some(rel.clone());
         }
         let setup = ServerSetup {
@@ -102,7 +107,7 @@ impl Runner<'_, '_> {
         match start_verified(c, scenario, &setup, log, self.ui, self.stop) {
             Started::Verified(server, sample) => {
                 let bytes = sample.bytes.len() as u64;
-                for &i in &measurements {
+                for &i in &flat {
                     self.run.measurements[i].response_bytes = Some(bytes);
                 }
                 self.ui.detail(&format!("{} {scenario}: verified ({bytes} bytes)", c.name));
@@ -110,7 +115,7 @@ impl Runner<'_, '_> {
             }
             Started::Failed(server, reason, _) => {
                 self.ui.line(&format!("{} {scenario}: {}", c.name, reason.lines().next().unwrap_or_default()));
-                self.fail(&measurements, reason);
+                self.fail(&flat, reason);
                 if let Some(server) = server {
                     self.stop_server(c, server);
                 }
@@ -119,39 +124,46 @@ impl Runner<'_, '_> {
         }
     }
 
-    /// Warm-up and measured rounds for every connection count, interleaved across the live servers in a
-    /// new random order each pass (so that a slow stretch of the machine does not always fall on the same
-    /// neighbours). Only the server whose round it is runs: the others are frozen. Measured passes go on
-    /// until every measurement has its rounds (`Rounds`), or `max_rounds`.
+    /// Warm-up and measured rounds for every connection count and level, interleaved across the live servers
+    /// in a new random order each pass (so that a slow stretch of the machine does not always fall on the
+    /// same neighbours). Only the server whose round it is runs: the others are frozen. Measured passes go
+    /// on until every measurement has its rounds (`Rounds`), or `max_rounds`. Warm-ups run at the first
+    /// level (with `--rate auto`, throughput).
     pub(super) fn rounds(&mut self, scenario: &str, live: &mut [Live]) -> anyhow::Result<()> {
         let o = self.opts;
         for l in live.iter_mut() {
             l.server.freeze();
         }
+        let levels = levels(o);
         for (ci, &connections) in o.connections.iter().enumerate() {
             for r in 0..o.warmup {
-                if !self.pass(scenario, live, ci, connections, Pass::Warmup(r + 1)) {
+                if !self.pass(scenario, live, Slot { ci, li: 0, connections }, Pass::Warmup(r + 1)) {
                     return Ok(());
                 }
             }
-            for pass in 1..=o.max_rounds {
-                let pending: Vec<usize> =
-                    (0..live.len()).filter(|&k| !live[k].failed && !self.has_its_rounds(live[k].measurements[ci])).collect();
-                if pending.is_empty() {
-                    break;
+            for (li, &level) in levels.iter().enumerate() {
+                let slot = Slot { ci, li, connections };
+                if let Level::Share(share) = level {
+                    self.set_rates(live, ci, li, share);
                 }
-                if !self.pass(scenario, live, ci, connections, Pass::Measured(pass)) {
-                    return Ok(());
+                for pass in 1..=o.max_rounds {
+                    let pending = (0..live.len()).any(|k| !live[k].failed && !self.has_its_rounds(live[k].measurements[ci][li]));
+                    if !pending {
+                        break;
+                    }
+                    if !self.pass(scenario, live, slot, Pass::Measured(pass)) {
+                        return Ok(());
+                    }
                 }
-            }
-            for l in live.iter().filter(|l| !l.failed) {
-                let mi = l.measurements[ci];
-                let left = u64::from(o.max_rounds) - self.run.measurements[mi].rounds.iter().filter(|r| !r.warmup).count() as u64;
-                self.ui.drop_steps(left);
-                let m = &mut self.run.measurements[mi];
-                if m.status == MeasurementStatus::Running || m.status == MeasurementStatus::Pending {
-                    m.status = MeasurementStatus::Measured;
-                    self.ui.line(&measurement_line(m));
+                for l in live.iter().filter(|l| !l.failed) {
+                    let mi = l.measurements[ci][li];
+                    let left = u64::from(o.max_rounds).saturating_sub(self.run.measurements[mi].rounds.iter().filter(|r| !r.warmup).count() as u64);
+                    self.ui.drop_steps(left);
+                    let m = &mut self.run.measurements[mi];
+                    if m.status == MeasurementStatus::Running || m.status == MeasurementStatus::Pending {
+                        m.status = MeasurementStatus::Measured;
+                        self.ui.line(&measurement_line(m));
+                    }
                 }
             }
             self.search_capacities(scenario, live, ci, connections);
@@ -180,10 +192,10 @@ impl Runner<'_, '_> {
 
     /// One pass: a round of each live server that still needs one, in a new random order. False when the
     /// run was interrupted.
-    fn pass(&mut self, scenario: &str, live: &mut [Live], ci: usize, connections: usize, pass: Pass) -> bool {
+    fn pass(&mut self, scenario: &str, live: &mut [Live], slot: Slot, pass: Pass) -> bool {
         let mut order: Vec<usize> = (0..live.len())
-            .filter(|&k| !live[k].failed)
-            .filter(|&k| matches!(pass, Pass::Warmup(_)) || !self.has_its_rounds(live[k].measurements[ci]))
+            .filter(|&k| !live[k].failed && self.run.measurements[live[k].measurements[slot.ci][slot.li]].status != MeasurementStatus::Failed)
+            .filter(|&k| matches!(pass, Pass::Warmup(_)) || !self.has_its_rounds(live[k].measurements[slot.ci][slot.li]))
             .collect();
         self.shuffle.shuffle(&mut order);
         if !order.is_empty() && !self.stopped() {
@@ -191,13 +203,14 @@ impl Runner<'_, '_> {
                 Pass::Warmup(i) => format!("warm-up {i} of {}", self.opts.warmup),
                 Pass::Measured(i) => format!("measured pass {i} (at most {})", self.opts.max_rounds),
             };
-            self.ui.line(&format!("{scenario} c={connections}: {what} across {} server(s)", order.len()));
+            let load = self.run.measurements[live[order[0]].measurements[slot.ci][slot.li]].load_label();
+            self.ui.line(&format!("{scenario} c={} {load}: {what} across {} server(s)", slot.connections, order.len()));
         }
         for k in order {
             if self.stopped() {
                 return false;
             }
-            self.one_round(scenario, &mut live[k], ci, connections, pass);
+            self.one_round(scenario, &mut live[k], slot, pass);
             if (self.save)(self.run).is_err() {
                 self.ui.warn("could not save the results after a round");
             }
@@ -206,8 +219,9 @@ impl Runner<'_, '_> {
     }
 
     /// One round of one server, recorded with its flags, or the server failed.
-    fn one_round(&mut self, scenario: &str, l: &mut Live, ci: usize, connections: usize, pass: Pass) {
-        let mi = l.measurements[ci];
+    fn one_round(&mut self, scenario: &str, l: &mut Live, slot: Slot, pass: Pass) {
+        let Slot { ci, li, connections } = slot;
+        let mi = l.measurements[ci][li];
         let (warmup, kind) = match pass {
             Pass::Warmup(_) => (true, "warm-up"),
             Pass::Measured(_) => (false, "round"),
@@ -215,7 +229,9 @@ impl Runner<'_, '_> {
         let index = self.run.measurements[mi].rounds.iter().filter(|r| r.warmup == warmup).count() as u32 + 1;
         self.ui.status(format!("{} {scenario} c={connections} {kind} {index}", l.contestant.name));
         self.run.measurements[mi].status = MeasurementStatus::Running;
-        let outcome = self.probed_round(scenario, l, connections, None, index, warmup);
+        // A share of the capacity has its own rate; any other round takes the run's mode as asked.
+        let rate = self.run.measurements[mi].load_fraction.and(self.run.measurements[mi].rate_rps);
+        let outcome = self.probed_round(scenario, l, connections, rate, index, warmup);
         self.ui.step();
         let died = l.server.exited();
         let failure = match (outcome, died) {
@@ -243,10 +259,11 @@ impl Runner<'_, '_> {
             let first = reason.lines().next().unwrap_or_default().to_string();
             self.ui.line(&format!("{} {scenario}: failed: {first}", l.contestant.name));
             l.failed = true;
-            let done = self.run.measurements[mi].rounds.len() as u64;
-            let left = (self.opts.connections.len() - ci) as u64 * u64::from(self.opts.warmup + self.opts.max_rounds);
+            let o = self.opts;
+            let done: u64 = l.measurements[ci..].iter().flatten().map(|&m| self.run.measurements[m].rounds.len() as u64).sum();
+            let left = (o.connections.len() - ci) as u64 * u64::from(o.warmup + o.max_rounds * l.measurements[ci].len() as u32);
             self.ui.drop_steps(left.saturating_sub(done));
-            let ms = l.measurements.clone();
+            let ms: Vec<usize> = l.measurements.iter().flatten().copied().collect();
             self.fail(&ms, reason);
         }
     }
@@ -268,6 +285,7 @@ impl Runner<'_, '_> {
         let quiet_wait_ms = self.machine.wait_quiet();
         let before = self.machine.probe();
         l.server.thaw();
+        let started_s = self.machine.elapsed_s();
         let plan = RoundPlan {
             opts: self.opts,
             contestant: &l.contestant.name,
@@ -283,6 +301,7 @@ impl Runner<'_, '_> {
         let after = self.machine.probe();
         let (cpu_speed, speed_index) = self.machine.judge(&before, &after);
         let mut round = outcome?;
+        round.machine.started_s = Some(started_s);
         round.machine.quiet_wait_ms = quiet_wait_ms;
         round.machine.cpu_speed = cpu_speed;
         round.machine.speed_index = speed_index;
@@ -291,6 +310,14 @@ impl Runner<'_, '_> {
         }
         Ok(round)
     }
+}
+
+/// The measurement a pass is for: connection count `ci` (whose value is `connections`), level `li`.
+#[derive(Debug, Clone, Copy)]
+struct Slot {
+    ci: usize,
+    li: usize,
+    connections: usize,
 }
 
 /// Which kind of pass a round belongs to, with its 1-based number.

@@ -94,6 +94,9 @@ pub struct BenchOptions {
     pub mode: ModeKind,
     pub think_time: Duration,
     pub rate_per_s: Option<f64>,
+    /// `--rate auto`: the shares of each server's own capacity its rate measurements run at (empty
+    /// otherwise). The capacity is the median req/s of a throughput measurement taken first.
+    pub load_fractions: Vec<f64>,
     /// `--search`: the latency objective under which each contestant's capacity is found.
     pub search: Option<Slo>,
     pub connections: Vec<usize>,
@@ -144,6 +147,10 @@ pub struct BenchChoices {
     pub mode: ModeKind,
     pub think_time_ms: f64,
     pub rate_per_s: Option<f64>,
+    /// `--rate auto`: run each server at shares of its own capacity instead of one rate for all.
+    pub rate_auto: bool,
+    /// `--load-fraction`: those shares (default `DEFAULT_LOAD_FRACTIONS`).
+    pub load_fractions: Option<Vec<f64>>,
     /// `--search`: the latency objective under which each contestant's capacity is found.
     pub search: Option<String>,
     pub connections: Vec<usize>,
@@ -182,6 +189,8 @@ impl BenchChoices {
             mode: ModeKind::Throughput,
             think_time_ms: 1.0,
             rate_per_s: None,
+            rate_auto: false,
+            load_fractions: None,
             search: None,
             connections: vec![64],
             pipeline: 1,
@@ -211,6 +220,9 @@ impl BenchChoices {
 /// Default length of a round: short, so that a slow stretch of the machine (5 to 20 s on a shared VM)
 /// spoils few rounds, and many rounds fit (docs/methodology.md).
 pub const DEFAULT_ROUND: Duration = Duration::from_secs(1);
+/// `--rate auto` without `--load-fraction`: half the capacity (a server with room to spare) and 90% (near
+/// its knee), the two loads at which latency is usually compared.
+pub const DEFAULT_LOAD_FRACTIONS: [f64; 2] = [0.5, 0.9];
 /// `--target-ci`: the half-width of the median's 95% interval that ends a measurement's rounds, in percent.
 pub const DEFAULT_TARGET_CI_PCT: f64 = 3.0;
 /// `--max-rounds` with `--rounds auto`.
@@ -334,8 +346,23 @@ impl BenchOptions {
             }
             (None, None) => StopRule::Duration(DEFAULT_ROUND),
         };
+        anyhow::ensure!(!(c.rate_auto && c.rate_per_s.is_some()), "give --rate a number or auto, not both");
+        let load_fractions = match (c.rate_auto, &c.load_fractions) {
+            (false, Some(_)) => anyhow::bail!("--load-fraction applies to --rate auto only"),
+            (false, None) => Vec::new(),
+            (true, _) if c.mode != ModeKind::Rate => anyhow::bail!("--rate applies to --mode rate only"),
+            (true, None) => DEFAULT_LOAD_FRACTIONS.to_vec(),
+            (true, Some(f)) => {
+                anyhow::ensure!(!f.is_empty(), "--load-fraction needs at least one share, such as 0.5");
+                if let Some(bad) = f.iter().find(|f| !(**f > 0.0 && **f <= 1.0)) {
+                    anyhow::bail!("--load-fraction {bad}: each share of the capacity must be above 0 and at most 1");
+                }
+                f.clone()
+            }
+        };
         let rate_per_s = match (c.mode, c.rate_per_s) {
-            (ModeKind::Rate, None) => anyhow::bail!("--mode rate needs --rate REQUESTS_PER_S"),
+            (ModeKind::Rate, None) if c.rate_auto => None,
+            (ModeKind::Rate, None) => anyhow::bail!("--mode rate needs --rate REQUESTS_PER_S or --rate auto"),
             (ModeKind::Rate, Some(r)) if !(r > 0.0) => anyhow::bail!("--rate must be above 0"),
             (ModeKind::Rate, r) => r,
             (_, Some(_)) => anyhow::bail!("--rate applies to --mode rate only"),
@@ -387,6 +414,7 @@ impl BenchOptions {
             mode: c.mode,
             think_time: Duration::from_secs_f64(c.think_time_ms / 1000.0),
             rate_per_s,
+            load_fractions,
             search,
             connections: c.connections,
             pipeline: c.pipeline,
@@ -437,6 +465,17 @@ mod tests {
     }
 
     #[test]
+    fn rate_auto_takes_half_and_nine_tenths_of_the_capacity_unless_told() {
+        let mut c = choices();
+        c.mode = ModeKind::Rate;
+        c.rate_auto = true;
+        let o = BenchOptions::new(c.clone()).unwrap();
+        assert_eq!((o.rate_per_s, o.load_fractions), (None, vec![0.5, 0.9]));
+        c.load_fractions = Some(vec![0.3]);
+        assert_eq!(BenchOptions::new(c).unwrap().load_fractions, vec![0.3]);
+    }
+
+    #[test]
     fn rejects_what_cannot_work() {
         let bad = |f: &dyn Fn(&mut BenchChoices)| {
             let mut c = choices();
@@ -447,6 +486,14 @@ mod tests {
         assert!(bad(&|c| c.connections = vec![0]).contains("-c takes"));
         assert!(bad(&|c| c.mode = ModeKind::Rate).contains("--rate"));
         assert!(bad(&|c| c.rate_per_s = Some(5.0)).contains("--mode rate only"));
+        assert!(bad(&|c| c.load_fractions = Some(vec![0.5])).contains("--load-fraction applies to --rate auto only"));
+        assert!(bad(&|c| c.rate_auto = true).contains("--mode rate only"));
+        let auto = |c: &mut BenchChoices| {
+            c.mode = ModeKind::Rate;
+            c.rate_auto = true;
+        };
+        assert!(bad(&|c| { auto(c); c.load_fractions = Some(vec![0.5, 1.5]) }).contains("--load-fraction 1.5"));
+        assert!(bad(&|c| { auto(c); c.load_fractions = Some(vec![0.0]) }).contains("above 0 and at most 1"));
         assert!(bad(&|c| {
             c.duration = Some(Duration::from_secs(1));
             c.requests = Some(5)

@@ -12,6 +12,7 @@ pub(super) fn run_config(o: &BenchOptions) -> RunConfig {
         mode: o.mode.name().into(),
         think_time_ms: (o.mode == options::ModeKind::Latency).then(|| o.think_time.as_secs_f64() * 1000.0),
         rate_per_s: o.rate_per_s,
+        load_fractions: o.load_fractions.clone(),
         connections: o.connections.clone(),
         pipeline: o.pipeline,
         connection_per_request: o.connection_per_request,

@@ -19,8 +19,8 @@ use super::Save;
 pub(super) struct Live<'c> {
     pub(super) contestant: &'c Contestant,
     pub(super) server: Server,
-    /// Indices into `run.measurements`, one per connection count.
-    pub(super) measurements: Vec<usize>,
+    /// Indices into `run.measurements`, per connection count and level (`levels::levels`).
+    pub(super) measurements: Vec<Vec<usize>>,
     pub(super) response_bytes: u64,
     /// Set when it failed; its remaining rounds are skipped.
     pub(super) failed: bool,

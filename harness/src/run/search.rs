@@ -21,7 +21,7 @@ impl Runner<'_, '_> {
             if self.stopped() {
                 return;
             }
-            let mi = l.measurements[ci];
+            let mi = l.measurements[ci][0];
             let Some(median) = self.run.measurements[mi].summary().median_rps else { continue };
             let name = l.contestant.name.clone();
             self.ui.line(&format!("{name} {scenario} c={connections}: capacity search at {}", slo.text));
