@@ -171,6 +171,7 @@ fn unsearched_model() -> RunResult {
             mode: "throughput".into(),
             think_time_ms: None,
             rate_per_s: None,
+            load_fractions: Vec::new(),
             connections: vec![64],
             pipeline: 1,
             connection_per_request: false,

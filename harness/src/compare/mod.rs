@@ -78,7 +78,7 @@ impl Metric {
     /// The round's value: req/s, the round's own p99 (ns), server CPU µs per request.
     pub fn of(self, r: &Round) -> Option<f64> {
         let v = match self {
-            Metric::RequestsPerS => Some(r.load.requests_per_s()),
+            Metric::RequestsPerS => Some(r.requests_per_s_at_usual_speed()),
             Metric::P99 => r.latency().p99,
             Metric::CpuPerRequest => r.server.cpu_us_per_request,
         };

@@ -131,6 +131,12 @@ pub struct RoundMachine {
     /// round with the machine's drift and with the rounds of other servers measured around it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub started_s: Option<f64>,
+    /// The machine's speed around this round relative to its usual speed in the run, read from the other
+    /// servers' rounds that began within a few seconds of it (`stats::drift`); the req/s summaries divide
+    /// the round's req/s by it. Absent where too few other rounds were near (then the round counts as
+    /// measured), and in rate mode, whose req/s the client paces.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub drift_factor: Option<f64>,
     /// CPU time on the server's CPUs not spent by the server's tree (other processes, kernel threads), as a
     /// share of the window; absent when /proc/stat or the tree could not be read.
     #[serde(default)]
@@ -235,6 +241,12 @@ impl Round {
         self.flags.iter().any(|f| f == flag)
     }
 
+    /// req/s divided by the round's drift factor: what the server would have served at the machine's usual
+    /// speed in the run; as measured where the round has no factor.
+    pub fn requests_per_s_at_usual_speed(&self) -> f64 {
+        self.load.requests_per_s() / self.machine.drift_factor.filter(|f| *f > 0.0).unwrap_or(1.0)
+    }
+
     /// A measured round that counts in the summary: not a warm-up, not disturbed.
     pub fn counts(&self) -> bool {
         !self.warmup && !self.has_flag(FLAG_DISTURBED)
@@ -256,6 +268,8 @@ pub struct MeasurementSummary {
     pub rounds: usize,
     /// The median req/s and its order-statistic 95% interval (absent below 6 rounds).
     pub median_rps: Option<f64>,
+    /// The median of the rounds' req/s as the client measured them, without the drift factors.
+    pub median_rps_as_measured: Option<f64>,
     pub ci_low_rps: Option<f64>,
     pub ci_high_rps: Option<f64>,
     /// Rounds in the median (= `rounds`).
@@ -307,6 +321,11 @@ impl Measurement {
 
     /// req/s over the rounds that count: median, interval and the rest (cheap: no histogram is merged).
     pub fn requests_per_s(&self) -> Option<Summary> {
+        Summary::of(&self.measured_rounds().map(Round::requests_per_s_at_usual_speed).collect::<Vec<_>>())
+    }
+
+    /// req/s over the rounds that count as the client measured them, the machine's drift left in.
+    pub fn requests_per_s_as_measured(&self) -> Option<Summary> {
         Summary::of(&self.measured_rounds().map(|r| r.load.requests_per_s()).collect::<Vec<_>>())
     }
 
@@ -338,6 +357,7 @@ impl Measurement {
         MeasurementSummary {
             rounds: rounds.len(),
             median_rps: requests_per_s.as_ref().map(|s| s.median),
+            median_rps_as_measured: self.requests_per_s_as_measured().map(|s| s.median),
             ci_low_rps: requests_per_s.as_ref().and_then(|s| s.ci95).map(|c| c.0),
             ci_high_rps: requests_per_s.as_ref().and_then(|s| s.ci95).map(|c| c.1),
             rounds_used: rounds.len(),

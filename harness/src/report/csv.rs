@@ -17,7 +17,7 @@ const COLUMNS: &[&str] = &[
     "latency_p75_ns", "latency_p90_ns", "latency_p99_ns", "latency_p999_ns", "latency_p9999_ns", "latency_max_ns",
     "rounds_disturbed", "rounds_cpu_drift", "pss_bytes", "unsaturated_rounds", "keepalive_lost_rounds",
     "rate_not_held_rounds", "ramp_incomplete_rounds", "unfair_rounds", "capacity_objective", "capacity_rps",
-    "capacity_failed_rps", "rate_rps", "load_fraction",
+    "capacity_failed_rps", "rate_rps", "load_fraction", "rps_median_as_measured",
 ];
 
 impl Exporter for Csv {
@@ -106,6 +106,7 @@ fn row(run: &RunResult, m: &Measurement) -> Vec<String> {
         num(m.capacity.as_ref().and_then(|c| c.bracket.1)),
         num(m.rate_rps),
         num(m.load_fraction),
+        num(s.median_rps_as_measured),
     ]
 }
 

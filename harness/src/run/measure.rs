@@ -211,6 +211,9 @@ impl Runner<'_, '_> {
                 return false;
             }
             self.one_round(scenario, &mut live[k], slot, pass);
+            if matches!(pass, Pass::Measured(_)) {
+                self.update_drift(live, slot.ci, slot.li);
+            }
             if (self.save)(self.run).is_err() {
                 self.ui.warn("could not save the results after a round");
             }

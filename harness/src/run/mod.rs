@@ -13,6 +13,7 @@ mod conformance;
 pub mod environment;
 pub mod hey;
 pub mod machine;
+mod drift;
 mod levels;
 mod measure;
 pub mod options;
