@@ -25,6 +25,40 @@ fn full_run() -> serverbench::model::RunResult {
     synthetic::run("base", &synthetic::base_configs())
 }
 
+/// Models as a run of the whole catalogue has them: 32 servers, 14 of the shared-run-queue family and 18
+/// per-core, every one at hello/64 with nearly the same latency, so that their lines end close together.
+const MANY_MODELS: [(&str, usize); 6] = [
+    ("per-core", 12),
+    ("work-stealing", 10),
+    ("prefork", 3),
+    ("work-sharing", 3),
+    ("single-loop", 3),
+    ("thread-per-connection", 1),
+];
+
+fn many_servers_run() -> serverbench::model::RunResult {
+    // A configuration names its contestant with a &'static str.
+    let name = |model: &str, i: usize| -> &'static str { Box::leak(format!("{model}-server-{i}").into_boxed_str()) };
+    let names: Vec<(&'static str, &str)> =
+        MANY_MODELS.iter().flat_map(|(model, n)| (0..*n).map(move |i| (name(model, i), *model))).collect();
+    let configs: Vec<synthetic::Config> = names
+        .iter()
+        .enumerate()
+        .map(|(i, (name, _))| synthetic::Config::new(name, "hello", 64, 100_000.0 + i as f64 * 500.0))
+        .collect();
+    let mut run = synthetic::run("many", &configs);
+    let template = run.contestants[0].clone();
+    run.contestants = names
+        .iter()
+        .map(|(name, model)| serverbench::model::ContestantRecord {
+            name: name.to_string(),
+            model: model.to_string(),
+            ..template.clone()
+        })
+        .collect();
+    run
+}
+
 /// The id of every chart in a page.
 fn chart_ids(page: &str) -> Vec<String> {
     page.match_indices("<svg id=\"").map(|(i, m)| page[i + m.len()..].split('"').next().unwrap().to_string()).collect()
@@ -90,6 +124,80 @@ fn every_chart_table_and_caveat_is_there() {
     // Self-contained: nothing is fetched.
     for external in ["http://", "https://", " src=", "<link", "@import", "url(http"] {
         assert!(!page.contains(external), "the page refers to {external}");
+    }
+}
+
+/// The markup of one chart of a page.
+fn chart<'a>(page: &'a str, id: &str) -> &'a str {
+    let start = page.find(&format!("<svg id=\"{id}\"")).unwrap_or_else(|| panic!("no chart {id}"));
+    &page[start..start + page[start..].find("</svg>").unwrap()]
+}
+
+/// Every `<text>` element in some markup: its attributes and its text.
+fn texts(markup: &str) -> Vec<(&str, &str)> {
+    markup
+        .split("<text")
+        .skip(1)
+        .map(|e| {
+            let end = e.find('>').unwrap();
+            (&e[..end], e[end + 1..].split('<').next().unwrap())
+        })
+        .collect()
+}
+
+/// The number an attribute of an element holds.
+fn number(attributes: &str, name: &str) -> f64 {
+    attributes.split(&format!(" {name}=\"")).nth(1).unwrap().split('"').next().unwrap().parse().unwrap()
+}
+
+#[test]
+fn latency_of_many_servers_is_drawn_in_readable_panels() {
+    let page = html::render(&many_servers_run());
+    let svg = chart(&page, "s0-c64-latency");
+    let panels: Vec<&str> = svg.split("<g class=\"panel\"").skip(1).collect();
+    assert_eq!(panels.len(), 5, "shared run queue in 2 panels of 7, per-core in 3 of 6");
+    let mut drawn: Vec<String> = Vec::new();
+    for (k, panel) in panels.iter().enumerate() {
+        assert!(panel.starts_with(&format!(" id=\"s0-c64-latency-p{k}\"")));
+        let names: Vec<String> = panel
+            .split("<g class=\"series\"><title>")
+            .skip(1)
+            .map(|s| s.split('<').next().unwrap().to_string())
+            .collect();
+        assert!((1..=7).contains(&names.len()), "panel {k} holds {} lines", names.len());
+        // End labels a font height (12 px) apart at least, and inside the chart.
+        let labels: Vec<(&str, &str)> =
+            texts(panel).into_iter().filter(|(a, _)| a.contains("class=\"end-label\"")).collect();
+        let mut labelled: Vec<&str> = labels.iter().map(|l| l.1).collect();
+        labelled.sort_unstable();
+        let mut lines: Vec<&str> = names.iter().map(String::as_str).collect();
+        lines.sort_unstable();
+        assert_eq!(labelled, lines, "panel {k}: a label a line");
+        let mut ys: Vec<f64> = labels.iter().map(|(a, _)| number(a, "y")).collect();
+        ys.sort_by(f64::total_cmp);
+        assert!(ys.windows(2).all(|w| w[1] - w[0] >= 12.0), "panel {k}: labels overlap at {ys:?}");
+        for (a, text) in &labels {
+            assert!(number(a, "x") + 7.0 * text.chars().count() as f64 <= 1200.0, "{text} runs off the chart");
+        }
+        drawn.extend(names);
+    }
+    // Every server in exactly one panel.
+    let mut expected: Vec<String> =
+        MANY_MODELS.iter().flat_map(|(m, n)| (0..*n).map(move |i| format!("{m}-server-{i}"))).collect();
+    expected.sort();
+    drawn.sort();
+    assert_eq!(drawn, expected);
+    // One y scale: the same ticks in every panel, the same distance apart.
+    let ticks = |panel: &str| -> (Vec<String>, f64) {
+        let ticks: Vec<(&str, &str)> =
+            texts(panel).into_iter().filter(|(a, _)| a.contains("text-anchor=\"end\"")).collect();
+        let span = number(ticks[0].0, "y") - number(ticks[ticks.len() - 1].0, "y");
+        (ticks.iter().map(|t| t.1.to_string()).collect(), span)
+    };
+    let first = ticks(panels[0]);
+    assert!(first.0.len() >= 2, "{first:?}");
+    for panel in &panels[1..] {
+        assert_eq!(ticks(panel), first);
     }
 }
 
@@ -213,7 +321,8 @@ fn pages_open_in_headless_chromium() {
     let base = synthetic::run("base", &synthetic::base_configs());
     let regressed = synthetic::run("regressed", &synthetic::regressed_configs());
     let compare_page = serverbench::compare::html::render(&serverbench::compare::compare(&base, &regressed, serverbench::compare::Rules::default()));
-    for (name, page) in [("report.html", &report_page), ("compare.html", &compare_page)] {
+    let many_page = html::render(&many_servers_run());
+    for (name, page) in [("report.html", &report_page), ("compare.html", &compare_page), ("many.html", &many_page)] {
         let path = dir.join(name);
         std::fs::write(&path, page).unwrap();
         let url = format!("file://{}", path.display());

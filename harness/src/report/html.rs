@@ -1,20 +1,18 @@
 //! report.html: the run as one self-contained page. A header with the environment and the measurement rules,
 //! then per scenario and connection count the throughput bars (grouped by model), the latency percentile
-//! spectrum, the cost per request, echo bandwidth, and scaling over connections; every chart with a sortable
-//! table of its numbers beside it.
+//! spectrum (in panels by model family, see `html_latency`), the cost per request, echo bandwidth, and
+//! scaling over connections; every chart with a sortable table of its numbers beside or below it.
 
 use std::collections::BTreeMap;
 
-use hdrhistogram::Histogram;
-
-use super::format::{capacity, capacity_header, int, load_average, mib, one, or_absent, pct, us, ABSENT};
+use super::format::{capacity, capacity_header, int, load_average, mib, one, or_absent, pct, ABSENT};
+use super::html_latency::latency_figure;
 use super::html_page::{esc, facts, Cell, Page, Table};
 use super::svg::{self, Axis, Bar, BarChart, BarGroup, LineChart, Scale, Series, Unit};
 use super::Exporter;
 use crate::model::{
-    ContestantStatus, LatencyPoints, Measurement, MeasurementStatus, MeasurementSummary, RunResult, FLAG_CLIENT_BOUND, FLAG_KEEPALIVE_LOST, FLAG_RAMP_INCOMPLETE, FLAG_RATE_NOT_HELD, FLAG_UNFAIR, FLAG_UNSATURATED, UNFAIR_JAIN,
+    ContestantStatus, Measurement, MeasurementStatus, MeasurementSummary, RunResult, FLAG_CLIENT_BOUND, FLAG_KEEPALIVE_LOST, FLAG_RAMP_INCOMPLETE, FLAG_RATE_NOT_HELD, FLAG_UNFAIR, FLAG_UNSATURATED, UNFAIR_JAIN,
 };
-use crate::stats::histogram::new_latency_histogram;
 use crate::stats::rounds::Summary;
 use crate::wire::Scenario;
 
@@ -42,11 +40,6 @@ pub const MODEL_FAMILIES: [(&str, &[&str]); 2] = [
 pub fn family_of(model: &str) -> &'static str {
     MODEL_FAMILIES.iter().find(|(_, models)| models.contains(&model)).map_or("other", |(family, _)| family)
 }
-
-/// Percentiles the spectrum's x axis names; x = log10(1 / (1 − q)), as HdrHistogram's plots draw it.
-const SPECTRUM_TICKS: [&str; 6] = ["0%", "90%", "99%", "99.9%", "99.99%", "99.999%"];
-const SPECTRUM_DECADES: f64 = 5.0;
-const SPECTRUM_STEPS: usize = 100;
 
 pub fn render(run: &RunResult) -> String {
     let mut page = Page::new(&format!("serverbench run {}", run.run_id));
@@ -91,10 +84,10 @@ fn style(run: &RunResult, contestant: &str) -> usize {
 }
 
 /// A measured configuration with its summary.
-struct Row<'a> {
-    m: &'a Measurement,
-    s: MeasurementSummary,
-    model: String,
+pub(super) struct Row<'a> {
+    pub m: &'a Measurement,
+    pub s: MeasurementSummary,
+    pub model: String,
 }
 
 /// Measurements with at least one measured round, by (scenario, mode, pipeline) in the order they were run,
@@ -215,39 +208,7 @@ fn configuration(page: &mut Page, run: &RunResult, id: &str, scenario: &str, row
         Some(&throughput_table(&format!("{id}-throughput-table"), &rows)),
     );
 
-    let spectra: Vec<Series> = rows
-        .iter()
-        .filter_map(|r| {
-            spectrum(merged_histogram(r.m).as_ref(), &r.s.latency_ns).map(|points| Series {
-                label: r.m.contestant.clone(),
-                points,
-                style: style(run, &r.m.contestant),
-            })
-        })
-        .collect();
-    if !spectra.is_empty() {
-        let scale = Scale::for_values(spectra.iter().flat_map(|s| s.points.iter().map(|p| p.1)), 20.0);
-        let chart = LineChart {
-            title: format!("{scenario}: latency by percentile"),
-            x: Axis {
-                label: "percentile (log scale of 1 / (1 − q))".into(),
-                unit: Unit::Count,
-                scale: Scale::Linear,
-                ticks: SPECTRUM_TICKS.iter().enumerate().map(|(i, t)| (i as f64, t.to_string())).collect(),
-            },
-            y: Axis {
-                label: if scale == Scale::Log10 { "latency (log scale)".into() } else { "latency".into() },
-                unit: Unit::Nanos,
-                scale,
-                ticks: vec![],
-            },
-            series: spectra,
-        };
-        page.figure(
-            &svg::line_chart(&format!("{id}-latency"), &chart),
-            Some(&latency_table(&format!("{id}-latency-table"), &rows)),
-        );
-    }
+    latency_figure(page, id, scenario, &rows);
 
     let cpu = grouped_bars(&rows, |r| {
         let per_round: Vec<f64> = r.m.measured_rounds().filter_map(|x| x.server.cpu_us_per_request).collect();
@@ -357,49 +318,7 @@ fn grouped_bars(rows: &[&Row], bar: impl Fn(&Row) -> Option<Bar>) -> Vec<BarGrou
         .collect()
 }
 
-/// The latency spectrum: (log10(1 / (1 − q)), latency ns) from the merged histogram of the measured rounds,
-/// stopping where the histogram runs out of samples (1 − q < 1 / count), the last point at the maximum. An
-/// external tool's figures give a few points instead.
-fn spectrum(histogram: Option<&Histogram<u64>>, points: &LatencyPoints) -> Option<Vec<(f64, f64)>> {
-    if let Some(h) = histogram {
-        let count = h.len() as f64;
-        let mut out = Vec::new();
-        for k in 0..=SPECTRUM_STEPS {
-            let x = SPECTRUM_DECADES * k as f64 / SPECTRUM_STEPS as f64;
-            let tail = 10f64.powf(-x);
-            if tail * count < 1.0 {
-                out.push((count.log10().min(SPECTRUM_DECADES), h.max() as f64));
-                break;
-            }
-            out.push((x, h.value_at_quantile(1.0 - tail) as f64));
-        }
-        return Some(out);
-    }
-    let known = [
-        (0.0, points.min),
-        (0.5, points.p50),
-        (0.9, points.p90),
-        (0.99, points.p99),
-        (0.999, points.p999),
-        (0.9999, points.p9999),
-    ];
-    let out: Vec<(f64, f64)> = known.iter().filter_map(|(q, v)| Some(((1.0f64 / (1.0 - q)).log10(), (*v)?))).collect();
-    (!out.is_empty()).then_some(out)
-}
-
-/// The histogram of all measured rounds; None when a round has none (an external load tool).
-fn merged_histogram(m: &Measurement) -> Option<Histogram<u64>> {
-    let mut merged = new_latency_histogram();
-    for r in m.measured_rounds() {
-        if r.load.latency.is_empty() {
-            return None;
-        }
-        merged.add(&r.load.latency).ok()?;
-    }
-    (!merged.is_empty()).then_some(merged)
-}
-
-fn opt_num(v: Option<f64>, f: impl Fn(f64) -> String) -> Cell {
+pub(super) fn opt_num(v: Option<f64>, f: impl Fn(f64) -> String) -> Cell {
     let v = v.filter(|v| v.is_finite());
     Cell::num(or_absent(v, f), v.unwrap_or(f64::NAN))
 }
@@ -475,25 +394,6 @@ fn throughput_table(id: &str, rows: &[&Row]) -> Table {
         })
         .collect();
     Table { id: id.into(), caption: Some("Throughput".into()), headers, rows: body }
-}
-
-fn latency_table(id: &str, rows: &[&Row]) -> Table {
-    let headers = ["contestant", "mean µs", "p50 µs", "p90 µs", "p99 µs", "p99.9 µs", "p99.99 µs", "max µs"];
-    let body = rows
-        .iter()
-        .map(|r| {
-            let l = &r.s.latency_ns;
-            let mut cells = vec![Cell::text(&r.m.contestant)];
-            cells.extend([l.mean, l.p50, l.p90, l.p99, l.p999, l.p9999, l.max].map(|v| opt_num(v, us)));
-            cells
-        })
-        .collect();
-    let caption = if rows.iter().all(|r| r.s.latency_from_histogram) {
-        "Latency (merged histogram of the measured rounds)"
-    } else {
-        "Latency (without a histogram from the load tool: the mean of the rounds' own figures)"
-    };
-    Table { id: id.into(), caption: Some(caption.into()), headers: headers.map(String::from).to_vec(), rows: body }
 }
 
 fn cost_table(id: &str, run: &RunResult, rows: &[&Row]) -> Table {
@@ -613,31 +513,6 @@ fn problems(page: &mut Page, run: &RunResult) {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn spectrum_stops_where_the_samples_run_out() {
-        let mut h = new_latency_histogram();
-        for v in 1..=1000u64 {
-            h.record(v * 1000).unwrap();
-        }
-        let line = spectrum(Some(&h), &LatencyPoints::default()).unwrap();
-        // 1000 samples reach the 99.9th percentile (x = 3), where the line ends at the maximum.
-        assert_eq!(line.len(), 62);
-        assert_eq!(line[0], (0.0, 1000.0));
-        assert_eq!(line[20].0, 1.0);
-        assert!((line[20].1 - 900_000.0).abs() / 900_000.0 < 0.001, "{:?}", line[20]);
-        assert_eq!(*line.last().unwrap(), (3.0, h.max() as f64));
-    }
-
-    #[test]
-    fn spectrum_of_a_tool_without_histogram_joins_its_percentiles() {
-        let points = LatencyPoints { p50: Some(10.0), p99: Some(40.0), p9999: Some(90.0), ..LatencyPoints::default() };
-        let line = spectrum(None, &points).unwrap();
-        let xs: Vec<f64> = line.iter().map(|p| (p.0 * 1e9).round() / 1e9).collect();
-        assert_eq!(xs, [2f64.log10(), 2.0, 4.0].map(|x| (x * 1e9).round() / 1e9));
-        assert_eq!(line.iter().map(|p| p.1).collect::<Vec<_>>(), [10.0, 40.0, 90.0]);
-        assert!(spectrum(None, &LatencyPoints::default()).is_none());
-    }
 
     #[test]
     fn models_fall_into_the_two_families() {

@@ -105,7 +105,14 @@ impl Page {
     }
     /// A chart and the table that carries its numbers, side by side where the window is wide.
     pub fn figure(&mut self, svg: &str, table: Option<&Table>) {
-        self.body.push_str(r#"<div class="figure"><div class="chart-box">"#);
+        self.figure_of_class("figure", svg, table);
+    }
+    /// A wide chart at its full width, with the table below it.
+    pub fn wide_figure(&mut self, svg: &str, table: Option<&Table>) {
+        self.figure_of_class("figure wide", svg, table);
+    }
+    fn figure_of_class(&mut self, class: &str, svg: &str, table: Option<&Table>) {
+        let _ = write!(self.body, r#"<div class="{class}"><div class="chart-box">"#);
         self.body.push_str(svg);
         self.body.push_str("</div>");
         if let Some(t) = table {
@@ -132,6 +139,7 @@ dl.facts{display:grid;grid-template-columns:max-content auto;gap:2px 16px;margin
 dl.facts dt{font-weight:bold}dl.facts dd{margin:0;font-family:ui-monospace,Menlo,Consolas,monospace;font-size:13px;overflow-wrap:anywhere}
 .figure{display:flex;flex-wrap:wrap;gap:16px;align-items:flex-start;margin:8px 0 20px}
 .chart-box{flex:1 1 720px;max-width:900px}.chart-box svg{width:100%;height:auto}
+.figure.wide .chart-box{flex-basis:100%;max-width:1200px}
 .table-box{flex:1 1 360px;min-width:0;overflow-x:auto}
 nav.contents a{margin-right:14px;white-space:nowrap}
 table{border-collapse:collapse;font-size:13px;margin:6px 0}

@@ -5,6 +5,7 @@
 pub mod csv;
 pub mod format;
 pub mod html;
+mod html_latency;
 pub mod html_page;
 pub mod json;
 pub mod markdown;

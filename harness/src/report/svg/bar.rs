@@ -68,7 +68,7 @@ pub fn bar_chart(id: &str, chart: &BarChart) -> String {
     let top_value = *ticks.last().unwrap();
     let sx = |v: f64| x0 + (v.max(0.0) / top_value) * (x1 - x0);
 
-    let mut s = svg_open(id, &chart.title, height);
+    let mut s = svg_open(id, &chart.title, WIDTH, height);
     let _ = write!(
         s,
         r##"<defs><pattern id="{id}-hatch" patternUnits="userSpaceOnUse" width="6" height="6" patternTransform="rotate(45)"><rect width="6" height="6" fill="#fff"/><rect width="3" height="6" fill="#777"/></pattern></defs>"##

@@ -53,16 +53,17 @@ pub struct LineChart {
     pub series: Vec<Series>,
 }
 
-struct Mapper {
-    scale: Scale,
-    lo: f64,
-    hi: f64,
-    px_lo: f64,
-    px_hi: f64,
+/// Maps data to pixels along one axis.
+pub(super) struct Mapper {
+    pub scale: Scale,
+    pub lo: f64,
+    pub hi: f64,
+    pub px_lo: f64,
+    pub px_hi: f64,
 }
 
 impl Mapper {
-    fn map(&self, v: f64) -> f64 {
+    pub fn map(&self, v: f64) -> f64 {
         let f = match self.scale {
             Scale::Linear => (v - self.lo) / (self.hi - self.lo),
             Scale::Log10 => (v.log10() - self.lo.log10()) / (self.hi.log10() - self.lo.log10()),
@@ -72,7 +73,7 @@ impl Mapper {
 }
 
 /// The range and the ticks of an axis over these values. Linear axes start at 0.
-fn axis_range(axis: &Axis, values: &[f64]) -> (f64, f64, Vec<(f64, String)>) {
+pub(super) fn axis_range(axis: &Axis, values: &[f64]) -> (f64, f64, Vec<(f64, String)>) {
     let usable: Vec<f64> =
         values.iter().copied().filter(|v| v.is_finite() && (axis.scale == Scale::Linear || *v > 0.0)).collect();
     if !axis.ticks.is_empty() {
@@ -101,7 +102,7 @@ fn axis_range(axis: &Axis, values: &[f64]) -> (f64, f64, Vec<(f64, String)>) {
 /// Draws a line chart: one line a series, each with its own colour, dash pattern and marker, labelled by
 /// name at its right end and in a legend below.
 pub fn line_chart(id: &str, chart: &LineChart) -> String {
-    let max_label = chart.series.iter().map(|s| text_px(&s.label)).fold(60.0, f64::max).min(240.0);
+    let max_label = label_column(&chart.series);
     let (x0, x1) = (78.0, WIDTH - max_label - 28.0);
     let (top, plot_h) = (36.0, 300.0);
     let bottom = top + plot_h;
@@ -110,17 +111,7 @@ pub fn line_chart(id: &str, chart: &LineChart) -> String {
     let legend_top = bottom + 56.0;
     let height = legend_top + legend_rows as f64 * 20.0 + 8.0;
 
-    let valid = |p: &&(f64, f64), scale_x: Scale, scale_y: Scale| {
-        p.0.is_finite()
-            && p.1.is_finite()
-            && (scale_x == Scale::Linear || p.0 > 0.0)
-            && (scale_y == Scale::Linear || p.1 > 0.0)
-    };
-    let series: Vec<Vec<(f64, f64)>> = chart
-        .series
-        .iter()
-        .map(|s| s.points.iter().filter(|p| valid(p, chart.x.scale, chart.y.scale)).copied().collect())
-        .collect();
+    let series = drawable(&chart.series, chart.x.scale, chart.y.scale);
     let xs: Vec<f64> = series.iter().flatten().map(|p| p.0).collect();
     let ys: Vec<f64> = series.iter().flatten().map(|p| p.1).collect();
     let (xlo, xhi, xticks) = axis_range(&chart.x, &xs);
@@ -128,28 +119,9 @@ pub fn line_chart(id: &str, chart: &LineChart) -> String {
     let mx = Mapper { scale: chart.x.scale, lo: xlo, hi: xhi, px_lo: x0, px_hi: x1 };
     let my = Mapper { scale: chart.y.scale, lo: ylo, hi: yhi, px_lo: bottom, px_hi: top };
 
-    let mut s = svg_open(id, &chart.title, height);
+    let mut s = svg_open(id, &chart.title, WIDTH, height);
     title_text(&mut s, &chart.title);
-    for (v, label) in &yticks {
-        let y = my.map(*v);
-        let _ =
-            write!(s, r#"<line x1="{}" y1="{}" x2="{}" y2="{}" stroke="{GRID_COLOUR}"/>"#, n(x0), n(y), n(x1), n(y));
-        let _ = write!(s, r#"<text x="{}" y="{}" text-anchor="end">{}</text>"#, n(x0 - 6.0), n(y + 4.0), esc(label));
-    }
-    for (v, label) in &xticks {
-        let x = mx.map(*v);
-        let _ = write!(
-            s,
-            r#"<line x1="{}" y1="{}" x2="{}" y2="{}" stroke="{GRID_COLOUR}"/>"#,
-            n(x),
-            n(top),
-            n(x),
-            n(bottom)
-        );
-        let _ = write!(s, r#"<text x="{}" y="{}" text-anchor="middle">{}</text>"#, n(x), n(bottom + 16.0), esc(label));
-    }
-    let _ =
-        write!(s, r#"<path d="M{} {}V{}H{}" stroke="{AXIS_COLOUR}" fill="none"/>"#, n(x0), n(top), n(bottom), n(x1));
+    frame(&mut s, &mx, &my, &xticks, &yticks);
     let _ = write!(
         s,
         r#"<text x="{}" y="{}" text-anchor="middle">{}</text>"#,
@@ -171,50 +143,8 @@ pub fn line_chart(id: &str, chart: &LineChart) -> String {
             n((top + bottom) / 2.0)
         );
     }
-
-    let mut end_labels = Vec::new();
-    for (i, (points, spec)) in series.iter().zip(&chart.series).enumerate() {
-        let (colour, dash, marker) = series_style(spec.style);
-        let px: Vec<(f64, f64)> = points.iter().map(|(x, y)| (mx.map(*x), my.map(*y))).collect();
-        let _ = write!(s, r#"<g class="series"><title>{}</title>"#, esc(&spec.label));
-        if px.len() > 1 {
-            let d: Vec<String> = px.iter().map(|(x, y)| format!("{},{}", n(*x), n(*y))).collect();
-            let _ = write!(s, r#"<polyline points="{}" fill="none" stroke="{colour}" stroke-width="2""#, d.join(" "));
-            if !dash.is_empty() {
-                let _ = write!(s, r#" stroke-dasharray="{dash}""#);
-            }
-            s.push_str("/>");
-        }
-        for &k in &marker_indices(px.len()) {
-            s.push_str(&marker.draw(px[k].0, px[k].1, colour));
-        }
-        s.push_str("</g>");
-        if let Some(&(x, y)) = px.last() {
-            end_labels.push((i, x, y));
-        }
-    }
-    // Direct labels at the line ends, pushed apart so that none overlaps the next.
-    let placed = spread(end_labels.iter().map(|l| l.2).collect(), FONT_PX + 2.0, top, bottom + 20.0);
-    for ((i, x, y), ly) in end_labels.iter().zip(placed) {
-        let colour = series_style(chart.series[*i].style).0;
-        if (ly - y).abs() > 2.0 {
-            let _ = write!(
-                s,
-                r#"<line x1="{}" y1="{}" x2="{}" y2="{}" stroke="{colour}" stroke-width="0.8"/>"#,
-                n(x + 3.0),
-                n(*y),
-                n(x + 10.0),
-                n(ly)
-            );
-        }
-        let _ = write!(
-            s,
-            r#"<text x="{}" y="{}" fill="{colour}">{}</text>"#,
-            n(x + 12.0),
-            n(ly + 4.0),
-            esc(&chart.series[*i].label)
-        );
-    }
+    let ends = lines(&mut s, &series, &chart.series, &mx, &my);
+    end_labels(&mut s, &ends, &chart.series, x1, top, bottom + 20.0);
     // Legend: line sample, marker, name.
     for (i, spec) in chart.series.iter().enumerate() {
         let (colour, dash, marker) = series_style(spec.style);
@@ -237,6 +167,108 @@ pub fn line_chart(id: &str, chart: &LineChart) -> String {
     }
     s.push_str("</svg>");
     s
+}
+
+/// The width of the column that holds the names at the line ends.
+pub(super) fn label_column(series: &[Series]) -> f64 {
+    series.iter().map(|s| text_px(&s.label)).fold(60.0, f64::max).min(240.0)
+}
+
+/// Each series' points that the scales can draw: finite, and positive on a log axis.
+pub(super) fn drawable(series: &[Series], x: Scale, y: Scale) -> Vec<Vec<(f64, f64)>> {
+    let valid = |p: &&(f64, f64)| {
+        p.0.is_finite() && p.1.is_finite() && (x == Scale::Linear || p.0 > 0.0) && (y == Scale::Linear || p.1 > 0.0)
+    };
+    series.iter().map(|s| s.points.iter().filter(valid).copied().collect()).collect()
+}
+
+/// Grid lines and tick labels of a plot area, and its axes.
+pub(super) fn frame(s: &mut String, mx: &Mapper, my: &Mapper, xticks: &[(f64, String)], yticks: &[(f64, String)]) {
+    let (x0, x1, top, bottom) = (mx.px_lo, mx.px_hi, my.px_hi, my.px_lo);
+    for (v, label) in yticks {
+        let y = my.map(*v);
+        let _ =
+            write!(s, r#"<line x1="{}" y1="{}" x2="{}" y2="{}" stroke="{GRID_COLOUR}"/>"#, n(x0), n(y), n(x1), n(y));
+        let _ = write!(s, r#"<text x="{}" y="{}" text-anchor="end">{}</text>"#, n(x0 - 6.0), n(y + 4.0), esc(label));
+    }
+    for (v, label) in xticks {
+        let x = mx.map(*v);
+        let _ = write!(
+            s,
+            r#"<line x1="{}" y1="{}" x2="{}" y2="{}" stroke="{GRID_COLOUR}"/>"#,
+            n(x),
+            n(top),
+            n(x),
+            n(bottom)
+        );
+        let _ = write!(s, r#"<text x="{}" y="{}" text-anchor="middle">{}</text>"#, n(x), n(bottom + 16.0), esc(label));
+    }
+    let _ =
+        write!(s, r#"<path d="M{} {}V{}H{}" stroke="{AXIS_COLOUR}" fill="none"/>"#, n(x0), n(top), n(bottom), n(x1));
+}
+
+/// Draws each series as a line with its markers, in a group titled with its name; returns the last point of
+/// each drawn series in pixels, with the series' index.
+pub(super) fn lines(
+    s: &mut String,
+    points: &[Vec<(f64, f64)>],
+    specs: &[Series],
+    mx: &Mapper,
+    my: &Mapper,
+) -> Vec<(usize, f64, f64)> {
+    let mut ends = Vec::new();
+    for (i, (points, spec)) in points.iter().zip(specs).enumerate() {
+        let (colour, dash, marker) = series_style(spec.style);
+        let px: Vec<(f64, f64)> = points.iter().map(|(x, y)| (mx.map(*x), my.map(*y))).collect();
+        let _ = write!(s, r#"<g class="series"><title>{}</title>"#, esc(&spec.label));
+        if px.len() > 1 {
+            let _ = write!(s, r#"<polyline points="{}" fill="none" stroke="{colour}" stroke-width="2""#, polyline(&px));
+            if !dash.is_empty() {
+                let _ = write!(s, r#" stroke-dasharray="{dash}""#);
+            }
+            s.push_str("/>");
+        }
+        for &k in &marker_indices(px.len()) {
+            s.push_str(&marker.draw(px[k].0, px[k].1, colour));
+        }
+        s.push_str("</g>");
+        if let Some(&(x, y)) = px.last() {
+            ends.push((i, x, y));
+        }
+    }
+    ends
+}
+
+/// Pixel points as a polyline's `points` attribute.
+pub(super) fn polyline(px: &[(f64, f64)]) -> String {
+    px.iter().map(|(x, y)| format!("{},{}", n(*x), n(*y))).collect::<Vec<_>>().join(" ")
+}
+
+/// Direct labels for the line ends (index, x, y), in one column to the right of `edge` (the plot's right
+/// edge), pushed apart within [lo, hi] so that none overlaps the next; a thin dotted leader joins each
+/// line's end to its label where the label is not right beside it.
+pub(super) fn end_labels(s: &mut String, ends: &[(usize, f64, f64)], specs: &[Series], edge: f64, lo: f64, hi: f64) {
+    let placed = spread(ends.iter().map(|l| l.2).collect(), FONT_PX + 2.0, lo, hi);
+    for ((i, x, y), ly) in ends.iter().zip(placed) {
+        let colour = series_style(specs[*i].style).0;
+        if (ly - y).abs() > 2.0 || *x < edge - 1.0 {
+            let _ = write!(
+                s,
+                r#"<path d="M{} {}L{} {}" stroke="{colour}" stroke-width="0.8" stroke-dasharray="2 2"/>"#,
+                n(x + 5.0),
+                n(*y),
+                n(edge + 10.0),
+                n(ly)
+            );
+        }
+        let _ = write!(
+            s,
+            r#"<text class="end-label" x="{}" y="{}" fill="{colour}">{}</text>"#,
+            n(edge + 12.0),
+            n(ly + 4.0),
+            esc(&specs[*i].label)
+        );
+    }
 }
 
 /// Which points of a line get a marker: all of a short line, about six evenly spaced ones of a long one.

@@ -1,15 +1,18 @@
-//! SVG charts drawn from plain data: horizontal bars with 95% CI whiskers, and line charts (the latency
-//! percentile spectrum, scaling over connections). Every mark carries a text label, a fill pattern, a dash
-//! pattern or a marker shape, so a chart reads without colour; colours are the Okabe–Ito palette, which
-//! stays distinct for the common forms of colour blindness.
+//! SVG charts drawn from plain data: horizontal bars with 95% CI whiskers, line charts (scaling over
+//! connections), and line charts split into small panels on shared axes (the latency percentile spectrum).
+//! Every mark carries a text label, a fill pattern, a dash pattern or a marker shape, so a chart reads
+//! without colour; colours are the Okabe–Ito palette, which stays distinct for the common forms of colour
+//! blindness.
 
 use std::fmt::Write as _;
 
 mod bar;
 mod line;
+mod panels;
 
 pub use bar::*;
 pub use line::*;
+pub use panels::*;
 
 /// Okabe & Ito, "Color Universal Design" (2008), without yellow (too faint on white).
 pub const PALETTE: [&str; 7] = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#56B4E9", "#E69F00", "#000000"];
@@ -233,13 +236,11 @@ impl Marker {
     }
 }
 
-/// Maps data to pixels along one axis.
-
-fn svg_open(id: &str, title: &str, height: f64) -> String {
+fn svg_open(id: &str, title: &str, width: f64, height: f64) -> String {
     format!(
         r##"<svg id="{id}" class="chart" viewBox="0 0 {w} {h}" width="{w}" height="{h}" role="img" aria-labelledby="{id}-title" font-family="system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif" font-size="{FONT_PX}"><title id="{id}-title">{t}</title><rect width="100%" height="100%" fill="#fff"/>"##,
         id = esc(id),
-        w = n(WIDTH),
+        w = n(width),
         h = n(height),
         t = esc(title)
     )
@@ -382,17 +383,24 @@ mod tests {
         assert_eq!(svg.matches("<rect x=").count(), 2);
     }
 
+    /// The axes of a latency spectrum: percentiles across, latency on a log scale up.
+    pub(super) fn spectrum_axes() -> (Axis, Axis) {
+        let x = Axis {
+            label: "percentile".into(),
+            unit: Unit::Count,
+            scale: Scale::Linear,
+            ticks: vec![(0.0, "0%".into()), (5.0, "99.999%".into())],
+        };
+        (x, Axis { label: "latency".into(), unit: Unit::Nanos, scale: Scale::Log10, ticks: vec![] })
+    }
+
     #[test]
     fn line_chart_draws_and_labels_each_series() {
+        let (x, y) = spectrum_axes();
         let chart = LineChart {
             title: "latency".into(),
-            x: Axis {
-                label: "percentile".into(),
-                unit: Unit::Count,
-                scale: Scale::Linear,
-                ticks: vec![(0.0, "0%".into()), (5.0, "99.999%".into())],
-            },
-            y: Axis { label: "latency".into(), unit: Unit::Nanos, scale: Scale::Log10, ticks: vec![] },
+            x,
+            y,
             series: vec![
                 Series { label: "a".into(), points: vec![(0.0, 1000.0), (2.5, 5000.0), (5.0, 1e6)], style: 0 },
                 Series { label: "b".into(), points: vec![(0.0, 2000.0), (5.0, 0.0)], style: 1 },
