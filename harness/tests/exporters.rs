@@ -16,6 +16,7 @@ fn round(index: u32, warmup: bool, requests: u64, latencies_us: &[u64], cpu_s: f
     }
     let mut status = StatusCounts::default();
     status.s2xx = requests;
+    let unsaturated = flags.contains(&FLAG_UNSATURATED);
     Round {
         index,
         warmup,
@@ -54,10 +55,16 @@ fn round(index: u32, warmup: bool, requests: u64, latencies_us: &[u64], cpu_s: f
             peak_rss_bytes: Some(3 * 1024 * 1024 + index as u64 * 4096),
             pss_bytes: Some(2 * 1024 * 1024),
             processes: 1,
+            threads: Some(if unsaturated {
+                ThreadStates { samples: 20, running: 3, sleeping: 17, blocked_io: 0, other: 0 }
+            } else {
+                ThreadStates { samples: 20, running: 20, sleeping: 0, blocked_io: 0, other: 0 }
+            }),
         },
         client_busy_pct: Some(95.0),
         client_limit_pct: Some(95.0),
         saturation: None,
+        limit: unsaturated.then(|| LIMIT_SERVER_SLEEPING.to_string()),
         flags: flags.iter().map(|f| f.to_string()).collect(),
         machine: Default::default(),
     }
@@ -220,7 +227,7 @@ fn unsearched_model() -> RunResult {
                 vec![
                     round(1, false, 150_000, &[400, 450], 1.5, &[FLAG_CLIENT_BOUND]),
                     round(2, false, 152_000, &[400, 460], 1.5, &[FLAG_CLIENT_BOUND]),
-                    round(3, false, 149_000, &[410, 450], 1.6, &[]),
+                    round(3, false, 149_000, &[410, 450], 1.6, &[FLAG_UNSATURATED]),
                 ],
             ),
             wrk,
@@ -310,4 +317,26 @@ fn a_figure_that_could_not_be_measured_is_absent_not_zero() {
     let stored = json["measurements"].as_array().unwrap().iter().find(|m| m["contestant"] == name.as_str()).unwrap();
     let round = stored["rounds"].as_array().unwrap().iter().find(|r| r["warmup"] == false).unwrap();
     assert!(round["server"]["cpu_s"].is_null() && round["server"]["peak_rss_bytes"].is_null(), "{round}");
+}
+
+/// An unsaturated round's limit is printed wherever its flag is; a run.json stored before rounds had a
+/// limit and thread states still loads, its flag printed without a limit.
+#[test]
+fn an_unsaturated_round_says_what_limited_it() {
+    let html = report::html::render(&model());
+    assert!(html.contains("unsaturated 1/3 (server sleeping)"), "the HTML report's flags lack the limit");
+    let dir = tempfile::tempdir().unwrap();
+    let mut json: serde_json::Value = serde_json::from_slice(&report::json::Json.serialize(&model()).unwrap()).unwrap();
+    for m in json["measurements"].as_array_mut().unwrap() {
+        for r in m["rounds"].as_array_mut().unwrap() {
+            r.as_object_mut().unwrap().remove("limit");
+            r["server"].as_object_mut().unwrap().remove("threads");
+        }
+    }
+    std::fs::write(dir.path().join(report::json::FILE_NAME), serde_json::to_vec(&json).unwrap()).unwrap();
+    let old = report::load(dir.path()).unwrap();
+    let m = old.measurements.iter().find(|m| m.contestant == "go-net").unwrap();
+    assert!(m.rounds.iter().all(|r| r.limit.is_none() && r.server.threads.is_none()));
+    let flags = String::from_utf8(report::markdown::Markdown.serialize(&old).unwrap()).unwrap();
+    assert!(flags.contains("unsaturated 1/3") && !flags.contains("unsaturated 1/3 ("), "{flags}");
 }

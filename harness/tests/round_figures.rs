@@ -1,7 +1,7 @@
 //! The per-round figures from real runs, not set by hand: a server that spends a known 2 ms of CPU on
 //! each request comes out at that cost per request and saturated; one that sleeps 2 ms per request shows a
-//! low CPU share; a round whose responses cost the client far more than the server is flagged
-//! client-bound from what was measured; a server that closes after each answer is flagged keepalive-lost;
+//! low CPU share, its thread asleep at most samples, and `server-sleeping` as its limit; a round whose
+//! responses cost the client far more than the server is flagged client-bound from what was measured; a server that closes after each answer is flagged keepalive-lost;
 //! one that fails every other request has only its valid answers counted. In a file of its own so that no other test shares the server's
 //! CPU meanwhile.
 
@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use serverbench::catalog::{Catalog, Selection};
 use serverbench::run::options::{BenchChoices, BenchOptions, ModeKind};
-use serverbench::model::{Measurement, MeasurementStatus, Round, FLAG_CLIENT_BOUND, FLAG_ERRORS, FLAG_KEEPALIVE_LOST, FLAG_RAMP_INCOMPLETE, FLAG_RATE_NOT_HELD, FLAG_UNFAIR, FLAG_UNSATURATED, SERVER_BOUND};
+use serverbench::model::{Measurement, MeasurementStatus, Round, FLAG_CLIENT_BOUND, LIMIT_SERVER_SLEEPING, FLAG_ERRORS, FLAG_KEEPALIVE_LOST, FLAG_RAMP_INCOMPLETE, FLAG_RATE_NOT_HELD, FLAG_UNFAIR, FLAG_UNSATURATED, SERVER_BOUND};
 use serverbench::run::rounds::{run_round, RoundPlan};
 use serverbench::launch::server::{free_port, Launch, Server};
 use serverbench::ui::{Ui, Verbosity};
@@ -107,6 +107,9 @@ fn a_known_cost_per_request_is_measured_as_such() {
         assert!(r.load.requests > 0 && r.load.errors.total() == 0, "{:?}", r.load.errors);
         assert!(!r.flags.iter().any(|f| f == FLAG_CLIENT_BOUND), "{:?}", r.flags);
         assert_eq!(r.saturation.as_deref(), Some(SERVER_BOUND), "{busy_pct:.1}% busy");
+        assert_eq!(r.limit, None, "a server-bound round has no other limit");
+        let threads = r.server.threads.expect("the server's thread states were read");
+        assert!(threads.samples > 0 && threads.running > threads.sleeping, "{threads:?}");
     }
 }
 
@@ -119,6 +122,10 @@ fn a_server_that_sleeps_shows_a_low_cpu_share() {
         assert!(!r.flags.iter().any(|f| f == FLAG_CLIENT_BOUND), "{:?}", r.flags);
         assert!(r.has_flag(FLAG_UNSATURATED), "{:?}, client limit {:?}", r.flags, r.client_limit_pct);
         assert_eq!(r.saturation.as_deref(), Some(FLAG_UNSATURATED));
+        // Its one thread was asleep at most samples, and the round says so.
+        let threads = r.server.threads.expect("the server's thread states were read");
+        assert!(threads.samples > 0 && 2 * threads.sleeping > threads.thread_samples(), "{threads:?}");
+        assert_eq!(r.limit.as_deref(), Some(LIMIT_SERVER_SLEEPING), "{threads:?}, {busy_pct:.1}% busy");
     }
 }
 

@@ -12,9 +12,13 @@
 //! time and the CPUs' counters (/proc/stat) at those edges, on its own thread as soon as it is woken, so
 //! that the server's figures cover the same window as the client's and not the connection set-up and
 //! teardown around it.
+//!
+//! At each sample inside the window (over the whole life when no window was marked) the probe also counts
+//! the scheduler state of every thread of the tree, which says what an unsaturated server was doing.
 
 use crate::os::cpustat::{ticks_per_s, CpuStat};
-use crate::os::proc::{all_processes, page_bytes, pss_bytes, tree, ProcKey, ProcStat};
+use crate::model::ThreadStates;
+use crate::os::proc::{all_processes, page_bytes, pss_bytes, thread_states, tree, ProcKey, ProcStat};
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::sync::Arc;
@@ -38,6 +42,8 @@ pub struct Usage {
     /// The measured window the figures cover, when the sampler was told its edges; else they cover the
     /// sampler's whole life.
     pub window: Option<Window>,
+    /// The tree's threads by scheduler state over the same span; absent when no thread was read.
+    pub threads: Option<ThreadStates>,
 }
 
 /// A measured window as the sampler read it at its edges.
@@ -58,6 +64,8 @@ pub struct Probe {
     /// Last seen CPU ticks and parent of each member.
     last: HashMap<ProcKey, (u64, i32)>,
     peak_rss_pages: u64,
+    /// Thread states counted since the window opened (since the start before it does).
+    states: ThreadStates,
     /// When the measured window opened, and the CPUs' counters then.
     opened: Option<(Instant, Option<CpuStat>)>,
     /// The figures at the closing edge.
@@ -67,10 +75,11 @@ pub struct Probe {
 impl Probe {
     /// Takes the first sample: the CPU time already spent is the baseline.
     pub fn start(root: i32, pgid: i32) -> Probe {
-        let mut probe = Probe { root, pgid, start: HashMap::new(), last: HashMap::new(), peak_rss_pages: 0, opened: None, closed: None };
+        let mut probe = Probe { root, pgid, start: HashMap::new(), last: HashMap::new(), peak_rss_pages: 0, states: ThreadStates::default(), opened: None, closed: None };
         let now = probe.read();
         probe.start = now.iter().map(|p| (p.key(), p.cpu_ticks)).collect();
         probe.record(&now);
+        probe.count_states(&now);
         probe
     }
 
@@ -85,9 +94,17 @@ impl Probe {
         self.peak_rss_pages = self.peak_rss_pages.max(now.iter().map(|p| p.rss_pages).sum());
     }
 
+    /// Counts the state of every thread of `now`, until the window closes.
+    fn count_states(&mut self, now: &[ProcStat]) {
+        if self.closed.is_none() {
+            self.states.add_sample(now.iter().flat_map(|p| thread_states(p.pid)));
+        }
+    }
+
     pub fn sample(&mut self) {
         let now = self.read();
         self.record(&now);
+        self.count_states(&now);
     }
 
     /// The measured window opens: the CPU time spent so far is the new baseline.
@@ -102,6 +119,8 @@ impl Probe {
         self.record(&now);
         self.opened = Some((at, stat));
         self.closed = None;
+        self.states = ThreadStates::default();
+        self.count_states(&now);
     }
 
     /// The measured window closes: the figures are taken now; later samples no longer change them.
@@ -145,6 +164,7 @@ impl Probe {
             pss_bytes: pss_bytes(&now),
             members: self.last.keys().copied().collect(),
             window: None,
+            threads: (self.states.samples > 0).then_some(self.states),
         }
     }
 }

@@ -118,6 +118,10 @@ pub struct Round {
     /// `server-bound`, `client-bound` or `unsaturated`; absent when a figure it needs is.
     #[serde(default)]
     pub saturation: Option<String>,
+    /// What the data suggests limited an `unsaturated` round (`LIMIT_*`, docs/methodology.md); absent for
+    /// the other states.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit: Option<String>,
     pub flags: Vec<String>,
     /// What else happened on the machine during the round.
     #[serde(flatten, default)]
@@ -196,6 +200,9 @@ pub struct ServerUsage {
     pub pss_bytes: Option<u64>,
     /// Processes seen in the tree.
     pub processes: usize,
+    /// The scheduler states of the tree's threads, sampled over the window; absent when none was read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub threads: Option<crate::model::ThreadStates>,
 }
 
 /// Latency figures in nanoseconds; a figure the source did not provide is absent.
@@ -295,11 +302,23 @@ pub struct MeasurementSummary {
     pub latency_from_histogram: bool,
     pub client_bound_rounds: usize,
     pub unsaturated_rounds: usize,
+    /// The limits of the rounds flagged unsaturated (rounds stored before limits were are left out).
+    pub unsaturated_limits: Vec<crate::model::LimitCount>,
     pub keepalive_lost_rounds: usize,
     pub rate_not_held_rounds: usize,
     pub ramp_incomplete_rounds: usize,
     pub unfair_rounds: usize,
     pub response_bytes: Option<u64>,
+}
+
+impl MeasurementSummary {
+    /// The `unsaturated` flag as the tables print it, "unsaturated 2/3 (server sleeping)"; None when no
+    /// round had it.
+    pub fn unsaturated_flag(&self) -> Option<String> {
+        let limits = crate::model::limits_words(&self.unsaturated_limits);
+        let why = if limits.is_empty() { String::new() } else { format!(" ({limits})") };
+        (self.unsaturated_rounds > 0).then(|| format!("{FLAG_UNSATURATED} {}/{}{why}", self.unsaturated_rounds, self.rounds))
+    }
 }
 
 impl Measurement {
@@ -376,6 +395,9 @@ impl Measurement {
             latency_from_histogram: with_histogram,
             client_bound_rounds: rounds.iter().filter(|r| r.flags.iter().any(|f| f == FLAG_CLIENT_BOUND)).count(),
             unsaturated_rounds: rounds.iter().filter(|r| r.has_flag(FLAG_UNSATURATED)).count(),
+            unsaturated_limits: crate::model::count_limits(
+                rounds.iter().filter(|r| r.has_flag(FLAG_UNSATURATED)).filter_map(|r| r.limit.as_deref()),
+            ),
             keepalive_lost_rounds: rounds.iter().filter(|r| r.has_flag(FLAG_KEEPALIVE_LOST)).count(),
             rate_not_held_rounds: rounds.iter().filter(|r| r.has_flag(FLAG_RATE_NOT_HELD)).count(),
             ramp_incomplete_rounds: rounds.iter().filter(|r| r.has_flag(FLAG_RAMP_INCOMPLETE)).count(),

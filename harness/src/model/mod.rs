@@ -3,8 +3,10 @@
 //! from it alone.
 
 pub mod checks;
+pub mod limit;
 pub mod measurement;
 pub mod run;
 
+pub use limit::*;
 pub use measurement::*;
 pub use run::*;

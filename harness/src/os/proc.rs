@@ -104,6 +104,20 @@ pub fn pss_bytes(processes: &[ProcStat]) -> Option<u64> {
         .sum()
 }
 
+/// The scheduler state of each thread of a process (field 3 of /proc/<pid>/task/<tid>/stat: R, S, D, ...),
+/// read by hand: one short read a thread, since a sampler reads them beside a busy server. A thread that
+/// ends while the list is read is left out; nothing when the process is gone.
+pub fn thread_states(pid: i32) -> Vec<char> {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else { return Vec::new() };
+    tasks.flatten().filter_map(|t| std::fs::read_to_string(t.path().join("stat")).ok().and_then(|s| state_field(&s))).collect()
+}
+
+/// The state field of a stat line: the first character after the command name's closing parenthesis (the
+/// name may hold parentheses itself).
+fn state_field(stat: &str) -> Option<char> {
+    stat[stat.rfind(')')? + 1..].trim_start().chars().next()
+}
+
 pub fn page_bytes() -> u64 {
     procfs::page_size()
 }
@@ -222,6 +236,16 @@ mod tests {
         assert_eq!(p.cpu_ticks, 250 + 50 + 7 + 3);
         assert_eq!(p.start_ticks, 98765);
         assert_eq!(p.rss_pages, 321);
+    }
+
+    #[test]
+    fn reads_the_state_of_every_thread() {
+        assert_eq!(state_field("4242 (a (b) c) D 1 4242"), Some('D'));
+        assert_eq!(state_field("4242 (a"), None);
+        let _second = std::thread::spawn(|| std::thread::sleep(std::time::Duration::from_millis(500)));
+        let states = thread_states(std::process::id() as i32);
+        assert!(states.len() >= 2 && states.contains(&'R'), "{states:?}");
+        assert!(thread_states(-1).is_empty());
     }
 
     #[test]

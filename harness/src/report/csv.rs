@@ -1,5 +1,6 @@
 //! summary.csv: one row per measurement with its summary over measured rounds (RFC 4180 quoting). Absent
-//! figures are empty cells; latency is in nanoseconds, sizes in bytes.
+//! figures are empty cells; latency is in nanoseconds, sizes in bytes. `unsaturated_limits` is the limit
+//! of the unsaturated rounds, or each limit with its rounds ("server-sleeping:2;unknown:1").
 
 use super::Exporter;
 use crate::model::{Measurement, MeasurementStatus, RunResult};
@@ -17,7 +18,7 @@ const COLUMNS: &[&str] = &[
     "latency_p75_ns", "latency_p90_ns", "latency_p99_ns", "latency_p999_ns", "latency_p9999_ns", "latency_max_ns",
     "rounds_disturbed", "rounds_cpu_drift", "pss_bytes", "unsaturated_rounds", "keepalive_lost_rounds",
     "rate_not_held_rounds", "ramp_incomplete_rounds", "unfair_rounds", "capacity_objective", "capacity_rps",
-    "capacity_failed_rps", "rate_rps", "load_fraction", "rps_median_as_measured",
+    "capacity_failed_rps", "rate_rps", "load_fraction", "rps_median_as_measured", "unsaturated_limits",
 ];
 
 impl Exporter for Csv {
@@ -107,6 +108,7 @@ fn row(run: &RunResult, m: &Measurement) -> Vec<String> {
         num(m.rate_rps),
         num(m.load_fraction),
         num(s.median_rps_as_measured),
+        crate::model::limits_cell(&s.unsaturated_limits),
     ]
 }
 

@@ -11,7 +11,7 @@ use super::html_page::{esc, facts, Cell, Page, Table};
 use super::svg::{self, Axis, Bar, BarChart, BarGroup, LineChart, Scale, Series, Unit};
 use super::Exporter;
 use crate::model::{
-    ContestantStatus, Measurement, MeasurementStatus, MeasurementSummary, RunResult, FLAG_CLIENT_BOUND, FLAG_KEEPALIVE_LOST, FLAG_RAMP_INCOMPLETE, FLAG_RATE_NOT_HELD, FLAG_UNFAIR, FLAG_UNSATURATED, UNFAIR_JAIN,
+    ContestantStatus, Measurement, MeasurementStatus, MeasurementSummary, RunResult, FLAG_CLIENT_BOUND, FLAG_KEEPALIVE_LOST, FLAG_RAMP_INCOMPLETE, FLAG_RATE_NOT_HELD, FLAG_UNFAIR, UNFAIR_JAIN,
 };
 use crate::stats::rounds::Summary;
 use crate::wire::Scenario;
@@ -353,9 +353,7 @@ fn throughput_table(id: &str, rows: &[&Row]) -> Table {
             if r.s.client_bound_rounds > 0 {
                 flags.push(format!("{FLAG_CLIENT_BOUND} {}/{}", r.s.client_bound_rounds, r.s.rounds));
             }
-            if r.s.unsaturated_rounds > 0 {
-                flags.push(format!("{FLAG_UNSATURATED} {}/{}", r.s.unsaturated_rounds, r.s.rounds));
-            }
+            flags.extend(r.s.unsaturated_flag());
             if r.s.ramp_incomplete_rounds > 0 {
                 flags.push(format!("{FLAG_RAMP_INCOMPLETE} {}/{}", r.s.ramp_incomplete_rounds, r.s.rounds));
             }

@@ -167,9 +167,7 @@ fn flags(m: &Measurement, s: &MeasurementSummary) -> String {
     if s.client_bound_rounds > 0 {
         f.push(format!("{FLAG_CLIENT_BOUND} {}/{}", s.client_bound_rounds, s.rounds));
     }
-    if s.unsaturated_rounds > 0 {
-        f.push(format!("unsaturated {}/{}", s.unsaturated_rounds, s.rounds));
-    }
+    f.extend(s.unsaturated_flag());
     if s.ramp_incomplete_rounds > 0 {
         f.push(format!("{FLAG_RAMP_INCOMPLETE} {}/{}", s.ramp_incomplete_rounds, s.rounds));
     }

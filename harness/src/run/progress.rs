@@ -1,6 +1,6 @@
 //! The progress text of a benchmark: a line per round (with -v) and one per finished measurement.
 
-use crate::model::{Measurement, Round, FLAG_CLIENT_BOUND};
+use crate::model::{limit_words, Measurement, Round, FLAG_CLIENT_BOUND, FLAG_UNSATURATED};
 use crate::report::format::{mib, one, or_absent, pct, us};
 
 /// The line printed with -v after each round.
@@ -13,8 +13,17 @@ pub fn round_line(name: &str, scenario: &str, connections: usize, r: &Round) -> 
         r.load.errors.total(),
         or_absent(r.server.utilisation_pct, pct),
         or_absent(r.client_busy_pct, pct),
-        if r.flags.is_empty() { String::new() } else { format!(" [{}]", r.flags.join(", ")) }
+        if r.flags.is_empty() { String::new() } else { format!(" [{}]", round_flags(r).join(", ")) }
     )
+}
+
+/// The round's flags, `unsaturated` with its limit: "unsaturated (server sleeping)".
+fn round_flags(r: &Round) -> Vec<String> {
+    let flag = |f: &String| match &r.limit {
+        Some(limit) if f == FLAG_UNSATURATED => format!("{f} ({})", limit_words(limit)),
+        _ => f.clone(),
+    };
+    r.flags.iter().map(flag).collect()
 }
 
 /// The line printed when a measurement has all its rounds.
@@ -26,6 +35,7 @@ pub fn measurement_line(m: &Measurement) -> String {
     if s.client_bound_rounds > 0 {
         flags.push(format!("{FLAG_CLIENT_BOUND} {}/{}", s.client_bound_rounds, s.rounds));
     }
+    flags.extend(s.unsaturated_flag());
     if s.errors.total() > 0 {
         flags.push(format!("{} errors", s.errors.total()));
     }

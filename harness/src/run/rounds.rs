@@ -10,7 +10,7 @@ use crate::launch::probe::Sampler;
 use crate::launch::server::Server;
 use crate::load::{self, LoadConfig, Mode, Stop, Workload};
 use crate::model::{
-    Round, RoundMachine, ServerUsage, BUSY_THRESHOLD_PCT, DISTURBED_MIN_TICKS, DISTURBED_THRESHOLD_PCT, FLAG_CLIENT_BOUND, FLAG_DISTURBED, FLAG_ERRORS,
+    unsaturated_limit, LimitInputs, Round, RoundMachine, ServerUsage, BUSY_THRESHOLD_PCT, DISTURBED_MIN_TICKS, DISTURBED_THRESHOLD_PCT, FLAG_CLIENT_BOUND, FLAG_DISTURBED, FLAG_ERRORS,
     FLAG_INTERRUPTED, FLAG_KEEPALIVE_LOST, FLAG_RAMP_INCOMPLETE, FLAG_RATE_NOT_HELD, FLAG_SERVER_UNPROBED, FLAG_UNFAIR,
     RAMP_LIMIT, RATE_HELD_SHARE, UNFAIR_JAIN, FLAG_UNSATURATED, SERVER_BOUND,
 };
@@ -156,6 +156,15 @@ pub fn run_round(server: &mut Server, plan: &RoundPlan, index: u32, warmup: bool
     if let Some(state) = saturation.filter(|s| *s != SERVER_BOUND && !(paced && *s == FLAG_UNSATURATED)) {
         flags.push(state.to_string());
     }
+    let limit = (saturation == Some(FLAG_UNSATURATED)).then(|| {
+        unsaturated_limit(&LimitInputs {
+            threads: usage.threads.as_ref(),
+            in_flight: plan.connections * o.pipeline.max(1) as usize,
+            server_cpus: cpus,
+            cpus_used: usage.cpu_s.filter(|_| wall_s > 0.0).map(|cpu_s| cpu_s / wall_s),
+            paced,
+        })
+    });
     if load.errors.total() > 0 {
         flags.push(FLAG_ERRORS.to_string());
     }
@@ -202,12 +211,14 @@ pub fn run_round(server: &mut Server, plan: &RoundPlan, index: u32, warmup: bool
             peak_rss_bytes: usage.peak_rss_bytes,
             pss_bytes: usage.pss_bytes,
             processes: usage.members.len(),
+            threads: usage.threads,
         },
         load,
         tool_latency_ns,
         client_busy_pct,
         client_limit_pct,
         saturation: saturation.map(String::from),
+        limit: limit.map(String::from),
         flags,
         machine,
     })
