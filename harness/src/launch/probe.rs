@@ -18,7 +18,7 @@
 
 use crate::os::cpustat::{ticks_per_s, CpuStat};
 use crate::model::ThreadStates;
-use crate::os::proc::{all_processes, page_bytes, pss_bytes, thread_states, tree, ProcKey, ProcStat};
+use crate::os::proc::{all_processes, page_bytes, processes, pss_bytes, thread_states, tree, ProcKey, ProcStat};
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::sync::Arc;
@@ -27,6 +27,12 @@ use std::time::{Duration, Instant};
 
 /// How often a sampler reads /proc during a round.
 pub const SAMPLE_INTERVAL: Duration = Duration::from_millis(100);
+/// Every this many samples (and at the window's edges) the whole of /proc is read to find new members of the
+/// tree; the samples between read only the members already known. Reading every process on the machine
+/// takes the client's CPU for a millisecond or more, which in rate mode delayed the requests due meanwhile:
+/// with a full read every 100 ms, c-epoll at 5,000 req/s showed a p99 of 830 µs in a bench round against
+/// 84 µs from `serverbench load` alone.
+pub const FULL_READ_EVERY: u32 = 10;
 
 /// What a probe saw over its window. Both figures are absent when no sample found a process of the tree
 /// (it was gone, or /proc could not be read): a zero would pass for a measurement.
@@ -66,6 +72,9 @@ pub struct Probe {
     peak_rss_pages: u64,
     /// Thread states counted since the window opened (since the start before it does).
     states: ThreadStates,
+    /// The pids of the tree at the last full read, and the samples taken so far.
+    known: Vec<ProcKey>,
+    samples: u32,
     /// When the measured window opened, and the CPUs' counters then.
     opened: Option<(Instant, Option<CpuStat>)>,
     /// The figures at the closing edge.
@@ -75,7 +84,7 @@ pub struct Probe {
 impl Probe {
     /// Takes the first sample: the CPU time already spent is the baseline.
     pub fn start(root: i32, pgid: i32) -> Probe {
-        let mut probe = Probe { root, pgid, start: HashMap::new(), last: HashMap::new(), peak_rss_pages: 0, states: ThreadStates::default(), opened: None, closed: None };
+        let mut probe = Probe { root, pgid, start: HashMap::new(), last: HashMap::new(), peak_rss_pages: 0, states: ThreadStates::default(), known: Vec::new(), samples: 0, opened: None, closed: None };
         let now = probe.read();
         probe.start = now.iter().map(|p| (p.key(), p.cpu_ticks)).collect();
         probe.record(&now);
@@ -83,8 +92,17 @@ impl Probe {
         probe
     }
 
-    fn read(&self) -> Vec<ProcStat> {
-        tree(self.root, self.pgid, &all_processes())
+    fn read(&mut self) -> Vec<ProcStat> {
+        let now = tree(self.root, self.pgid, &all_processes());
+        self.known = now.iter().map(ProcStat::key).collect();
+        now
+    }
+
+    /// The members found by the last full read, those still alive (a pid taken since by another process is
+    /// not one of them).
+    fn read_known(&self) -> Vec<ProcStat> {
+        let pids: Vec<i32> = self.known.iter().map(|k| k.0).collect();
+        processes(&pids).into_iter().filter(|p| self.known.contains(&p.key())).collect()
     }
 
     fn record(&mut self, now: &[ProcStat]) {
@@ -102,7 +120,8 @@ impl Probe {
     }
 
     pub fn sample(&mut self) {
-        let now = self.read();
+        self.samples += 1;
+        let now = if self.samples % FULL_READ_EVERY == 0 { self.read() } else { self.read_known() };
         self.record(&now);
         self.count_states(&now);
     }
