@@ -739,8 +739,9 @@ fn the_capacity_search_finds_a_known_capacity() {
     });
     let mut c = config(IoBackend::Epoll, server.addr, 1, 8, 1);
     c.stop = Stop::Duration { warmup: Duration::ZERO, measure: Duration::from_millis(500) };
-    let slo = load::search::Slo::parse("p99<5ms").unwrap();
-    let found = load::search::search(&slo, 500.0, |rate| {
+    // p90: a step of 0.5 s needs 100 responses to judge it (p99 would need 1,000: above this capacity).
+    let slo = load::search::Slo::parse("p90<5ms").unwrap();
+    let found = load::search::search(&slo, 500.0, 0.5, |rate| {
         let report = load::run(&LoadConfig { mode: Mode::Rate { requests_per_s: rate }, ..c.clone() }, Arc::new(AtomicBool::new(false)))?;
         Ok(load::search::judge(&slo, rate, &report))
     })

@@ -60,7 +60,7 @@ fn capacity(args: &LoadArgs, mut config: LoadConfig, objective: &str, stop: Arc<
             crate::load::run(&probe, stop.clone())?.requests_per_s()
         }
     };
-    let result = search(&slo, start, |rate| {
+    let result = search(&slo, start, measure.as_secs_f64(), |rate| {
         if stop.load(Ordering::Relaxed) {
             anyhow::bail!("interrupted");
         }

@@ -14,6 +14,10 @@ use super::report::LoadReport;
 pub const PRECISION: f64 = 1.05;
 /// A search ends after this many rounds at most.
 pub const MAX_STEPS: usize = 16;
+/// A step must hold at least this many responses per 1 − quantile of the objective to judge its percentile
+/// (p99: 1,000 responses, whose 99th percentile lies beyond 10 of them). Below that, one stall of the
+/// machine is the percentile: on a shared VM a search then halved its rate down to 2 req/s.
+pub const RESPONSES_PER_TAIL: f64 = 10.0;
 /// The share of the asked rate a round must reach to pass (the `rate-not-held` rule).
 pub const RATE_HELD_SHARE: f64 = 0.98;
 
@@ -36,6 +40,12 @@ pub struct BadObjective {
 }
 
 impl Slo {
+    /// The fewest responses a step needs for its percentile to be judged.
+    pub fn min_responses(&self) -> f64 {
+        // Less a hair: 10 / (1 − 0.9) is 100.00000000000001 in floating point.
+        (RESPONSES_PER_TAIL / (1.0 - self.quantile) - 1e-6).ceil()
+    }
+
     pub fn parse(text: &str) -> Result<Slo, BadObjective> {
         let fail = |expected| BadObjective { text: text.to_string(), expected };
         let bad = || fail("expected pQ<DURATION, such as p99<1ms or p99.9<500us");
@@ -83,7 +93,8 @@ impl SearchResult {
         match self.bracket {
             (Some(lo), Some(hi)) => format!("{lo:.0} req/s (passed at {lo:.0}, failed at {hi:.0})"),
             (Some(lo), None) => format!("at least {lo:.0} req/s (no failing rate found)"),
-            (None, _) => "none (no rate tried met it)".to_string(),
+            (None, Some(hi)) => format!("none (every rate tried failed, down to {hi:.0} req/s)"),
+            (None, None) => "none (no rate tried met it)".to_string(),
         }
     }
 }
@@ -98,10 +109,13 @@ pub fn judge(slo: &Slo, rate: f64, r: &LoadReport) -> Step {
 }
 
 /// Searches from `start_rps`, one round per step: `run_step(rate)` runs it and judges it (with `judge`).
-pub fn search(slo: &Slo, start_rps: f64, mut run_step: impl FnMut(f64) -> anyhow::Result<Step>) -> anyhow::Result<SearchResult> {
+/// `window_s` is the length of a step's measured window: no rate is tried whose steps would hold fewer than
+/// `Slo::min_responses`.
+pub fn search(slo: &Slo, start_rps: f64, window_s: f64, mut run_step: impl FnMut(f64) -> anyhow::Result<Step>) -> anyhow::Result<SearchResult> {
     let (mut lo, mut hi): (Option<f64>, Option<f64>) = (None, None);
     let mut steps = Vec::new();
-    let mut rate = start_rps.max(1.0);
+    let lowest = (slo.min_responses() / window_s.max(1e-3)).max(1.0);
+    let mut rate = start_rps.max(lowest);
     while steps.len() < MAX_STEPS {
         let step = run_step(rate)?;
         if step.pass {
@@ -114,7 +128,7 @@ pub fn search(slo: &Slo, start_rps: f64, mut run_step: impl FnMut(f64) -> anyhow
             (Some(l), Some(h)) if h / l <= PRECISION => break,
             (Some(l), Some(h)) => (l * h).sqrt(),
             (Some(l), None) => l * 2.0,
-            (None, Some(h)) if h / 2.0 >= 1.0 => h / 2.0,
+            (None, Some(h)) if h > lowest => (h / 2.0).max(lowest),
             (None, _) => break,
         };
     }
@@ -154,7 +168,7 @@ mod tests {
     fn bracketing_and_bisection_find_the_capacity() {
         let slo = Slo::parse("p99<1ms").unwrap();
         for start in [10.0, 1000.0, 50_000.0] {
-            let got = search(&slo, start, |rate| Ok(judge(&slo, rate, &model(rate)?))).unwrap();
+            let got = search(&slo, start, 1.0, |rate| Ok(judge(&slo, rate, &model(rate)?))).unwrap();
             let (lo, hi) = (got.bracket.0.unwrap(), got.bracket.1.unwrap());
             assert!(lo <= 1000.0 && hi > 1000.0 && hi / lo <= PRECISION, "start {start}: {lo}..{hi}");
             assert_eq!(got.capacity_rps, Some(lo));
@@ -165,8 +179,20 @@ mod tests {
     #[test]
     fn a_rate_never_held_has_no_capacity() {
         let slo = Slo::parse("p99<1ms").unwrap();
-        let got = search(&slo, 100.0, |rate| Ok(judge(&slo, rate, &LoadReport::empty(1, 1)))).unwrap();
+        let got = search(&slo, 100.0, 1.0, |rate| Ok(judge(&slo, rate, &LoadReport::empty(1, 1)))).unwrap();
         assert_eq!(got.capacity_rps, None);
         assert!(got.steps.iter().all(|s| !s.pass));
+    }
+
+    #[test]
+    fn no_rate_is_tried_whose_steps_hold_too_few_responses_to_judge() {
+        // Every step fails: a p99 needs 1,000 responses, so with steps of 2 s the search stops at 500/s
+        // instead of halving down to 1/s, and says how far down it went.
+        let slo = Slo::parse("p99<1ms").unwrap();
+        let got = search(&slo, 40_000.0, 2.0, |rate| Ok(Step { rate, achieved: rate, latency_ns: Some(5_000_000), errors: 0, pass: false, flags: vec![] })).unwrap();
+        let lowest = got.steps.iter().map(|s| s.rate).fold(f64::MAX, f64::min);
+        assert_eq!(lowest, 500.0, "{:?}", got.steps);
+        assert_eq!(got.describe(), "none (every rate tried failed, down to 500 req/s)");
+        assert_eq!(Slo::parse("p90<1ms").unwrap().min_responses(), 100.0);
     }
 }

@@ -48,7 +48,11 @@ impl Runner<'_, '_> {
 
     fn search_one(&mut self, slo: &Slo, scenario: &str, l: &mut Live, connections: usize, start: f64) -> anyhow::Result<SearchResult> {
         let mut index = 0;
-        search(slo, start, |rate| {
+        let window_s = match self.opts.stop {
+            super::options::StopRule::Duration(d) => d.as_secs_f64(),
+            super::options::StopRule::Requests(_) => 1.0,
+        };
+        search(slo, start, window_s, |rate| {
             let mut attempt = 0;
             loop {
                 anyhow::ensure!(!self.stopped(), "interrupted");
