@@ -241,4 +241,21 @@ fn two_unchanged_runs_are_the_same_and_a_planted_change_is_seen() {
     assert!((smol.ratio.unwrap() - 0.64).abs() < 0.1, "{smol:?}");
     assert_eq!(req_s(&c, "c-epoll").verdict, Verdict::Better);
     assert_eq!(req_s(&c, "go-net").verdict, Verdict::Same);
+
+    // The whole machine 25% faster in B, and c-epoll 1.5x on top of it: the servers' common change is the
+    // machine's (no server is called better for it), and c-epoll's own change is still seen.
+    let mut faster = b.clone();
+    for m in faster.measurements.iter_mut() {
+        let factor = if m.contestant == "c-epoll" { 1.25 * 1.5 } else { 1.25 };
+        for r in m.rounds.iter_mut() {
+            r.load.requests = (r.load.requests as f64 * factor).round() as u64;
+        }
+    }
+    let c = compare(&a, &faster, Rules::default());
+    let common = c.servers_common.expect("32 configurations tell the common change");
+    assert!((common / 1.25 - 0.98).abs() < 0.06, "common change {common} for a machine 1.25x faster");
+    assert_eq!(c.machine_factor, common);
+    let called: Vec<&str> = c.rows.iter().filter(|r| matches!(r.changes[0].verdict, Verdict::Better | Verdict::Worse)).map(|r| r.key.contestant.as_str()).collect();
+    assert!(called.len() <= 3 && called.contains(&"c-epoll"), "a faster machine called servers changed: {called:?}");
+    assert!(markdown::render(&c).contains("moved with the machine"));
 }

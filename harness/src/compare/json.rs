@@ -50,6 +50,7 @@ pub fn render(c: &Comparison) -> Value {
         "rules": {"alpha": c.rules.alpha, "noise_pct": c.rules.noise_pct},
         "machine": {
             "factor": c.machine_factor,
+            "servers_common": c.servers_common,
             "cpus": c.machine.iter().map(|m| json!({
                 "cpu": m.cpu, "role": m.role, "user_ratio": m.user_ratio, "syscall_ratio": m.syscall_ratio,
             })).collect::<Vec<_>>(),

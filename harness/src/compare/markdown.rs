@@ -46,12 +46,13 @@ fn machine(c: &Comparison) -> String {
     for m in &c.machine {
         t.row(vec![m.cpu.to_string(), m.role.clone(), format!("{:.3}", m.user_ratio), format!("{:.3}", m.syscall_ratio)]);
     }
-    let verdict = if c.machine_factor == 1.0 {
-        format!("within ±{}% on the server's CPUs: verdicts are on the figures as measured", c.rules.noise_pct)
-    } else {
-        format!("{:.3}x on the server's CPUs: verdicts are on figures corrected by it", c.machine_factor)
+    let verdict = match (c.servers_common, c.machine_factor == 1.0) {
+        (Some(f), true) => format!("the servers' req/s moved {f:.3}x in common (the median over configurations), within ±{}%: verdicts are on the figures as measured", c.rules.noise_pct),
+        (Some(f), false) => format!("the servers' req/s moved {f:.3}x in common (the median over configurations): verdicts are on figures corrected by it"),
+        (None, true) => format!("within ±{}% on the server's CPUs: verdicts are on the figures as measured", c.rules.noise_pct),
+        (None, false) => format!("{:.3}x on the server's CPUs: verdicts are on figures corrected by it", c.machine_factor),
     };
-    format!("The machine's speed, B against A (median probe per CPU): {verdict}.\n\n{}\n", t.markdown())
+    format!("The machine's speed, B against A: {verdict}. The probes, per CPU (median probe):\n\n{}\n", t.markdown())
 }
 
 fn differences(c: &Comparison) -> String {

@@ -5,6 +5,8 @@
 //! the rate), had no error, and its corrected latency at the percentile was under the bound. The search
 //! doubles a passing rate (or halves a failing one) until it has a passing and a failing rate, then
 //! bisects between them until they are within `PRECISION` of each other, in at most `MAX_STEPS` rounds.
+//! A rate fails only when a second round at it fails too: on a shared machine one stall can be the
+//! percentile of a round, and a search never goes back above a rate that failed.
 
 use serde::{Deserialize, Serialize};
 
@@ -12,8 +14,8 @@ use super::report::LoadReport;
 
 /// A search ends when the failing rate is within this factor of the passing one.
 pub const PRECISION: f64 = 1.05;
-/// A search ends after this many rounds at most.
-pub const MAX_STEPS: usize = 16;
+/// A search ends after this many rounds at most (a failing rate takes two).
+pub const MAX_STEPS: usize = 24;
 /// A step must hold at least this many responses per 1 − quantile of the objective to judge its percentile
 /// (p99: 1,000 responses, whose 99th percentile lies beyond 10 of them). Below that, one stall of the
 /// machine is the percentile: on a shared VM a search then halved its rate down to 2 req/s.
@@ -117,7 +119,13 @@ pub fn search(slo: &Slo, start_rps: f64, window_s: f64, mut run_step: impl FnMut
     let lowest = (slo.min_responses() / window_s.max(1e-3)).max(1.0);
     let mut rate = start_rps.max(lowest);
     while steps.len() < MAX_STEPS {
-        let step = run_step(rate)?;
+        let mut step = run_step(rate)?;
+        if !step.pass && steps.len() + 1 < MAX_STEPS {
+            // A stall of a shared machine only ever adds latency, and one round's percentile can be a single
+            // stall: a failure counts once a second round at the same rate fails too (both are kept).
+            steps.push(step);
+            step = run_step(rate)?;
+        }
         if step.pass {
             lo = Some(lo.map_or(rate, |l| l.max(rate)));
         } else {
@@ -173,6 +181,25 @@ mod tests {
             assert!(lo <= 1000.0 && hi > 1000.0 && hi / lo <= PRECISION, "start {start}: {lo}..{hi}");
             assert_eq!(got.capacity_rps, Some(lo));
             assert!(got.steps.len() <= MAX_STEPS);
+        }
+    }
+
+    #[test]
+    fn a_failure_counts_once_a_second_round_at_the_rate_fails_too() {
+        // The first round at every rate stalls (10 ms at the percentile); the capacity is still found, each
+        // failing rate was tried twice, and no passing rate once failed is given up for it.
+        let slo = Slo::parse("p99<1ms").unwrap();
+        let mut tried = std::collections::HashMap::new();
+        let got = search(&slo, 1000.0, 1.0, |rate| {
+            let first = tried.insert(rate.to_bits(), ()).is_none();
+            let r = model(if first { 1e9 } else { rate })?;
+            Ok(Step { rate, ..judge(&slo, if first { 1e9 } else { rate }, &r) })
+        })
+        .unwrap();
+        let (lo, hi) = (got.bracket.0.unwrap(), got.bracket.1.unwrap());
+        assert!(lo <= 1000.0 && hi > 1000.0 && hi / lo <= PRECISION, "{lo}..{hi}: {:#?}", got.steps);
+        for s in got.steps.iter().filter(|s| !s.pass) {
+            assert_eq!(got.steps.iter().filter(|t| t.rate == s.rate).count(), 2, "{} tried once: {:#?}", s.rate, got.steps);
         }
     }
 
