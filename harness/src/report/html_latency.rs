@@ -37,7 +37,11 @@ pub(super) fn latency_figure(page: &mut Page, id: &str, scenario: &str, rows: &[
         })
         .collect();
     let chart = PanelChart {
-        title: format!("{scenario}: latency by percentile"),
+        // A rate section's curves are at its load level, which the title names.
+        title: match rows.first().map(|r| r.m.load_label()).filter(|l| l != "throughput") {
+            Some(load) => format!("{scenario}, {load}: latency by percentile"),
+            None => format!("{scenario}: latency by percentile"),
+        },
         x: Axis {
             label: "percentile (log scale of 1 / (1 − q)); grey: the servers of the other panels".into(),
             unit: Unit::Count,
