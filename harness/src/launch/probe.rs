@@ -18,7 +18,7 @@
 
 use crate::os::cpustat::{ticks_per_s, CpuStat};
 use crate::model::ThreadStates;
-use crate::os::proc::{all_processes, page_bytes, processes, pss_bytes, thread_states, tree, ProcKey, ProcStat};
+use crate::os::proc::{all_processes, page_bytes, pss_bytes, thread_states, tree, ProcKey, ProcStat};
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::sync::Arc;
@@ -101,8 +101,7 @@ impl Probe {
     /// The members found by the last full read, those still alive (a pid taken since by another process is
     /// not one of them).
     fn read_known(&self) -> Vec<ProcStat> {
-        let pids: Vec<i32> = self.known.iter().map(|k| k.0).collect();
-        processes(&pids).into_iter().filter(|p| self.known.contains(&p.key())).collect()
+        self.known.iter().filter_map(|k| ProcStat::read(k.0).filter(|p| p.key() == *k)).collect()
     }
 
     fn record(&mut self, now: &[ProcStat]) {

@@ -69,12 +69,6 @@ pub fn all_processes() -> Vec<ProcStat> {
     all.flatten().filter_map(|p| p.stat().ok()).map(ProcStat::from).collect()
 }
 
-/// The processes of these pids that still exist (one small read each, where `all_processes` reads every
-/// process on the machine).
-pub fn processes(pids: &[i32]) -> Vec<ProcStat> {
-    pids.iter().filter_map(|&pid| Process::new(pid).ok()?.stat().ok()).map(ProcStat::from).collect()
-}
-
 /// The processes of the tree rooted at `root` whose group is `pgid`: group members and descendants of root.
 pub fn tree(root: i32, pgid: i32, all: &[ProcStat]) -> Vec<ProcStat> {
     let mut children: HashMap<i32, Vec<&ProcStat>> = HashMap::new();

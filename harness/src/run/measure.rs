@@ -147,8 +147,7 @@ impl Runner<'_, '_> {
                     self.set_rates(live, ci, li, share);
                 }
                 for pass in 1..=o.max_rounds {
-                    let pending = (0..live.len()).any(|k| !live[k].failed && !self.has_its_rounds(live[k].measurements[ci][li]));
-                    if !pending {
+                    if !(0..live.len()).any(|k| self.needs_round(&live[k], slot)) {
                         break;
                     }
                     if !self.pass(scenario, live, slot, Pass::Measured(pass)) {
@@ -170,6 +169,13 @@ impl Runner<'_, '_> {
             (self.save)(self.run)?;
         }
         Ok(())
+    }
+
+    /// Whether a live server's measurement at `slot` still needs a measured round: neither the server nor
+    /// the measurement failed (a share without a capacity), and it lacks its rounds.
+    fn needs_round(&self, l: &Live, slot: Slot) -> bool {
+        let mi = l.measurements[slot.ci][slot.li];
+        !l.failed && self.run.measurements[mi].status != MeasurementStatus::Failed && !self.has_its_rounds(mi)
     }
 
     /// Whether a measurement has the rounds it needs: with a fixed count, that many that count; with auto,
@@ -194,8 +200,10 @@ impl Runner<'_, '_> {
     /// run was interrupted.
     fn pass(&mut self, scenario: &str, live: &mut [Live], slot: Slot, pass: Pass) -> bool {
         let mut order: Vec<usize> = (0..live.len())
-            .filter(|&k| !live[k].failed && self.run.measurements[live[k].measurements[slot.ci][slot.li]].status != MeasurementStatus::Failed)
-            .filter(|&k| matches!(pass, Pass::Warmup(_)) || !self.has_its_rounds(live[k].measurements[slot.ci][slot.li]))
+            .filter(|&k| match pass {
+                Pass::Warmup(_) => !live[k].failed,
+                Pass::Measured(_) => self.needs_round(&live[k], slot),
+            })
             .collect();
         self.shuffle.shuffle(&mut order);
         if !order.is_empty() && !self.stopped() {
