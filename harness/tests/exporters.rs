@@ -40,6 +40,9 @@ fn round(index: u32, warmup: bool, requests: u64, latencies_us: &[u64], cpu_s: f
             timeline: vec![requests / 2, requests - requests / 2],
             client_cpu_s: 1.9,
             thread_cpu_s: vec![],
+            client_poll_s: 0.0,
+            thread_poll_s: vec![],
+            poll: "busy".into(),
             threads: 1,
             connections: 64,
             interrupted: false,
@@ -198,6 +201,7 @@ fn unsearched_model() -> RunResult {
             requests_per_connection: None,
             tool: "builtin".into(),
             client_io: "io_uring".into(),
+            client_poll: "busy".into(),
             timeout_s: 5.0,
         },
         contestants: vec![

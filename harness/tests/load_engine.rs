@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use load_support::*;
-use serverbench::load::{self, EchoKind, Expect, HttpRequest, IoBackend, LoadConfig, LoadReport, Mode, Stop, Workload};
+use serverbench::load::{self, EchoKind, Expect, HttpRequest, IoBackend, LoadConfig, LoadReport, Mode, Poll, Stop, Workload};
 
 fn config(io: IoBackend, addr: std::net::SocketAddr, threads: usize, connections: usize, per_connection: u64) -> LoadConfig {
     LoadConfig {
@@ -115,6 +115,38 @@ fn a_2ms_server_shows_a_2ms_median(io: IoBackend) {
     let median = run(&config(io, slow.addr, 1, 1, 300)).latency.value_at_quantile(0.5) as f64;
     let want = 2_000_000.0 + base as f64;
     assert!((median - want).abs() <= 0.1 * want, "median {median} ns, expected 2 ms + baseline {base} ns");
+}
+
+/// Busy-polling: the thread asks the kernel again at once instead of sleeping, and the asks that found
+/// nothing are counted apart from the work. Against a server that answers after 2 ms the client mostly
+/// waits, so most of its CPU is such polling; sleeping in its waits, it reports none.
+fn busy_polling_counts_its_empty_polls_apart(io: IoBackend) {
+    let slow = http_server(|n, _| {
+        std::thread::sleep(Duration::from_millis(2));
+        HELLO.repeat(n as usize)
+    });
+    let mut c = config(io, slow.addr, 1, 2, 100);
+    c.cpus = Some(vec![serverbench::os::cpus::CpuSet::allowed().cpus()[0]]);
+    c.poll = Poll::Busy;
+    let busy = run(&c);
+    assert_eq!((busy.requests, busy.errors.total(), busy.poll.as_str()), (200, 0, "busy"));
+    assert!(busy.client_poll_s > 0.0 && busy.client_poll_s <= busy.client_cpu_s, "poll {} of cpu {}", busy.client_poll_s, busy.client_cpu_s);
+    assert!(busy.client_poll_s > busy.client_work_s(), "poll {} s, work {} s", busy.client_poll_s, busy.client_work_s());
+    assert_eq!(busy.thread_poll_s.len(), 1);
+    c.poll = Poll::Sleep;
+    let sleeping = run(&c);
+    assert_eq!((sleeping.requests, sleeping.client_poll_s, sleeping.poll.as_str()), (200, 0.0, "sleep"));
+    assert_eq!(sleeping.client_work_s(), sleeping.client_cpu_s);
+}
+
+/// Busy-polling needs a CPU of its own per thread: without --cpus, or with fewer CPUs than threads, it is refused.
+#[test]
+fn busy_polling_is_refused_without_a_cpu_per_thread() {
+    let mut c = config(IoBackend::Epoll, "127.0.0.1:9".parse().unwrap(), 2, 2, 1);
+    c.poll = Poll::Busy;
+    assert!(load::validate(&c).unwrap_err().to_string().contains("--poll busy needs a CPU of its own"));
+    c.cpus = Some(vec![serverbench::os::cpus::CpuSet::allowed().cpus()[0]]);
+    assert!(load::validate(&c).unwrap_err().to_string().contains("--cpus with at least --threads (2)"));
 }
 
 fn rate_mode_corrects_for_a_stall_and_uncorrected_hides_it(io: IoBackend) {
@@ -681,6 +713,7 @@ on_both_backends!(
     pipelined_requests_and_many_responses_in_one_read,
     chunked_bodies_are_framed,
     a_2ms_server_shows_a_2ms_median,
+    busy_polling_counts_its_empty_polls_apart,
     rate_mode_corrects_for_a_stall_and_uncorrected_hides_it,
     rate_mode_sends_the_rate_asked,
     a_rate_above_capacity_leaves_a_backlog,

@@ -59,6 +59,7 @@ fn measurement_of(name: &str, tweak: impl FnOnce(&mut BenchChoices)) -> Measurem
 fn a_known_cost_per_request_and_a_sleeping_server_are_measured_as_such() {
     a_known_cost_per_request_is_measured_as_such();
     a_server_that_sleeps_shows_a_low_cpu_share();
+    a_busy_polling_client_is_not_the_limit_of_a_sleeping_server();
     a_client_that_limits_the_round_is_flagged_from_measured_figures();
     a_server_that_closes_after_each_answer_is_flagged_keepalive_lost();
     a_server_that_fails_half_its_answers_counts_half();
@@ -128,6 +129,20 @@ fn a_server_that_sleeps_shows_a_low_cpu_share() {
         assert!(threads.samples > 0 && 2 * threads.sleeping > threads.thread_samples(), "{threads:?}");
         assert_eq!(r.limit.as_deref(), Some(LIMIT_SERVER_SLEEPING), "{threads:?}, {busy_pct:.1}% busy");
     }
+}
+
+/// Busy-polling against the same sleeping server: the client spins on its CPU while it waits, and that is
+/// counted as polling, not work, so the round is still unsaturated, not client-bound.
+fn a_busy_polling_client_is_not_the_limit_of_a_sleeping_server() {
+    if serverbench::os::cpus::CpuSet::allowed().len() < 2 {
+        common::skip("a_busy_polling_client_is_not_the_limit_of_a_sleeping_server", "busy-polling needs a client CPU apart from the server's");
+        return;
+    }
+    let r = one_round_with("sleepy", 16, |c| c.client_poll = serverbench::load::Poll::Busy);
+    assert_eq!(r.load.poll, "busy");
+    assert!(r.load.requests > 0 && r.load.errors.total() == 0, "{:?}", r.load.errors);
+    assert!(r.load.client_poll_s > r.load.client_work_s(), "poll {} s, work {} s", r.load.client_poll_s, r.load.client_work_s());
+    assert_eq!(r.saturation.as_deref(), Some(FLAG_UNSATURATED), "client limit {:?}, client CPU {} s", r.client_limit_pct, r.load.client_cpu_s);
 }
 
 /// One round of `known_cost.py --<behaviour>` straight through the round runner: the pre-measurement check

@@ -8,7 +8,7 @@ use clap::{Args, ValueEnum};
 
 use super::parse_duration;
 use crate::load::output::LatencyUnit;
-use crate::load::{EchoKind, Expect, IoBackend, LoadConfig, Mode, Stop, Workload};
+use crate::load::{EchoKind, Expect, IoBackend, LoadConfig, Mode, Poll, Stop, Workload};
 use crate::os::cpus::BadCpuList;
 use crate::wire::{HttpRequest, Scenario};
 
@@ -31,6 +31,23 @@ pub enum IoArg {
     Epoll,
     #[value(name = "io_uring")]
     IoUring,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PollArg {
+    /// Sleep in the wait call until the kernel reports or a timer is due
+    Sleep,
+    /// Never sleep while load is driven: ask the kernel again at once (each thread needs a CPU of its own)
+    Busy,
+}
+
+impl From<PollArg> for Poll {
+    fn from(a: PollArg) -> Poll {
+        match a {
+            PollArg::Sleep => Poll::Sleep,
+            PollArg::Busy => Poll::Busy,
+        }
+    }
 }
 
 impl From<IoArg> for IoBackend {
@@ -120,6 +137,10 @@ pub struct LoadArgs {
     /// How the client moves bytes: io_uring (batched submissions), epoll, or auto (io_uring when the kernel has it)
     #[arg(long, value_enum, default_value = "auto")]
     pub io: IoArg,
+    /// How a client thread waits for the kernel: sleep, or busy (poll without sleeping, on CPUs of its
+    /// own: the server's CPU then pays no wake-ups of the client; polling time is reported apart)
+    #[arg(long, value_enum, default_value = "sleep")]
+    pub poll: PollArg,
     /// Unit of the latency figures printed
     #[arg(long = "latency-unit", value_enum, default_value = "us")]
     pub latency_unit: LatencyUnit,
@@ -269,6 +290,7 @@ impl LoadArgs {
             workload,
             timeout: self.timeout,
             io,
+            poll: self.poll.into(),
             ramp: self.ramp,
             connection_per_request: self.connection_per_request,
         };

@@ -201,6 +201,11 @@ pub struct BenchArgs {
     /// How the built-in load generator moves bytes: io_uring, epoll, or auto (io_uring when the kernel has it)
     #[arg(long = "client-io", value_enum, default_value = "auto")]
     pub client_io: load::IoArg,
+    /// How the built-in load generator waits for the kernel: sleep, or busy (poll without sleeping, on
+    /// client CPUs of its own: the server's CPU then pays no wake-ups of the client; see
+    /// docs/load-generator.md)
+    #[arg(long = "client-poll", value_enum, default_value = "sleep")]
+    pub client_poll: load::PollArg,
     /// Where run folders are written [default: <repo>/results]
     #[arg(short, long, value_name = "DIR")]
     pub out: Option<PathBuf>,
@@ -253,6 +258,7 @@ impl BenchArgs {
             requests: self.requests,
             tool: self.tool,
             client_io: self.client_io.into(),
+            client_poll: self.client_poll.into(),
             out_dir: self.out.clone().unwrap_or_else(|| root.join("results")),
             timeout: self.timeout,
             start_timeout: self.start_timeout,

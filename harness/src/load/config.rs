@@ -70,6 +70,26 @@ impl IoBackend {
     }
 }
 
+/// How a worker thread waits for the kernel to report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Poll {
+    /// The wait call sleeps until something is reported or the next timer is due.
+    #[default]
+    Sleep,
+    /// The wait call never sleeps while load is driven: the thread asks again at once (a CPU of its own
+    /// is needed). The time spent in asks that found nothing is counted apart from the work.
+    Busy,
+}
+
+impl Poll {
+    pub fn name(self) -> &'static str {
+        match self {
+            Poll::Sleep => "sleep",
+            Poll::Busy => "busy",
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct LoadConfig {
     pub target: SocketAddr,
@@ -84,6 +104,7 @@ pub struct LoadConfig {
     /// A request still unanswered after this long is a `timeout` error and its connection is reopened.
     pub timeout: Duration,
     pub io: IoBackend,
+    pub poll: Poll,
     /// With `Stop::Duration`: the measured window opens only once every connection has completed an
     /// exchange (and the warm-up is over), waiting at most this long from the start. None: it opens when
     /// the warm-up ends, whoever has been served.
@@ -119,6 +140,7 @@ impl LoadConfig {
             workload: Workload::for_scenario(Scenario::Hello.name(), 1, true).unwrap(),
             timeout: Duration::from_secs(5),
             io: IoBackend::Auto,
+            poll: Poll::Sleep,
             ramp: None,
             connection_per_request: false,
         }

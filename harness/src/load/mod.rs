@@ -18,7 +18,7 @@ mod window;
 mod worker;
 
 pub use crate::wire::{HttpRequest, HELLO_RESPONSE};
-pub use config::{EchoKind, IoBackend, LoadConfig, Mode, Stop, Workload};
+pub use config::{EchoKind, IoBackend, LoadConfig, Mode, Poll, Stop, Workload};
 pub use http::Expect;
 pub use window::{Edge, WindowWatch};
 pub use report::{ErrorCounts, LoadReport, StatusCounts};
@@ -56,6 +56,12 @@ pub fn validate(config: &LoadConfig) -> anyhow::Result<()> {
         }
         if let Some(bad) = cpus.iter().find(|c| !allowed.cpus().contains(c)) {
             bail!("--cpus names CPU {bad}, which this process may not use; allowed: {allowed}");
+        }
+    }
+    if config.poll == Poll::Busy {
+        let cpus = config.cpus.as_ref().map_or(0, |c| c.iter().collect::<std::collections::BTreeSet<_>>().len());
+        if cpus < config.threads {
+            bail!("--poll busy needs a CPU of its own for each client thread: give --cpus with at least --threads ({}) CPUs", config.threads);
         }
     }
     match config.stop {
@@ -151,11 +157,11 @@ pub fn run_watched(config: &LoadConfig, stop: Arc<AtomicBool>, watch: Option<Win
     if let Some(e) = shared.setup_error.lock().unwrap().take() {
         if shared.stop.load(Ordering::Relaxed) {
             // Stopped before the clock started: nothing was measured, which is not a failure.
-            return Ok(LoadReport { interrupted: true, io: io_name, ..LoadReport::empty(config.threads, config.connections) });
+            return Ok(LoadReport { interrupted: true, io: io_name, poll: config.poll.name().into(), ..LoadReport::empty(config.threads, config.connections) });
         }
         bail!(e);
     }
-    let mut report = LoadReport { io: io_name, ..tally::merge(config, results) };
+    let mut report = LoadReport { io: io_name, poll: config.poll.name().into(), ..tally::merge(config, results) };
     let ramp_end = shared.ramp_end_ns.load(Ordering::SeqCst);
     if config.ramp.is_some() && ramp_end != 0 {
         report.ramp_s = Some(ramp_end.saturating_sub(shared.began_ns.load(Ordering::SeqCst)) as f64 / 1e9);

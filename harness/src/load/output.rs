@@ -126,7 +126,18 @@ pub fn human_summary(c: &LoadConfig, r: &LoadReport, unit: LatencyUnit) -> Strin
     }
     out += &format!("{}/sec: {:.2}\n", if what == "requests" { "Requests" } else { "Messages" }, r.requests_per_s());
     out += &format!("Transfer/sec: {}\n", si_bytes(r.bytes_read_per_s()));
-    out += &format!("Client CPU: {:.2}s ({:.2}us per {}), I/O: {}\n", r.client_cpu_s, r.client_cpu_us_per_request(), what.trim_end_matches('s'), r.io);
+    if r.client_poll_s > 0.0 {
+        out += &format!(
+            "Client CPU: {:.2}s, of which {:.2}s busy-polling that found nothing ({:.2}us of work per {}), I/O: {}\n",
+            r.client_cpu_s,
+            r.client_poll_s,
+            r.client_cpu_us_per_request(),
+            what.trim_end_matches('s'),
+            r.io
+        );
+    } else {
+        out += &format!("Client CPU: {:.2}s ({:.2}us per {}), I/O: {}\n", r.client_cpu_s, r.client_cpu_us_per_request(), what.trim_end_matches('s'), r.io);
+    }
     if r.interrupted {
         out += "Interrupted: the figures cover what was measured until the stop.\n";
     }
@@ -172,9 +183,12 @@ pub fn to_json(c: &LoadConfig, r: &LoadReport) -> serde_json::Value {
         "latency_uncorrected_histogram": r.latency_uncorrected.as_ref().map(histogram::to_base64),
         "timeline_per_s": r.timeline,
         "client_cpu_s": r.client_cpu_s,
+        "client_poll_s": r.client_poll_s,
+        "client_work_s": r.client_work_s(),
         "client_cpu_us_per_request": r.client_cpu_us_per_request(),
         "interrupted": r.interrupted,
         "io": r.io,
+        "poll": r.poll,
     })
 }
 

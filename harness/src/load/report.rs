@@ -160,6 +160,17 @@ pub struct LoadReport {
     /// threads hides); empty for external tools.
     #[serde(default)]
     pub thread_cpu_s: Vec<f64>,
+    /// Of `client_cpu_s`, the time a busy-polling client spent in asks of the kernel that found nothing:
+    /// CPU it would otherwise have slept through. 0 when the client slept in its waits.
+    #[serde(default)]
+    pub client_poll_s: f64,
+    /// The same per worker thread, in thread order.
+    #[serde(default)]
+    pub thread_poll_s: Vec<f64>,
+    /// How the client waited for the kernel: "sleep", or "busy" (polling without sleeping); empty for
+    /// external tools.
+    #[serde(default)]
+    pub poll: String,
     /// Worker threads and connections that ran.
     pub threads: usize,
     pub connections: usize,
@@ -194,6 +205,9 @@ impl LoadReport {
             timeline: Vec::new(),
             client_cpu_s: 0.0,
             thread_cpu_s: Vec::new(),
+            client_poll_s: 0.0,
+            thread_poll_s: Vec::new(),
+            poll: String::new(),
             threads,
             connections,
             interrupted: false,
@@ -210,8 +224,16 @@ impl LoadReport {
     pub fn latency_summary(&self) -> LatencySummary {
         LatencySummary::of(&self.latency)
     }
-    /// Client CPU microseconds spent per completed request.
+    /// The client's CPU seconds of work: all it used but what busy-polling spent finding nothing.
+    pub fn client_work_s(&self) -> f64 {
+        (self.client_cpu_s - self.client_poll_s).max(0.0)
+    }
+    /// Each worker thread's CPU seconds of work, in thread order.
+    pub fn thread_work_s(&self) -> Vec<f64> {
+        self.thread_cpu_s.iter().enumerate().map(|(i, c)| (c - self.thread_poll_s.get(i).copied().unwrap_or(0.0)).max(0.0)).collect()
+    }
+    /// Client CPU microseconds of work per completed request (busy-polling that found nothing left out).
     pub fn client_cpu_us_per_request(&self) -> f64 {
-        if self.requests > 0 { self.client_cpu_s * 1e6 / self.requests as f64 } else { 0.0 }
+        if self.requests > 0 { self.client_work_s() * 1e6 / self.requests as f64 } else { 0.0 }
     }
 }

@@ -26,6 +26,8 @@ pub(super) struct WorkerResult {
     pub uncorrected: Option<Histogram<u64>>,
     pub timeline: Vec<u64>,
     pub cpu_s: f64,
+    /// Of `cpu_s`, the time spent busy-polling: asks of the kernel that found nothing (`Poll::Busy`).
+    pub poll_s: f64,
     pub first_send_ns: u64,
     pub last_response_ns: u64,
     pub measured_ns: u64,
@@ -50,6 +52,7 @@ impl WorkerResult {
             uncorrected: None,
             timeline: Vec::new(),
             cpu_s: 0.0,
+            poll_s: 0.0,
             first_send_ns: u64::MAX,
             last_response_ns: 0,
             measured_ns: 0,
@@ -110,6 +113,8 @@ pub(super) fn merge(config: &LoadConfig, results: Vec<WorkerResult>) -> LoadRepo
         }
         rep.client_cpu_s += r.cpu_s;
         rep.thread_cpu_s.push(r.cpu_s);
+        rep.client_poll_s += r.poll_s;
+        rep.thread_poll_s.push(r.poll_s);
         first = first.min(r.first_send_ns);
         last = last.max(r.last_response_ns);
         measured = measured.max(r.measured_ns);

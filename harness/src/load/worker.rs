@@ -9,7 +9,7 @@ use std::sync::atomic::Ordering;
 use super::backend::epoll::EpollBackend;
 use super::backend::uring::UringBackend;
 use super::backend::Backend;
-use super::config::{EchoKind, IoBackend, Mode, Stop, Workload};
+use super::config::{EchoKind, IoBackend, Mode, Poll, Stop, Workload};
 use super::conn::State;
 use super::engine::{Engine, Shared};
 use super::sys::{self, now_ns, SourceSpread};
@@ -156,6 +156,9 @@ impl<'a> Engine<'a> {
                 self.start_traffic(io, i, t0);
             }
         }
+        let busy = cfg.poll == Poll::Busy;
+        // Busy-polling: time in asks of the kernel that found nothing, while recording.
+        let mut poll_ns = 0u64;
         let mut now = now_ns();
         loop {
             if self.shared.stop.load(Ordering::Relaxed) {
@@ -185,15 +188,21 @@ impl<'a> Engine<'a> {
                 // Until the warm-up ends; then, while the ramp lasts, often enough to open the window promptly.
                 wake = wake.min(if now < self.measure_start_ns { self.measure_start_ns } else { now + RAMP_POLL_NS });
             }
-            let n = io.wait(wake.saturating_sub(now));
+            let asked = now;
+            let n = io.wait(if busy { 0 } else { wake.saturating_sub(now) });
             now = now_ns();
-            io.dispatch(&mut |io, i, event| self.on_event(io, i, event, now));
-            if n > 0 {
-                now = now_ns();
+            if n == 0 {
+                if busy && self.recording {
+                    poll_ns += now - asked;
+                }
+                continue;
             }
+            io.dispatch(&mut |io, i, event| self.on_event(io, i, event, now));
+            now = now_ns();
         }
         let stop_ns = now_ns();
         self.r.cpu_s = if self.recording { sys::thread_cpu_s() - cpu_start } else { 0.0 };
+        self.r.poll_s = (poll_ns as f64 / 1e9).min(self.r.cpu_s);
         if matches!(cfg.mode, Mode::Rate { .. }) && self.interval_ns > 0 {
             self.r.backlog = self.backlog_at(end_ns.unwrap_or(stop_ns).min(stop_ns));
         }

@@ -92,6 +92,10 @@ pub struct RunConfig {
     /// not used; empty for external tools.
     #[serde(default)]
     pub client_io: String,
+    /// How the built-in load generator waited for the kernel: "busy" (polling without sleeping) or
+    /// "sleep"; empty for external tools and runs from before the choice existed.
+    #[serde(default)]
+    pub client_poll: String,
     pub timeout_s: f64,
     /// The seed of the order of the servers in each pass of rounds.
     #[serde(default)]
@@ -99,6 +103,17 @@ pub struct RunConfig {
     /// What the run said before it started, such as that server and client CPUs overlap.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+}
+
+impl RunConfig {
+    /// How the built-in load generator ran, for a report's header: "io_uring", or "io_uring, busy-polling";
+    /// empty for external tools.
+    pub fn client_io_label(&self) -> String {
+        match self.client_poll.as_str() {
+            "busy" if !self.client_io.is_empty() => format!("{}, busy-polling", self.client_io),
+            _ => self.client_io.clone(),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -169,7 +169,7 @@ fn header(page: &mut Page, run: &RunResult) {
         ("Mode", mode),
         ("Connections", connections.join(", ")),
         ("Pipeline", c.pipeline.to_string()),
-        ("Load tool", if c.client_io.is_empty() { c.tool.clone() } else { format!("{} (client I/O: {})", c.tool, c.client_io) }),
+        ("Load tool", if c.client_io.is_empty() { c.tool.clone() } else { format!("{} (client I/O: {})", c.tool, c.client_io_label()) }),
         ("Timeout", format!("{} s", c.timeout_s)),
     ]));
     page.note(&format!(

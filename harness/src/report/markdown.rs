@@ -138,7 +138,7 @@ fn setting(run: &RunResult) -> String {
         c.warmup_rounds,
         rounds_rule(c),
         c.tool,
-        if c.client_io.is_empty() { String::new() } else { format!(" (client I/O: {})", c.client_io) },
+        if c.client_io.is_empty() { String::new() } else { format!(" (client I/O: {})", c.client_io_label()) },
     );
     if !tools.is_empty() {
         s.push_str(&format!("- Tools: {}\n", tools.join("; ")));

@@ -118,6 +118,8 @@ pub struct BenchOptions {
     /// How the built-in load generator moves bytes (resolved: never `Auto`), and its name for the report.
     pub client_io: crate::load::IoBackend,
     pub client_io_name: String,
+    /// How the built-in load generator waits for the kernel (resolved from `--client-poll`).
+    pub client_poll: crate::load::Poll,
     pub out_dir: PathBuf,
     /// A request unanswered this long is a timeout error.
     pub timeout: Duration,
@@ -168,6 +170,7 @@ pub struct BenchChoices {
     pub requests: Option<u64>,
     pub tool: Tool,
     pub client_io: crate::load::IoBackend,
+    pub client_poll: crate::load::Poll,
     pub out_dir: PathBuf,
     pub timeout: Duration,
     pub start_timeout: Duration,
@@ -206,6 +209,7 @@ impl BenchChoices {
             requests: None,
             tool: Tool::Builtin,
             client_io: crate::load::IoBackend::Auto,
+            client_poll: crate::load::Poll::Sleep,
             out_dir,
             timeout: Duration::from_secs(5),
             start_timeout: Duration::from_secs(30),
@@ -399,12 +403,14 @@ impl BenchOptions {
                 );
             }
             anyhow::ensure!(!c.connection_per_request, "--connection-per-request needs --tool builtin");
+            anyhow::ensure!(c.client_poll == crate::load::Poll::Sleep, "--client-poll busy needs --tool builtin");
             if c.tool == Tool::Wrk {
                 anyhow::ensure!(matches!(stop, StopRule::Duration(_)), "wrk runs for a duration only: use -d, not -n");
             }
         }
 
         let (client_io, client_io_name) = crate::load::resolve_io(c.client_io).map_err(|e| anyhow::anyhow!("--client-{e}"))?;
+        let client_poll = client_poll(c.client_poll, &server_cpus, &client_cpus, client_threads)?;
 
         Ok(BenchOptions {
             catalog_root: c.catalog_root,
@@ -431,6 +437,7 @@ impl BenchOptions {
             tool: c.tool,
             client_io,
             client_io_name,
+            client_poll,
             out_dir: c.out_dir,
             timeout: c.timeout,
             start_timeout: c.start_timeout,
@@ -442,6 +449,23 @@ impl BenchOptions {
             notes,
         })
     }
+}
+
+/// How the client waits: busy-polling (`--client-poll busy`) needs a CPU of its own for each client thread,
+/// none of them a server's.
+fn client_poll(
+    wanted: crate::load::Poll,
+    server_cpus: &CpuSet,
+    client_cpus: &CpuSet,
+    client_threads: usize,
+) -> anyhow::Result<crate::load::Poll> {
+    let own_cpus = !server_cpus.overlaps(client_cpus) && client_threads <= client_cpus.len();
+    anyhow::ensure!(
+        wanted == crate::load::Poll::Sleep || own_cpus,
+        "--client-poll busy needs a CPU of its own for each client thread, none of them a server's: \
+         {client_threads} client threads on CPUs {client_cpus}, servers on {server_cpus}"
+    );
+    Ok(wanted)
 }
 
 #[cfg(test)]
@@ -506,6 +530,30 @@ mod tests {
             c.server_cpus = Some(first.clone());
         });
         assert!(one_cpu.contains("multiCore needs at least two server CPUs") && one_cpu.contains("--server-cpus LIST --client-cpus LIST"), "{one_cpu}");
+    }
+
+    #[test]
+    fn the_client_busy_polls_only_when_asked_and_on_cpus_of_its_own() {
+        use crate::load::Poll;
+        assert_eq!(BenchOptions::new(choices()).unwrap().client_poll, Poll::Sleep);
+        let all = CpuSet::allowed();
+        if all.len() < 2 {
+            return; // no CPU of the client's own
+        }
+        let mut busy = choices();
+        busy.client_poll = Poll::Busy;
+        assert_eq!(BenchOptions::new(busy.clone()).unwrap().client_poll, Poll::Busy);
+        let mut two_threads_one_cpu = busy.clone();
+        two_threads_one_cpu.client_threads = Some(2);
+        two_threads_one_cpu.client_cpus = Some(all.cpus()[0].to_string());
+        two_threads_one_cpu.server_cpus = Some(all.cpus()[1].to_string());
+        let e = BenchOptions::new(two_threads_one_cpu).unwrap_err().to_string();
+        assert!(e.contains("--client-poll busy needs a CPU of its own") && e.contains("2 client threads"), "{e}");
+        let mut shared = busy;
+        shared.run_type = RunType::MultiCore;
+        shared.server_cpus = Some(all.to_string());
+        shared.client_cpus = Some(all.to_string());
+        assert!(BenchOptions::new(shared).unwrap_err().to_string().contains("none of them a server's"));
     }
 
     #[test]

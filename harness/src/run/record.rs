@@ -42,6 +42,7 @@ pub(super) fn run_config(o: &BenchOptions) -> RunConfig {
         },
         tool: o.tool.name().into(),
         client_io: if o.tool == options::Tool::Builtin { o.client_io_name.clone() } else { String::new() },
+        client_poll: if o.tool == options::Tool::Builtin { o.client_poll.name().into() } else { String::new() },
         timeout_s: o.timeout.as_secs_f64(),
         notes: o.notes.clone(),
         shuffle_seed: Some(

@@ -65,6 +65,7 @@ pub fn load_config(plan: &RoundPlan, target: std::net::SocketAddr) -> anyhow::Re
         workload,
         timeout: o.timeout,
         io: o.client_io,
+        poll: o.client_poll,
         // The window opens once every connection has been served: a server still accepting is not ranked
         // as if it were in steady state.
         ramp: Some(RAMP_LIMIT),
@@ -130,13 +131,14 @@ pub fn run_round(server: &mut Server, plan: &RoundPlan, index: u32, warmup: bool
     let utilisation_pct = usage.cpu_s.filter(|_| wall_s > 0.0).map(|cpu_s| cpu_s / (wall_s * cpus as f64) * 100.0);
     // The engine reports client CPU over its measured window; a tool's is probed over the whole run.
     let client_window_s = if o.tool == Tool::Builtin && load.duration_s > 0.0 { load.duration_s } else { wall_s };
+    // A busy-polling client is busy by design: its share is its work, without the polls that found nothing.
     let client_busy_pct =
-        (client_window_s > 0.0).then(|| load.client_cpu_s / (client_window_s * load.threads.max(1) as f64) * 100.0);
+        (client_window_s > 0.0).then(|| load.client_work_s() / (client_window_s * load.threads.max(1) as f64) * 100.0);
     // The client's limit is its busiest thread (a mean over threads hides one at 100%), or all its CPUs
     // when it has more threads than CPUs (then no thread can be busy alone).
     let client_limit_pct = (client_window_s > 0.0).then(|| {
-        let busiest = load.thread_cpu_s.iter().copied().fold(0.0, f64::max) / client_window_s * 100.0;
-        let over_cpus = load.client_cpu_s / (client_window_s * o.client_cpus.len().max(1) as f64) * 100.0;
+        let busiest = load.thread_work_s().into_iter().fold(0.0, f64::max) / client_window_s * 100.0;
+        let over_cpus = load.client_work_s() / (client_window_s * o.client_cpus.len().max(1) as f64) * 100.0;
         busiest.max(over_cpus)
     });
     let mut flags = Vec::new();
