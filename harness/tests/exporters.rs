@@ -43,6 +43,10 @@ fn round(index: u32, warmup: bool, requests: u64, latencies_us: &[u64], cpu_s: f
             client_poll_s: 0.0,
             thread_poll_s: vec![],
             poll: "busy".into(),
+            client_user_s: 0.2,
+            client_system_s: 1.7,
+            client_voluntary_switches: 40,
+            client_involuntary_switches: 2,
             threads: 1,
             connections: 64,
             interrupted: false,
@@ -63,6 +67,8 @@ fn round(index: u32, warmup: bool, requests: u64, latencies_us: &[u64], cpu_s: f
             } else {
                 ThreadStates { samples: 20, running: 20, sleeping: 0, blocked_io: 0, other: 0 }
             }),
+            workers: Some(WorkerBalance { workers: 2, busiest_cpu_s: cpu_s * 0.55, mean_cpu_s: cpu_s * 0.5, imbalance: 1.1 }),
+            cost: Some(CostBreakdown { user_s: cpu_s * 0.1, system_s: cpu_s * 0.9, voluntary_switches: requests / 50, involuntary_switches: 3 }),
         },
         client_busy_pct: Some(95.0),
         client_limit_pct: Some(95.0),

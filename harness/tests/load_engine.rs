@@ -137,6 +137,14 @@ fn busy_polling_counts_its_empty_polls_apart(io: IoBackend) {
     let sleeping = run(&c);
     assert_eq!((sleeping.requests, sleeping.client_poll_s, sleeping.poll.as_str()), (200, 0.0, "sleep"));
     assert_eq!(sleeping.client_work_s(), sleeping.client_cpu_s);
+    // Sleeping in its waits, the thread switched out voluntarily for the server's answers; polling, it did not.
+    assert!(
+        sleeping.client_voluntary_switches > busy.client_voluntary_switches,
+        "voluntary switches: {} sleeping, {} polling",
+        sleeping.client_voluntary_switches,
+        busy.client_voluntary_switches
+    );
+    assert!((sleeping.client_user_s + sleeping.client_system_s - sleeping.client_cpu_s).abs() < 1e-6);
 }
 
 /// Busy-polling needs a CPU of its own per thread: without --cpus, or with fewer CPUs than threads, it is refused.

@@ -84,6 +84,40 @@ fn marked_edges_bound_the_window() {
     assert!(cpu > 0.0, "the server spun throughout the window");
 }
 
+/// Two spinning processes on one CPU, once at equal priority and once one of them at nice 19: the window
+/// reads every thread of the tree, and the balance says even (about 1x) for the first and about 2x (one
+/// worker did nearly everything) for the second. Shares of one CPU, not speeds.
+#[test]
+fn the_threads_of_the_tree_show_how_evenly_the_work_was_shared() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cpu = CpuSet::parse(&CpuSet::allowed().cpus()[0].to_string()).unwrap();
+    let balance = |second: &str| {
+        let launch = Launch {
+            command: format!("sh -c 'sh -c \"while :; do :; done\" & {second} sh -c \"while :; do :; done\" & wait'"),
+            env: vec![],
+            cwd: tmp.path(),
+            cpus: &cpu,
+            log: tmp.path().join("spin.log"),
+        };
+        let server = Server::start(launch, serverbench::launch::server::free_port().unwrap()).unwrap();
+        let pid = server.pid();
+        assert!(common::eventually(Duration::from_secs(5), || proc::tree(pid, pid, &proc::all_processes()).len() >= 3));
+        let sampler = Sampler::spawn(pid, pid);
+        let marks = sampler.marks();
+        marks.open();
+        std::thread::sleep(Duration::from_millis(600));
+        marks.close();
+        let usage = sampler.finish();
+        server.stop(Duration::from_secs(2));
+        assert!(usage.thread_cpu_s.len() >= 3, "the shell and its two spinning children: {:?}", usage.thread_cpu_s);
+        serverbench::model::worker_balance(&usage.thread_cpu_s, 2).expect("two workers")
+    };
+    let even = balance("");
+    assert!(even.workers == 2 && even.imbalance < 1.3, "{even:?}");
+    let uneven = balance("nice -n 19");
+    assert!(uneven.workers == 2 && uneven.imbalance > 1.7, "{uneven:?}");
+}
+
 #[test]
 fn a_port_answered_by_another_process_is_not_taken_for_readiness() {
     // The port was free when chosen; then another process (this test) bound it before the server did.

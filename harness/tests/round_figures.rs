@@ -112,6 +112,10 @@ fn a_known_cost_per_request_is_measured_as_such() {
         assert_eq!(r.limit, None, "a server-bound round has no other limit");
         let threads = r.server.threads.expect("the server's thread states were read");
         assert!(threads.samples > 0 && threads.running > threads.sleeping, "{threads:?}");
+        // The split into user and kernel time adds up to the server's CPU per request.
+        let cost = r.server.cost.expect("the server's threads were read");
+        let split_us = (cost.user_s + cost.system_s) * 1e6 / r.load.requests as f64;
+        assert!((split_us / per_request_us - 1.0).abs() <= 0.1, "user + kernel {split_us:.0} us of {per_request_us:.0} us per request");
     }
 }
 
@@ -128,6 +132,10 @@ fn a_server_that_sleeps_shows_a_low_cpu_share() {
         let threads = r.server.threads.expect("the server's thread states were read");
         assert!(threads.samples > 0 && 2 * threads.sleeping > threads.thread_samples(), "{threads:?}");
         assert_eq!(r.limit.as_deref(), Some(LIMIT_SERVER_SLEEPING), "{threads:?}, {busy_pct:.1}% busy");
+        // Its thread slept in the event loop's wait for the requests' timers: voluntary context switches (one
+        // wait often covers several timers, so fewer than one per request, about one per two here).
+        let cost = r.server.cost.expect("the server's threads were read");
+        assert!(cost.voluntary_switches as f64 >= 0.1 * r.load.requests as f64, "{cost:?} for {} requests", r.load.requests);
     }
 }
 

@@ -18,7 +18,7 @@
 
 use crate::os::cpustat::{ticks_per_s, CpuStat};
 use crate::model::ThreadStates;
-use crate::os::proc::{all_processes, page_bytes, pss_bytes, thread_states, tree, ProcKey, ProcStat};
+use crate::os::proc::{all_processes, page_bytes, pss_bytes, thread_costs, thread_states, tree, ProcKey, ProcStat, ThreadCost};
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::sync::Arc;
@@ -50,6 +50,12 @@ pub struct Usage {
     pub window: Option<Window>,
     /// The tree's threads by scheduler state over the same span; absent when no thread was read.
     pub threads: Option<ThreadStates>,
+    /// CPU seconds each thread of the tree ran within the measured window (threads of every process, those
+    /// started inside the window included); empty when no window was marked.
+    pub thread_cpu_s: Vec<f64>,
+    /// What the tree's threads spent within the measured window, summed; absent when no window was marked
+    /// or no thread could be read. Threads that ended inside the window are missing from it.
+    pub thread_cost: Option<ThreadCost>,
 }
 
 /// A measured window as the sampler read it at its edges.
@@ -77,6 +83,8 @@ pub struct Probe {
     samples: u32,
     /// When the measured window opened, and the CPUs' counters then.
     opened: Option<(Instant, Option<CpuStat>)>,
+    /// What each thread had spent when the window opened, by (process, thread id).
+    threads_at_open: HashMap<(ProcKey, i32), ThreadCost>,
     /// The figures at the closing edge.
     closed: Option<Usage>,
 }
@@ -84,7 +92,7 @@ pub struct Probe {
 impl Probe {
     /// Takes the first sample: the CPU time already spent is the baseline.
     pub fn start(root: i32, pgid: i32) -> Probe {
-        let mut probe = Probe { root, pgid, start: HashMap::new(), last: HashMap::new(), peak_rss_pages: 0, states: ThreadStates::default(), known: Vec::new(), samples: 0, opened: None, closed: None };
+        let mut probe = Probe { root, pgid, start: HashMap::new(), last: HashMap::new(), peak_rss_pages: 0, states: ThreadStates::default(), known: Vec::new(), samples: 0, opened: None, threads_at_open: HashMap::new(), closed: None };
         let now = probe.read();
         probe.start = now.iter().map(|p| (p.key(), p.cpu_ticks)).collect();
         probe.record(&now);
@@ -135,6 +143,7 @@ impl Probe {
         // A process that ended before the window has no part in it.
         self.last.clear();
         self.record(&now);
+        self.threads_at_open = thread_cpu(&now);
         self.opened = Some((at, stat));
         self.closed = None;
         self.states = ThreadStates::default();
@@ -145,6 +154,17 @@ impl Probe {
     pub fn close_window(&mut self) {
         let Some((opened_at, stat_open)) = self.opened.take() else { return };
         let mut usage = self.account();
+        let now: Vec<ProcStat> = self.read_known();
+        let spent: Vec<ThreadCost> = thread_cpu(&now)
+            .into_iter()
+            .map(|(key, cost)| cost.since(&self.threads_at_open.get(&key).copied().unwrap_or_default()))
+            .collect();
+        usage.thread_cpu_s = spent.iter().map(|c| c.cpu_ns as f64 / 1e9).collect();
+        usage.thread_cost = (!spent.is_empty()).then(|| {
+            let mut sum = ThreadCost::default();
+            spent.iter().for_each(|c| sum.add(c));
+            sum
+        });
         let stat_close = CpuStat::read();
         let wall_s = opened_at.elapsed().as_secs_f64();
         usage.window = Some(Window { wall_s, stat_open, stat_close });
@@ -183,8 +203,15 @@ impl Probe {
             members: self.last.keys().copied().collect(),
             window: None,
             threads: (self.states.samples > 0).then_some(self.states),
+            thread_cpu_s: Vec::new(),
+            thread_cost: None,
         }
     }
+}
+
+/// What each thread has spent, for every process of `now`.
+fn thread_cpu(now: &[ProcStat]) -> HashMap<(ProcKey, i32), ThreadCost> {
+    now.iter().flat_map(|p| thread_costs(p.pid).into_iter().map(move |(tid, c)| ((p.key(), tid), c))).collect()
 }
 
 /// The window edges a sampler has been told of and not yet acted on.
@@ -195,15 +222,27 @@ const CLOSE: u8 = 2;
 #[derive(Clone)]
 pub struct Marks {
     pending: Arc<AtomicU8>,
+    /// Set by the sampler once it has read the closing edge.
+    closed: Arc<AtomicBool>,
     thread: Thread,
 }
+
+/// How long the closing edge waits for the sampler to read it.
+const CLOSE_WAIT: Duration = Duration::from_millis(200);
 
 impl Marks {
     pub fn open(&self) {
         self.mark(OPEN);
     }
+    /// The window closes: waits (at most `CLOSE_WAIT`) until the sampler has read the tree, so that the
+    /// client tears its connections down only after the server's threads were read: a thread per connection
+    /// ends with its connection, and with it its CPU time.
     pub fn close(&self) {
         self.mark(CLOSE);
+        let since = Instant::now();
+        while !self.closed.load(Ordering::SeqCst) && since.elapsed() < CLOSE_WAIT {
+            std::thread::sleep(Duration::from_micros(100));
+        }
     }
     fn mark(&self, edge: u8) {
         self.pending.fetch_or(edge, Ordering::SeqCst);
@@ -215,6 +254,7 @@ impl Marks {
 pub struct Sampler {
     done: Arc<AtomicBool>,
     pending: Arc<AtomicU8>,
+    closed: Arc<AtomicBool>,
     handle: JoinHandle<Probe>,
 }
 
@@ -222,8 +262,9 @@ impl Sampler {
     pub fn spawn(root: i32, pgid: i32) -> Sampler {
         let done = Arc::new(AtomicBool::new(false));
         let pending = Arc::new(AtomicU8::new(0));
+        let closed = Arc::new(AtomicBool::new(false));
         let mut probe = Probe::start(root, pgid);
-        let (flag, edges) = (done.clone(), pending.clone());
+        let (flag, edges, read_close) = (done.clone(), pending.clone(), closed.clone());
         let handle = std::thread::Builder::new()
             .name("probe".into())
             .spawn(move || loop {
@@ -235,6 +276,7 @@ impl Sampler {
                 }
                 if marked & CLOSE != 0 {
                     probe.close_window();
+                    read_close.store(true, Ordering::SeqCst);
                 }
                 if finishing {
                     return probe;
@@ -245,12 +287,12 @@ impl Sampler {
                 }
             })
             .expect("spawning the probe thread");
-        Sampler { done, pending, handle }
+        Sampler { done, pending, closed, handle }
     }
 
     /// What a load run calls at its window's edges.
     pub fn marks(&self) -> Marks {
-        Marks { pending: self.pending.clone(), thread: self.handle.thread().clone() }
+        Marks { pending: self.pending.clone(), closed: self.closed.clone(), thread: self.handle.thread().clone() }
     }
 
     pub fn finish(self) -> Usage {

@@ -167,6 +167,16 @@ pub struct LoadReport {
     /// The same per worker thread, in thread order.
     #[serde(default)]
     pub thread_poll_s: Vec<f64>,
+    /// `client_cpu_s` split into user and system time, and the worker threads' voluntary and involuntary
+    /// context switches in the window (getrusage per thread); 0 for external tools.
+    #[serde(default)]
+    pub client_user_s: f64,
+    #[serde(default)]
+    pub client_system_s: f64,
+    #[serde(default)]
+    pub client_voluntary_switches: u64,
+    #[serde(default)]
+    pub client_involuntary_switches: u64,
     /// How the client waited for the kernel: "sleep", or "busy" (polling without sleeping); empty for
     /// external tools.
     #[serde(default)]
@@ -207,6 +217,10 @@ impl LoadReport {
             thread_cpu_s: Vec::new(),
             client_poll_s: 0.0,
             thread_poll_s: Vec::new(),
+            client_user_s: 0.0,
+            client_system_s: 0.0,
+            client_voluntary_switches: 0,
+            client_involuntary_switches: 0,
             poll: String::new(),
             threads,
             connections,

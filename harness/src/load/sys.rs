@@ -16,12 +16,41 @@ fn cvt(ret: libc::c_int) -> io::Result<libc::c_int> {
     if ret < 0 { Err(io::Error::last_os_error()) } else { Ok(ret) }
 }
 
-/// User + system CPU seconds of the calling thread.
-pub fn thread_cpu_s() -> f64 {
-    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut ru) };
-    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
-    tv(ru.ru_utime) + tv(ru.ru_stime)
+/// What the calling thread has spent: user and system CPU seconds, voluntary and involuntary context switches.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct ThreadUsage {
+    pub user_s: f64,
+    pub system_s: f64,
+    pub voluntary_switches: u64,
+    pub involuntary_switches: u64,
+}
+
+impl ThreadUsage {
+    pub fn now() -> ThreadUsage {
+        let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+        unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut ru) };
+        let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+        ThreadUsage {
+            user_s: tv(ru.ru_utime),
+            system_s: tv(ru.ru_stime),
+            voluntary_switches: ru.ru_nvcsw as u64,
+            involuntary_switches: ru.ru_nivcsw as u64,
+        }
+    }
+
+    pub fn cpu_s(&self) -> f64 {
+        self.user_s + self.system_s
+    }
+
+    /// What was spent between `before` and `self`.
+    pub fn since(&self, before: &ThreadUsage) -> ThreadUsage {
+        ThreadUsage {
+            user_s: (self.user_s - before.user_s).max(0.0),
+            system_s: (self.system_s - before.system_s).max(0.0),
+            voluntary_switches: self.voluntary_switches.saturating_sub(before.voluntary_switches),
+            involuntary_switches: self.involuntary_switches.saturating_sub(before.involuntary_switches),
+        }
+    }
 }
 
 /// The client's source addresses with a connection per request: a new connection takes the next of

@@ -26,6 +26,8 @@ pub(super) struct WorkerResult {
     pub uncorrected: Option<Histogram<u64>>,
     pub timeline: Vec<u64>,
     pub cpu_s: f64,
+    /// The same split into user and system time, with the thread's context switches in the window.
+    pub usage: super::sys::ThreadUsage,
     /// Of `cpu_s`, the time spent busy-polling: asks of the kernel that found nothing (`Poll::Busy`).
     pub poll_s: f64,
     pub first_send_ns: u64,
@@ -52,6 +54,7 @@ impl WorkerResult {
             uncorrected: None,
             timeline: Vec::new(),
             cpu_s: 0.0,
+            usage: super::sys::ThreadUsage::default(),
             poll_s: 0.0,
             first_send_ns: u64::MAX,
             last_response_ns: 0,
@@ -114,6 +117,10 @@ pub(super) fn merge(config: &LoadConfig, results: Vec<WorkerResult>) -> LoadRepo
         rep.client_cpu_s += r.cpu_s;
         rep.thread_cpu_s.push(r.cpu_s);
         rep.client_poll_s += r.poll_s;
+        rep.client_user_s += r.usage.user_s;
+        rep.client_system_s += r.usage.system_s;
+        rep.client_voluntary_switches += r.usage.voluntary_switches;
+        rep.client_involuntary_switches += r.usage.involuntary_switches;
         rep.thread_poll_s.push(r.poll_s);
         first = first.min(r.first_send_ns);
         last = last.max(r.last_response_ns);

@@ -140,7 +140,7 @@ impl<'a> Engine<'a> {
         let timeout_ns = cfg.timeout.as_nanos() as u64;
         let scan_every_ns = (timeout_ns / 4).clamp(1_000_000, 100_000_000);
         let mut next_scan = t0 + scan_every_ns;
-        let mut cpu_start = 0.0;
+        let mut cpu_start = sys::ThreadUsage::default();
         if warmup_ns == 0 && !ramped {
             cpu_start = self.begin_recording(t0);
             end_ns = measure_ns.map(|m| t0 + m);
@@ -201,7 +201,9 @@ impl<'a> Engine<'a> {
             now = now_ns();
         }
         let stop_ns = now_ns();
-        self.r.cpu_s = if self.recording { sys::thread_cpu_s() - cpu_start } else { 0.0 };
+        let spent = if self.recording { sys::ThreadUsage::now().since(&cpu_start) } else { sys::ThreadUsage::default() };
+        self.r.cpu_s = spent.cpu_s();
+        self.r.usage = spent;
         self.r.poll_s = (poll_ns as f64 / 1e9).min(self.r.cpu_s);
         if matches!(cfg.mode, Mode::Rate { .. }) && self.interval_ns > 0 {
             self.r.backlog = self.backlog_at(end_ns.unwrap_or(stop_ns).min(stop_ns));
@@ -239,11 +241,11 @@ impl Engine<'_> {
             .sum()
     }
 
-    /// The window opens for this thread at `now`: responses count from here; returns the thread's CPU time.
-    fn begin_recording(&mut self, now: u64) -> f64 {
+    /// The window opens for this thread at `now`: responses count from here; returns what the thread has spent.
+    fn begin_recording(&mut self, now: u64) -> sys::ThreadUsage {
         self.recording = true;
         self.measure_start_ns = now;
         self.shared.recording_started();
-        sys::thread_cpu_s()
+        sys::ThreadUsage::now()
     }
 }

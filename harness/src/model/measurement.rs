@@ -203,6 +203,71 @@ pub struct ServerUsage {
     /// The scheduler states of the tree's threads, sampled over the window; absent when none was read.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub threads: Option<crate::model::ThreadStates>,
+    /// How evenly the workers shared the work (busiest worker's CPU over the mean); absent with fewer than
+    /// two workers or when the threads' CPU times could not be read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workers: Option<crate::model::WorkerBalance>,
+    /// Where the tree's threads spent the window: user and kernel time and context switches; absent when
+    /// the threads could not be read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost: Option<CostBreakdown>,
+}
+
+/// User and kernel CPU time and context switches of the server's threads over a measured window, from the
+/// per-thread /proc files read at the window's edges. Threads that ended inside the window are missing, so
+/// the times can fall short of `cpu_s`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct CostBreakdown {
+    pub user_s: f64,
+    pub system_s: f64,
+    pub voluntary_switches: u64,
+    pub involuntary_switches: u64,
+}
+
+impl CostBreakdown {
+    /// From what the threads spent: their exact CPU time (schedstat) split in the proportion of their user
+    /// and system clock ticks (stat). Per thread the ticks are too coarse for a 1 s window (a thread of 64
+    /// runs a few ms, less than a tick) and the kernel keeps them monotonic by holding one back while the
+    /// other catches up, so only their sum over the threads is used, and only for the split. Absent when no
+    /// tick was counted.
+    pub fn of_threads(c: crate::os::proc::ThreadCost) -> Option<CostBreakdown> {
+        let ticks = c.user_ticks + c.system_ticks;
+        (ticks > 0).then(|| {
+            let cpu_s = c.cpu_ns as f64 / 1e9;
+            let user_share = c.user_ticks as f64 / ticks as f64;
+            CostBreakdown {
+                user_s: cpu_s * user_share,
+                system_s: cpu_s * (1.0 - user_share),
+                voluntary_switches: c.voluntary_switches,
+                involuntary_switches: c.involuntary_switches,
+            }
+        })
+    }
+}
+
+/// A round's cost per request, server and client: microseconds of user and kernel time, context switches.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct CostPerRequest {
+    pub user_us: f64,
+    pub system_us: f64,
+    pub voluntary_switches: f64,
+    pub involuntary_switches: f64,
+}
+
+impl CostPerRequest {
+    /// Sums over rounds divided by their requests; absent without a request.
+    pub fn of(costs: &[CostBreakdown], requests: u64) -> Option<CostPerRequest> {
+        if requests == 0 || costs.is_empty() {
+            return None;
+        }
+        let n = requests as f64;
+        Some(CostPerRequest {
+            user_us: costs.iter().map(|c| c.user_s).sum::<f64>() * 1e6 / n,
+            system_us: costs.iter().map(|c| c.system_s).sum::<f64>() * 1e6 / n,
+            voluntary_switches: costs.iter().map(|c| c.voluntary_switches).sum::<u64>() as f64 / n,
+            involuntary_switches: costs.iter().map(|c| c.involuntary_switches).sum::<u64>() as f64 / n,
+        })
+    }
 }
 
 /// Latency figures in nanoseconds; a figure the source did not provide is absent.
@@ -295,6 +360,16 @@ pub struct MeasurementSummary {
     pub peak_rss_bytes: Option<u64>,
     /// The largest PSS over the rounds.
     pub pss_bytes: Option<u64>,
+    /// The median over the rounds of the busiest worker's CPU over the workers' mean (see `WorkerBalance`);
+    /// absent when no round had two workers.
+    #[serde(default)]
+    pub worker_imbalance: Option<f64>,
+    /// Where a request's cost went, over the rounds that have the figures: the server's threads (from /proc)
+    /// and the built-in client's (getrusage); absent where not measured.
+    #[serde(default)]
+    pub server_cost_per_request: Option<CostPerRequest>,
+    #[serde(default)]
+    pub client_cost_per_request: Option<CostPerRequest>,
     pub client_busy_pct: Option<f64>,
     /// From the histogram merged over the measured rounds; without histograms (external tools), the
     /// mean of the rounds' figures, and the extremes of min and max.
@@ -390,6 +465,28 @@ impl Measurement {
             server_cpu_us_per_request: cpu_s.filter(|_| requests > 0).map(|s| s * 1e6 / requests as f64),
             peak_rss_bytes: rounds.iter().map(|r| r.server.peak_rss_bytes).collect::<Option<Vec<u64>>>().and_then(|v| v.into_iter().max()),
             pss_bytes: rounds.iter().map(|r| r.server.pss_bytes).collect::<Option<Vec<u64>>>().and_then(|v| v.into_iter().max()),
+            server_cost_per_request: {
+                let with: Vec<&Round> = rounds.iter().filter(|r| r.server.cost.is_some()).copied().collect();
+                let costs: Vec<CostBreakdown> = with.iter().filter_map(|r| r.server.cost).collect();
+                CostPerRequest::of(&costs, with.iter().map(|r| r.load.requests).sum())
+            },
+            client_cost_per_request: {
+                let with: Vec<&Round> = rounds.iter().filter(|r| r.load.client_user_s + r.load.client_system_s > 0.0).copied().collect();
+                let costs: Vec<CostBreakdown> = with
+                    .iter()
+                    .map(|r| CostBreakdown {
+                        user_s: r.load.client_user_s,
+                        system_s: r.load.client_system_s,
+                        voluntary_switches: r.load.client_voluntary_switches,
+                        involuntary_switches: r.load.client_involuntary_switches,
+                    })
+                    .collect();
+                CostPerRequest::of(&costs, with.iter().map(|r| r.load.requests).sum())
+            },
+            worker_imbalance: {
+                let v: Vec<f64> = rounds.iter().filter_map(|r| r.server.workers.map(|w| w.imbalance)).collect();
+                (!v.is_empty()).then(|| crate::stats::rounds::median(&v))
+            },
             client_busy_pct: mean(&|r| r.client_busy_pct),
             latency_ns,
             latency_from_histogram: with_histogram,

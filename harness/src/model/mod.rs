@@ -2,11 +2,13 @@
 //! suite write it; exporters and the comparison only read it; `serverbench report` rebuilds every summary
 //! from it alone.
 
+pub mod balance;
 pub mod checks;
 pub mod limit;
 pub mod measurement;
 pub mod run;
 
+pub use balance::*;
 pub use limit::*;
 pub use measurement::*;
 pub use run::*;

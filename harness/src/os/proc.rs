@@ -112,6 +112,67 @@ pub fn thread_states(pid: i32) -> Vec<char> {
     tasks.flatten().filter_map(|t| std::fs::read_to_string(t.path().join("stat")).ok().and_then(|s| state_field(&s))).collect()
 }
 
+/// What one thread has spent since it started: CPU time exactly (schedstat, nanoseconds), the same split
+/// into user and system time (stat, clock ticks), and its context switches (status): voluntary (it waited
+/// for something) and involuntary (the scheduler took its CPU).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ThreadCost {
+    pub cpu_ns: u64,
+    pub user_ticks: u64,
+    pub system_ticks: u64,
+    pub voluntary_switches: u64,
+    pub involuntary_switches: u64,
+}
+
+impl ThreadCost {
+    /// What was spent between `before` and `self`.
+    pub fn since(&self, before: &ThreadCost) -> ThreadCost {
+        ThreadCost {
+            cpu_ns: self.cpu_ns.saturating_sub(before.cpu_ns),
+            user_ticks: self.user_ticks.saturating_sub(before.user_ticks),
+            system_ticks: self.system_ticks.saturating_sub(before.system_ticks),
+            voluntary_switches: self.voluntary_switches.saturating_sub(before.voluntary_switches),
+            involuntary_switches: self.involuntary_switches.saturating_sub(before.involuntary_switches),
+        }
+    }
+
+    pub fn add(&mut self, other: &ThreadCost) {
+        self.cpu_ns += other.cpu_ns;
+        self.user_ticks += other.user_ticks;
+        self.system_ticks += other.system_ticks;
+        self.voluntary_switches += other.voluntary_switches;
+        self.involuntary_switches += other.involuntary_switches;
+    }
+}
+
+/// Each thread of a process with what it has spent (a thread whose files cannot all be read is left out).
+pub fn thread_costs(pid: i32) -> Vec<(i32, ThreadCost)> {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else { return Vec::new() };
+    tasks
+        .flatten()
+        .filter_map(|t| {
+            let tid = t.file_name().to_str()?.parse().ok()?;
+            let dir = t.path();
+            let schedstat = std::fs::read_to_string(dir.join("schedstat")).ok()?;
+            let stat = std::fs::read_to_string(dir.join("stat")).ok()?;
+            let status = std::fs::read_to_string(dir.join("status")).ok()?;
+            // After the command name: state is field 3, utime 14 and stime 15 (1-based, as in proc(5)).
+            let after_comm: Vec<&str> = stat[stat.rfind(')')? + 1..].split_whitespace().collect();
+            let switches = |name: &str| status.lines().find_map(|l| l.strip_prefix(name)?.trim().parse().ok());
+            Some((
+                tid,
+                ThreadCost {
+                    cpu_ns: schedstat.split_whitespace().next()?.parse().ok()?,
+                    user_ticks: after_comm.get(11)?.parse().ok()?,
+                    system_ticks: after_comm.get(12)?.parse().ok()?,
+                    voluntary_switches: switches("voluntary_ctxt_switches:")?,
+                    involuntary_switches: switches("nonvoluntary_ctxt_switches:")?,
+                },
+            ))
+        })
+        .collect()
+}
+
 /// The state field of a stat line: the first character after the command name's closing parenthesis (the
 /// name may hold parentheses itself).
 fn state_field(stat: &str) -> Option<char> {

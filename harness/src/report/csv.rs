@@ -19,6 +19,9 @@ const COLUMNS: &[&str] = &[
     "rounds_disturbed", "rounds_cpu_drift", "pss_bytes", "unsaturated_rounds", "keepalive_lost_rounds",
     "rate_not_held_rounds", "ramp_incomplete_rounds", "unfair_rounds", "capacity_objective", "capacity_rps",
     "capacity_failed_rps", "rate_rps", "load_fraction", "rps_median_as_measured", "unsaturated_limits",
+    "worker_imbalance", "server_user_us_per_request", "server_system_us_per_request",
+    "server_voluntary_switches_per_request", "server_involuntary_switches_per_request", "client_user_us_per_request",
+    "client_system_us_per_request", "client_voluntary_switches_per_request", "client_involuntary_switches_per_request",
 ];
 
 impl Exporter for Csv {
@@ -109,6 +112,15 @@ fn row(run: &RunResult, m: &Measurement) -> Vec<String> {
         num(m.load_fraction),
         num(s.median_rps_as_measured),
         crate::model::limits_cell(&s.unsaturated_limits),
+        num(s.worker_imbalance),
+        num(s.server_cost_per_request.map(|c| c.user_us)),
+        num(s.server_cost_per_request.map(|c| c.system_us)),
+        num(s.server_cost_per_request.map(|c| c.voluntary_switches)),
+        num(s.server_cost_per_request.map(|c| c.involuntary_switches)),
+        num(s.client_cost_per_request.map(|c| c.user_us)),
+        num(s.client_cost_per_request.map(|c| c.system_us)),
+        num(s.client_cost_per_request.map(|c| c.voluntary_switches)),
+        num(s.client_cost_per_request.map(|c| c.involuntary_switches)),
     ]
 }
 

@@ -342,6 +342,12 @@ fn throughput_table(id: &str, rows: &[&Row]) -> Table {
     .into_iter()
     .map(String::from)
     .collect::<Vec<_>>();
+    // After "server CPU %", when some row had two workers or more.
+    const BALANCE_AT: usize = 9;
+    let balance = rows.iter().any(|r| r.s.worker_imbalance.is_some());
+    if balance {
+        headers.insert(BALANCE_AT, "worker imbalance".into());
+    }
     if let Some(header) = &searched {
         headers.insert(4, header.clone());
     }
@@ -384,6 +390,9 @@ fn throughput_table(id: &str, rows: &[&Row]) -> Table {
                 Cell::num(r.s.errors.total().to_string(), r.s.errors.total() as f64),
                 if flags.is_empty() { flag_cell } else { flag_cell.with_class("flag") },
             ];
+            if balance {
+                cells.insert(BALANCE_AT, opt_num(r.s.worker_imbalance, |x| format!("{x:.2}x")));
+            }
             if searched.is_some() {
                 let rps = r.m.capacity.as_ref().and_then(|c| c.capacity_rps).unwrap_or(f64::NAN);
                 cells.insert(4, Cell::num(capacity(r.m), rps));

@@ -61,6 +61,14 @@ pub fn render(run: &RunResult) -> String {
         out.push_str(&latency(&sorted).markdown());
         out.push_str("\nIn httpbench's columns (latency in milliseconds):\n\n");
         out.push_str(&classic(run, &sorted).markdown());
+        if sorted.iter().any(|(_, s)| s.server_cost_per_request.is_some() || s.client_cost_per_request.is_some()) {
+            out.push_str(
+                "\nWhere a request's cost goes, per request over the measured rounds: user and kernel CPU microseconds \
+                 and context switches (voluntary / involuntary), of the server's threads (from /proc) and of the \
+                 client's (getrusage).\n\n",
+            );
+            out.push_str(&cost(&sorted).markdown());
+        }
     }
     out.push_str(&problems(run));
     out.push_str(&contestants(run));
@@ -208,7 +216,13 @@ fn throughput(rows: &[(&Measurement, MeasurementSummary)]) -> Table {
     if let Some(header) = &searched {
         columns.push((header.as_str(), R));
     }
-    columns.extend([("server CPU %", R), ("CPU us/req", R), ("peak RSS MiB", R), ("PSS MiB", R), ("client CPU %", R), ("flags", L)]);
+    columns.extend([("server CPU %", R), ("CPU us/req", R), ("peak RSS MiB", R), ("PSS MiB", R)]);
+    // With two workers or more (multiCore, or a thread per connection): how evenly they shared the work.
+    let balance = rows.iter().any(|(_, s)| s.worker_imbalance.is_some());
+    if balance {
+        columns.push(("worker imbalance", R));
+    }
+    columns.extend([("client CPU %", R), ("flags", L)]);
     let mut t = Table::new(&columns);
     for (m, s) in rows {
         let r = s.requests_per_s.as_ref();
@@ -225,9 +239,11 @@ fn throughput(rows: &[(&Measurement, MeasurementSummary)]) -> Table {
             or_absent(s.server_cpu_us_per_request, one),
             or_absent(s.peak_rss_bytes.map(|b| b as f64), mib),
             or_absent(s.pss_bytes.map(|b| b as f64), mib),
-            or_absent(s.client_busy_pct, pct),
-            flags(m, s),
         ]);
+        if balance {
+            cells.push(s.worker_imbalance.map(|x| format!("{x:.2}x")).unwrap_or_else(|| ABSENT.into()));
+        }
+        cells.extend([or_absent(s.client_busy_pct, pct), flags(m, s)]);
         t.row(cells);
     }
     t
@@ -253,6 +269,32 @@ fn latency(rows: &[(&Measurement, MeasurementSummary)]) -> Table {
             or_absent(l.p99, us),
             or_absent(l.p999, us),
             or_absent(l.p9999, us),
+        ]);
+    }
+    t
+}
+
+fn cost(rows: &[(&Measurement, MeasurementSummary)]) -> Table {
+    let mut t = Table::new(&[
+        ("Name", L),
+        ("server user us", R),
+        ("server kernel us", R),
+        ("server switches", R),
+        ("client user us", R),
+        ("client kernel us", R),
+        ("client switches", R),
+    ]);
+    let switches = |c: &crate::model::CostPerRequest| format!("{:.2} / {:.2}", c.voluntary_switches, c.involuntary_switches);
+    for (m, s) in rows {
+        let (server, client) = (s.server_cost_per_request.as_ref(), s.client_cost_per_request.as_ref());
+        t.row(vec![
+            m.contestant.clone(),
+            or_absent(server.map(|c| c.user_us), one),
+            or_absent(server.map(|c| c.system_us), one),
+            server.map(switches).unwrap_or_else(|| ABSENT.into()),
+            or_absent(client.map(|c| c.user_us), one),
+            or_absent(client.map(|c| c.system_us), one),
+            client.map(switches).unwrap_or_else(|| ABSENT.into()),
         ]);
     }
     t

@@ -214,6 +214,8 @@ pub fn run_round(server: &mut Server, plan: &RoundPlan, index: u32, warmup: bool
             pss_bytes: usage.pss_bytes,
             processes: usage.members.len(),
             threads: usage.threads,
+            workers: crate::model::worker_balance(&usage.thread_cpu_s, o.workers),
+            cost: usage.thread_cost.and_then(crate::model::CostBreakdown::of_threads),
         },
         load,
         tool_latency_ns,
