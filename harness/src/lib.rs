@@ -1,5 +1,8 @@
 //! serverbench: a benchmark of approaches to writing server applications.
 
+// serde_json's json! macro of `serverbench load --json` is deeper than the default limit.
+#![recursion_limit = "256"]
+
 pub mod catalog;
 pub mod check;
 pub mod cli;

@@ -47,6 +47,7 @@ fn round(index: u32, warmup: bool, requests: u64, latencies_us: &[u64], cpu_s: f
             client_system_s: 1.7,
             client_voluntary_switches: 40,
             client_involuntary_switches: 2,
+            client_system_calls: 28_000,
             threads: 1,
             connections: 64,
             interrupted: false,

@@ -138,6 +138,17 @@ pub fn human_summary(c: &LoadConfig, r: &LoadReport, unit: LatencyUnit) -> Strin
     } else {
         out += &format!("Client CPU: {:.2}s ({:.2}us per {}), I/O: {}\n", r.client_cpu_s, r.client_cpu_us_per_request(), what.trim_end_matches('s'), r.io);
     }
+    if r.requests > 0 {
+        let n = r.requests as f64;
+        out += &format!(
+            "Client per {}: {:.2}us user, {:.2}us kernel, {:.2} system calls, {:.3} voluntary context switches\n",
+            what.trim_end_matches('s'),
+            r.client_user_s * 1e6 / n,
+            r.client_system_s * 1e6 / n,
+            r.client_system_calls as f64 / n,
+            r.client_voluntary_switches as f64 / n
+        );
+    }
     if r.interrupted {
         out += "Interrupted: the figures cover what was measured until the stop.\n";
     }
@@ -185,6 +196,11 @@ pub fn to_json(c: &LoadConfig, r: &LoadReport) -> serde_json::Value {
         "client_cpu_s": r.client_cpu_s,
         "client_poll_s": r.client_poll_s,
         "client_work_s": r.client_work_s(),
+        "client_user_s": r.client_user_s,
+        "client_system_s": r.client_system_s,
+        "client_voluntary_switches": r.client_voluntary_switches,
+        "client_involuntary_switches": r.client_involuntary_switches,
+        "client_system_calls": r.client_system_calls,
         "client_cpu_us_per_request": r.client_cpu_us_per_request(),
         "interrupted": r.interrupted,
         "io": r.io,

@@ -177,6 +177,10 @@ pub struct LoadReport {
     pub client_voluntary_switches: u64,
     #[serde(default)]
     pub client_involuntary_switches: u64,
+    /// System calls the built-in client's threads made in the window, counted where they are made (reads,
+    /// writes and waits with epoll; `io_uring_enter`s with io_uring); 0 for external tools.
+    #[serde(default)]
+    pub client_system_calls: u64,
     /// How the client waited for the kernel: "sleep", or "busy" (polling without sleeping); empty for
     /// external tools.
     #[serde(default)]
@@ -221,6 +225,7 @@ impl LoadReport {
             client_system_s: 0.0,
             client_voluntary_switches: 0,
             client_involuntary_switches: 0,
+            client_system_calls: 0,
             poll: String::new(),
             threads,
             connections,

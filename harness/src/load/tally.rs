@@ -28,6 +28,8 @@ pub(super) struct WorkerResult {
     pub cpu_s: f64,
     /// The same split into user and system time, with the thread's context switches in the window.
     pub usage: super::sys::ThreadUsage,
+    /// System calls the thread's backend made in the window (counted where they are made).
+    pub system_calls: u64,
     /// Of `cpu_s`, the time spent busy-polling: asks of the kernel that found nothing (`Poll::Busy`).
     pub poll_s: f64,
     pub first_send_ns: u64,
@@ -55,6 +57,7 @@ impl WorkerResult {
             timeline: Vec::new(),
             cpu_s: 0.0,
             usage: super::sys::ThreadUsage::default(),
+            system_calls: 0,
             poll_s: 0.0,
             first_send_ns: u64::MAX,
             last_response_ns: 0,
@@ -121,6 +124,7 @@ pub(super) fn merge(config: &LoadConfig, results: Vec<WorkerResult>) -> LoadRepo
         rep.client_system_s += r.usage.system_s;
         rep.client_voluntary_switches += r.usage.voluntary_switches;
         rep.client_involuntary_switches += r.usage.involuntary_switches;
+        rep.client_system_calls += r.system_calls;
         rep.thread_poll_s.push(r.poll_s);
         first = first.min(r.first_send_ns);
         last = last.max(r.last_response_ns);

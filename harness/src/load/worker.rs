@@ -141,8 +141,10 @@ impl<'a> Engine<'a> {
         let scan_every_ns = (timeout_ns / 4).clamp(1_000_000, 100_000_000);
         let mut next_scan = t0 + scan_every_ns;
         let mut cpu_start = sys::ThreadUsage::default();
+        let mut calls_start = 0;
         if warmup_ns == 0 && !ramped {
             cpu_start = self.begin_recording(t0);
+            calls_start = io.system_calls();
             end_ns = measure_ns.map(|m| t0 + m);
         }
         for i in 0..self.conns.len() {
@@ -167,6 +169,7 @@ impl<'a> Engine<'a> {
             }
             if !self.recording && now >= self.measure_start_ns && (!ramped || shared.ramp_over(now, began)) {
                 cpu_start = self.begin_recording(now);
+                calls_start = io.system_calls();
                 end_ns = measure_ns.map(|m| now + m);
             }
             if end_ns.is_some_and(|e| now >= e) || (self.budget.limit().is_some() && self.done == self.conns.len()) {
@@ -204,6 +207,7 @@ impl<'a> Engine<'a> {
         let spent = if self.recording { sys::ThreadUsage::now().since(&cpu_start) } else { sys::ThreadUsage::default() };
         self.r.cpu_s = spent.cpu_s();
         self.r.usage = spent;
+        self.r.system_calls = if self.recording { io.system_calls() - calls_start } else { 0 };
         self.r.poll_s = (poll_ns as f64 / 1e9).min(self.r.cpu_s);
         if matches!(cfg.mode, Mode::Rate { .. }) && self.interval_ns > 0 {
             self.r.backlog = self.backlog_at(end_ns.unwrap_or(stop_ns).min(stop_ns));

@@ -370,6 +370,9 @@ pub struct MeasurementSummary {
     pub server_cost_per_request: Option<CostPerRequest>,
     #[serde(default)]
     pub client_cost_per_request: Option<CostPerRequest>,
+    /// The built-in client's own system calls per request, counted where they are made.
+    #[serde(default)]
+    pub client_system_calls_per_request: Option<f64>,
     pub client_busy_pct: Option<f64>,
     /// From the histogram merged over the measured rounds; without histograms (external tools), the
     /// mean of the rounds' figures, and the extremes of min and max.
@@ -482,6 +485,11 @@ impl Measurement {
                     })
                     .collect();
                 CostPerRequest::of(&costs, with.iter().map(|r| r.load.requests).sum())
+            },
+            client_system_calls_per_request: {
+                let with: Vec<&Round> = rounds.iter().filter(|r| r.load.client_system_calls > 0).copied().collect();
+                let requests: u64 = with.iter().map(|r| r.load.requests).sum();
+                (requests > 0).then(|| with.iter().map(|r| r.load.client_system_calls).sum::<u64>() as f64 / requests as f64)
             },
             worker_imbalance: {
                 let v: Vec<f64> = rounds.iter().filter_map(|r| r.server.workers.map(|w| w.imbalance)).collect();

@@ -22,6 +22,7 @@ const COLUMNS: &[&str] = &[
     "worker_imbalance", "server_user_us_per_request", "server_system_us_per_request",
     "server_voluntary_switches_per_request", "server_involuntary_switches_per_request", "client_user_us_per_request",
     "client_system_us_per_request", "client_voluntary_switches_per_request", "client_involuntary_switches_per_request",
+    "client_system_calls_per_request",
 ];
 
 impl Exporter for Csv {
@@ -121,6 +122,7 @@ fn row(run: &RunResult, m: &Measurement) -> Vec<String> {
         num(s.client_cost_per_request.map(|c| c.system_us)),
         num(s.client_cost_per_request.map(|c| c.voluntary_switches)),
         num(s.client_cost_per_request.map(|c| c.involuntary_switches)),
+        num(s.client_system_calls_per_request),
     ]
 }
 

@@ -65,7 +65,7 @@ pub fn render(run: &RunResult) -> String {
             out.push_str(
                 "\nWhere a request's cost goes, per request over the measured rounds: user and kernel CPU microseconds \
                  and context switches (voluntary / involuntary), of the server's threads (from /proc) and of the \
-                 client's (getrusage).\n\n",
+                 client's (getrusage), and the client's own system calls.\n\n",
             );
             out.push_str(&cost(&sorted).markdown());
         }
@@ -283,6 +283,7 @@ fn cost(rows: &[(&Measurement, MeasurementSummary)]) -> Table {
         ("client user us", R),
         ("client kernel us", R),
         ("client switches", R),
+        ("client calls", R),
     ]);
     let switches = |c: &crate::model::CostPerRequest| format!("{:.2} / {:.2}", c.voluntary_switches, c.involuntary_switches);
     for (m, s) in rows {
@@ -295,6 +296,7 @@ fn cost(rows: &[(&Measurement, MeasurementSummary)]) -> Table {
             or_absent(client.map(|c| c.user_us), one),
             or_absent(client.map(|c| c.system_us), one),
             client.map(switches).unwrap_or_else(|| ABSENT.into()),
+            s.client_system_calls_per_request.map(|c| format!("{c:.2}")).unwrap_or_else(|| ABSENT.into()),
         ]);
     }
     t

@@ -68,4 +68,6 @@ pub trait Backend {
     fn finished_connects(&mut self, out: &mut Vec<(usize, i32)>);
     /// Hands what the last `wait` reported to `on_event`, one event at a time.
     fn dispatch(&mut self, on_event: &mut impl FnMut(&mut Self, usize, Event));
+    /// System calls this backend has made so far (counted where they are made, not traced).
+    fn system_calls(&self) -> u64;
 }

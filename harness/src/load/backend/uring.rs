@@ -70,6 +70,7 @@ impl Backend for UringBackend {
             unsafe { libc::shutdown(s.fd, libc::SHUT_RDWR) };
             sys::close(s.fd);
             s.fd = -1;
+            self.ring.calls += 2;
         }
     }
 
@@ -162,5 +163,9 @@ impl Backend for UringBackend {
                 self.ring.recv(s.fd, i, generation);
             }
         }
+    }
+
+    fn system_calls(&self) -> u64 {
+        self.ring.calls
     }
 }
