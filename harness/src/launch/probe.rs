@@ -143,7 +143,7 @@ impl Probe {
         // A process that ended before the window has no part in it.
         self.last.clear();
         self.record(&now);
-        self.threads_at_open = thread_cpu(&now);
+        self.threads_at_open = costs_by_thread(&now);
         self.opened = Some((at, stat));
         self.closed = None;
         self.states = ThreadStates::default();
@@ -153,17 +153,19 @@ impl Probe {
     /// The measured window closes: the figures are taken now; later samples no longer change them.
     pub fn close_window(&mut self) {
         let Some((opened_at, stat_open)) = self.opened.take() else { return };
-        let mut usage = self.account();
-        let now: Vec<ProcStat> = self.read_known();
-        let spent: Vec<ThreadCost> = thread_cpu(&now)
+        // One read of the tree serves the CPU totals and the threads.
+        let now = self.read();
+        let mut usage = self.account(&now);
+        let spent: Vec<ThreadCost> = costs_by_thread(&now)
             .into_iter()
             .map(|(key, cost)| cost.since(&self.threads_at_open.get(&key).copied().unwrap_or_default()))
             .collect();
         usage.thread_cpu_s = spent.iter().map(|c| c.cpu_ns as f64 / 1e9).collect();
         usage.thread_cost = (!spent.is_empty()).then(|| {
-            let mut sum = ThreadCost::default();
-            spent.iter().for_each(|c| sum.add(c));
-            sum
+            spent.iter().fold(ThreadCost::default(), |mut sum, c| {
+                sum.add(c);
+                sum
+            })
         });
         let stat_close = CpuStat::read();
         let wall_s = opened_at.elapsed().as_secs_f64();
@@ -176,13 +178,16 @@ impl Probe {
     pub fn finish(mut self) -> Usage {
         match self.closed.take() {
             Some(usage) => usage,
-            None => self.account(),
+            None => {
+                let now = self.read();
+                self.account(&now)
+            }
         }
     }
 
-    fn account(&mut self) -> Usage {
-        let now = self.read();
-        self.record(&now);
+    /// Accounts the window up to `now`, a read of the tree just taken.
+    fn account(&mut self, now: &[ProcStat]) -> Usage {
+        self.record(now);
         let alive: HashSet<ProcKey> = now.iter().map(ProcStat::key).collect();
         let alive_pids: HashSet<i32> = now.iter().map(|p| p.pid).collect();
         let mut ticks: i64 = 0;
@@ -199,7 +204,7 @@ impl Probe {
         Usage {
             cpu_s: seen.then(|| ticks.max(0) as f64 / ticks_per_s()),
             peak_rss_bytes: seen.then(|| self.peak_rss_pages * page_bytes()),
-            pss_bytes: pss_bytes(&now),
+            pss_bytes: pss_bytes(now),
             members: self.last.keys().copied().collect(),
             window: None,
             threads: (self.states.samples > 0).then_some(self.states),
@@ -210,7 +215,7 @@ impl Probe {
 }
 
 /// What each thread has spent, for every process of `now`.
-fn thread_cpu(now: &[ProcStat]) -> HashMap<(ProcKey, i32), ThreadCost> {
+fn costs_by_thread(now: &[ProcStat]) -> HashMap<(ProcKey, i32), ThreadCost> {
     now.iter().flat_map(|p| thread_costs(p.pid).into_iter().map(move |(tid, c)| ((p.key(), tid), c))).collect()
 }
 

@@ -230,6 +230,16 @@ impl CostBreakdown {
     /// runs a few ms, less than a tick) and the kernel keeps them monotonic by holding one back while the
     /// other catches up, so only their sum over the threads is used, and only for the split. Absent when no
     /// tick was counted.
+    /// The built-in client's worker threads (getrusage); absent for external tools, which report none.
+    pub fn of_client(load: &crate::load::LoadReport) -> Option<CostBreakdown> {
+        (load.client_user_s + load.client_system_s > 0.0).then_some(CostBreakdown {
+            user_s: load.client_user_s,
+            system_s: load.client_system_s,
+            voluntary_switches: load.client_voluntary_switches,
+            involuntary_switches: load.client_involuntary_switches,
+        })
+    }
+
     pub fn of_threads(c: crate::os::proc::ThreadCost) -> Option<CostBreakdown> {
         let ticks = c.user_ticks + c.system_ticks;
         (ticks > 0).then(|| {
@@ -255,17 +265,25 @@ pub struct CostPerRequest {
 }
 
 impl CostPerRequest {
-    /// Sums over rounds divided by their requests; absent without a request.
-    pub fn of(costs: &[CostBreakdown], requests: u64) -> Option<CostPerRequest> {
-        if requests == 0 || costs.is_empty() {
-            return None;
+    /// The costs of the rounds that have one, summed and divided by those rounds' requests; absent without
+    /// a request.
+    pub fn over(rounds: &[&Round], cost: impl Fn(&Round) -> Option<CostBreakdown>) -> Option<CostPerRequest> {
+        let (mut sum, mut requests) = (CostBreakdown::default(), 0u64);
+        for r in rounds {
+            if let Some(c) = cost(r) {
+                sum.user_s += c.user_s;
+                sum.system_s += c.system_s;
+                sum.voluntary_switches += c.voluntary_switches;
+                sum.involuntary_switches += c.involuntary_switches;
+                requests += r.load.requests;
+            }
         }
-        let n = requests as f64;
+        let n = (requests > 0).then_some(requests as f64)?;
         Some(CostPerRequest {
-            user_us: costs.iter().map(|c| c.user_s).sum::<f64>() * 1e6 / n,
-            system_us: costs.iter().map(|c| c.system_s).sum::<f64>() * 1e6 / n,
-            voluntary_switches: costs.iter().map(|c| c.voluntary_switches).sum::<u64>() as f64 / n,
-            involuntary_switches: costs.iter().map(|c| c.involuntary_switches).sum::<u64>() as f64 / n,
+            user_us: sum.user_s * 1e6 / n,
+            system_us: sum.system_s * 1e6 / n,
+            voluntary_switches: sum.voluntary_switches as f64 / n,
+            involuntary_switches: sum.involuntary_switches as f64 / n,
         })
     }
 }
@@ -468,24 +486,8 @@ impl Measurement {
             server_cpu_us_per_request: cpu_s.filter(|_| requests > 0).map(|s| s * 1e6 / requests as f64),
             peak_rss_bytes: rounds.iter().map(|r| r.server.peak_rss_bytes).collect::<Option<Vec<u64>>>().and_then(|v| v.into_iter().max()),
             pss_bytes: rounds.iter().map(|r| r.server.pss_bytes).collect::<Option<Vec<u64>>>().and_then(|v| v.into_iter().max()),
-            server_cost_per_request: {
-                let with: Vec<&Round> = rounds.iter().filter(|r| r.server.cost.is_some()).copied().collect();
-                let costs: Vec<CostBreakdown> = with.iter().filter_map(|r| r.server.cost).collect();
-                CostPerRequest::of(&costs, with.iter().map(|r| r.load.requests).sum())
-            },
-            client_cost_per_request: {
-                let with: Vec<&Round> = rounds.iter().filter(|r| r.load.client_user_s + r.load.client_system_s > 0.0).copied().collect();
-                let costs: Vec<CostBreakdown> = with
-                    .iter()
-                    .map(|r| CostBreakdown {
-                        user_s: r.load.client_user_s,
-                        system_s: r.load.client_system_s,
-                        voluntary_switches: r.load.client_voluntary_switches,
-                        involuntary_switches: r.load.client_involuntary_switches,
-                    })
-                    .collect();
-                CostPerRequest::of(&costs, with.iter().map(|r| r.load.requests).sum())
-            },
+            server_cost_per_request: CostPerRequest::over(&rounds, |r| r.server.cost),
+            client_cost_per_request: CostPerRequest::over(&rounds, |r| CostBreakdown::of_client(&r.load)),
             client_system_calls_per_request: {
                 let with: Vec<&Round> = rounds.iter().filter(|r| r.load.client_system_calls > 0).copied().collect();
                 let requests: u64 = with.iter().map(|r| r.load.requests).sum();
