@@ -95,8 +95,16 @@ fn many_connections_dropped_at_once() {
     assert!(r.starts_with("1000 of 1000 connections established"), "{r}");
 
     let fragile = start(Scenario::Hello, Flaws { die_above: Some(200), ..Flaws::default() });
-    // It dies while the connections are opened: those after it are refused, so they cannot be dropped.
-    assert_fails(bad_input::drop_many(&fragile.target(true), &o), "refused or failed: all 1000 must be");
+    // It dies at its 201st accept: while the connections are opened (those after it are refused, so they
+    // cannot be dropped), or, when its accept loop lagged behind the kernel's queue, after the drop (nothing
+    // listens any more). Which one depends on how fast it was scheduled; either way the check fails.
+    match bad_input::drop_many(&fragile.target(true), &o) {
+        Ok(pass) => panic!("a server that dies at its 201st connection passed: {pass}"),
+        Err(serverbench::check::Failed(reason)) => assert!(
+            reason.contains("refused or failed: all 1000 must be") || reason.contains("nothing listens"),
+            "{reason}"
+        ),
+    }
     // It holds them all, and dies of the resets of the drop.
     let dies_of_the_drop = start(Scenario::Hello, Flaws { die_on_reset: true, ..Flaws::default() });
     assert_fails(bad_input::drop_many(&dies_of_the_drop.target(true), &o), "opened and dropped at once");

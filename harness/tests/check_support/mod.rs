@@ -67,7 +67,9 @@ pub struct Flaws {
     pub hang_on_huge_headers: bool,
     /// plaintext/json: headers over 64 KiB closed without an answer.
     pub close_on_huge_headers: bool,
-    /// More than this many connections open at once end the whole server.
+    /// Accepting more than this many connections in all ends the whole server. Counted when accepted, not
+    /// while open: a client sees a handshake complete as soon as the kernel queues it, and a starved accept
+    /// loop would otherwise take the first ones only after the client dropped them, and never die.
     pub die_above: Option<usize>,
     /// Connections beyond this many open at once are closed right after their first answer.
     pub keep_at_most: Option<usize>,
@@ -128,13 +130,15 @@ pub fn start(scenario: Scenario, flaws: Flaws) -> Fake {
     let started = SystemTime::now();
     let (s, d, o) = (stop.clone(), dead.clone(), open.clone());
     std::thread::spawn(move || {
+        let mut accepted = 0;
         for conn in listener.incoming() {
             if s.load(Ordering::SeqCst) || d.load(Ordering::SeqCst) {
                 break;
             }
             let Ok(conn) = conn else { continue };
+            accepted += 1;
             let now_open = o.fetch_add(1, Ordering::SeqCst) + 1;
-            if flaws.die_above.is_some_and(|n| now_open > n) {
+            if flaws.die_above.is_some_and(|n| accepted > n) {
                 d.store(true, Ordering::SeqCst);
                 break;
             }
