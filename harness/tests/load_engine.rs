@@ -450,7 +450,7 @@ fn a_reset_while_writing_is_a_write_error(io: IoBackend) {
     let mut req = HttpRequest::get("/upload");
     req.method = "POST".into();
     req.body = vec![b'x'; 16 << 20];
-    c.workload = Workload::Http { request: req, pipeline: 1, expect: Expect::Status };
+    c.workload = Workload::Http { request: req, pipeline: 1, expect: Expect::Status, mix: load::Mix::Fixed };
     let r = run(&c);
     assert_eq!(r.errors.write, 1, "{:?}", r.errors);
 }

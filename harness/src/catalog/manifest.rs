@@ -39,6 +39,7 @@ const FIELDS: &[(&str, &str)] = &[
     ("version", r#"a command printing the toolchain version, e.g. "cc --version | head -n1""#),
     ("env", r#"environment of the server, e.g. { GOMAXPROCS = "{workers}" }"#),
     ("unsupported", r#"kinds of machine it cannot be built on, each with the reason, e.g. { riscv64 = "no riscv64 build of the library" }"#),
+    ("unsupported_scenarios", r#"scenarios it does not answer, each with the reason, e.g. { counter = "its cluster processes share no memory" }"#),
     ("variants", "[variants.NAME] tables overriding fields; NAME is appended to the name"),
 ];
 const REQUIRED: &[&str] = &["name", "language", "framework", "category", "model", "io", "scenarios", "run"];
@@ -181,6 +182,7 @@ impl Check<'_> {
         let version = self.command(t, "version", &["dir"], path);
         let env = self.env(t, path);
         let unsupported = self.unsupported(t, path);
+        let unsupported_scenarios = self.unsupported_scenarios(t, path, scenarios.as_deref().unwrap_or_default());
         if let (Some(run), Some(env)) = (&run, &env) {
             let mentions_port = |s: &str| placeholders_in(s).contains(&"port");
             if !mentions_port(run) && !env.values().any(|v| mentions_port(v)) {
@@ -213,6 +215,7 @@ impl Check<'_> {
             version,
             env: env?,
             unsupported: unsupported?,
+            unsupported_scenarios: unsupported_scenarios?,
             dir: dir.to_path_buf(),
             manifest: dir.join("contestant.toml"),
         })
@@ -358,44 +361,68 @@ impl Check<'_> {
         ok.then_some(out)
     }
 
+    /// `unsupported_scenarios = { <scenario> = "<reason>" }`: known scenarios it does not list in
+    /// `scenarios`, each with the reason a reader sees in place of its figures.
+    fn unsupported_scenarios(&mut self, t: &Table, path: &dyn Fn(&str) -> String, listed: &[String]) -> Option<BTreeMap<String, String>> {
+        let (out, ok) = self.reasons(t, path, "unsupported_scenarios", ("scenario", "counter"), SCENARIOS, "say why the scenario is not answered");
+        let listed: Vec<&String> = out.keys().filter(|s| listed.contains(s)).collect();
+        for scenario in &listed {
+            self.error(format!(
+                "field `{}` names \"{scenario}\", which `{}` lists: it is one or the other",
+                path("unsupported_scenarios"),
+                path("scenarios")
+            ));
+        }
+        (ok && listed.is_empty()).then_some(out)
+    }
+
     /// `unsupported = { <machine> = "<reason>" }`: only known machine kinds, each with a reason, because the
     /// reason is all a reader (and CI) gets in place of the contestant.
     fn unsupported(&mut self, t: &Table, path: &dyn Fn(&str) -> String) -> Option<BTreeMap<String, String>> {
-        let Some(value) = t.get("unsupported") else { return Some(BTreeMap::new()) };
-        let field = path("unsupported");
+        let (out, ok) = self.reasons(t, path, "unsupported", ("machine", "riscv64"), MACHINES, "say why it cannot be built there");
+        ok.then_some(out)
+    }
+
+    /// A table `key = { <name> = "<reason>" }` whose names are among `allowed` (`what`: what a name is, and
+    /// one for the example) and whose reasons are not empty (`empty` says what to write instead). The
+    /// reasons that could be read, and whether all was well.
+    fn reasons(
+        &mut self,
+        t: &Table,
+        path: &dyn Fn(&str) -> String,
+        key: &str,
+        (what, example): (&str, &str),
+        allowed: &[&str],
+        empty: &str,
+    ) -> (BTreeMap<String, String>, bool) {
+        let Some(value) = t.get(key) else { return (BTreeMap::new(), true) };
+        let field = path(key);
         let Some(table) = value.as_table() else {
-            self.error(format!(
-                "field `{field}` must be a table of reasons by machine, e.g. {{ riscv64 = \"why\" }}, not {}",
-                kind(value)
-            ));
-            return None;
+            self.error(format!("field `{field}` must be a table of reasons by {what}, e.g. {{ {example} = \"why\" }}, not {}", kind(value)));
+            return (BTreeMap::new(), false);
         };
         let mut out = BTreeMap::new();
         let mut ok = true;
-        for (machine, why) in table {
-            if !MACHINES.contains(&machine.as_str()) {
-                self.error(format!(
-                    "field `{field}` names the machine \"{machine}\"{}; allowed values: {}",
-                    did_you_mean(machine, MACHINES),
-                    MACHINES.join(", ")
-                ));
+        for (name, why) in table {
+            if !allowed.contains(&name.as_str()) {
+                self.error(format!("field `{field}` names the {what} \"{name}\"{}; allowed values: {}", did_you_mean(name, allowed), allowed.join(", ")));
                 ok = false;
             }
             match why.as_str().map(str::trim) {
                 Some("") => {
-                    self.error(format!("field `{field}.{machine}` is empty; say why it cannot be built there"));
+                    self.error(format!("field `{field}.{name}` is empty; {empty}"));
                     ok = false;
                 }
                 Some(why) => {
-                    out.insert(machine.clone(), why.to_string());
+                    out.insert(name.clone(), why.to_string());
                 }
                 None => {
-                    self.error(format!("field `{field}.{machine}` must be a string (the reason), not {}", kind(why)));
+                    self.error(format!("field `{field}.{name}` must be a string (the reason), not {}", kind(why)));
                     ok = false;
                 }
             }
         }
-        ok.then_some(out)
+        (out, ok)
     }
 }
 
@@ -519,6 +546,21 @@ run = "{dir}/build/server --edge {scenario} {host} {port} {workers}"
         );
         let errors = with("unsupported = [\"riscv64\"]").unwrap_err();
         assert!(errors[0].message.contains("must be a table of reasons by machine"), "{errors:?}");
+    }
+
+    #[test]
+    fn unsupported_scenarios_are_known_unlisted_and_give_a_reason() {
+        let with = |extra: &str| parse("m.toml", Path::new("/c"), &format!("{GOOD}\n[variants.uring]\n{extra}"));
+        let cs = with("unsupported_scenarios = { counter = \"processes share no memory\" }").unwrap();
+        assert!(cs[0].unsupported_scenarios.is_empty());
+        assert_eq!(cs[2].unsupported_scenarios["counter"], "processes share no memory");
+        let errors = with("unsupported_scenarios = { counters = \"x\", hello = \"y\", work = \" \" }").unwrap_err();
+        let errors: Vec<String> = errors.iter().map(|e| e.message.clone()).collect();
+        assert_eq!(errors.len(), 3, "{errors:?}");
+        let has = |words: &str| errors.iter().any(|e| e.contains(words));
+        assert!(has("field `variants.uring.unsupported_scenarios` names the scenario \"counters\" (did you mean `counter`?); allowed values: hello, hello-timeout, plaintext, json, echo, work, counter"), "{errors:?}");
+        assert!(has("names \"hello\", which `scenarios` lists: it is one or the other"), "{errors:?}");
+        assert!(has("`variants.uring.unsupported_scenarios.work` is empty; say why the scenario is not answered"), "{errors:?}");
     }
 
     #[test]

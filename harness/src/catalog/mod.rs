@@ -37,6 +37,8 @@ pub struct Contestant {
     pub env: BTreeMap<String, String>,
     /// Kinds of machine (`manifest::MACHINES`) it cannot be built on, with the reason for each.
     pub unsupported: BTreeMap<String, String>,
+    /// Scenarios it does not answer (not in `scenarios`), with the reason for each.
+    pub unsupported_scenarios: BTreeMap<String, String>,
     /// Absolute folder of the contestant (the `{dir}` placeholder; the cwd of its commands).
     pub dir: PathBuf,
     pub manifest: PathBuf,

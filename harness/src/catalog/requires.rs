@@ -186,6 +186,7 @@ mod tests {
             version: None,
             env: BTreeMap::new(),
             unsupported: BTreeMap::new(),
+            unsupported_scenarios: BTreeMap::new(),
             dir: "/".into(),
             manifest: "/contestant.toml".into(),
         }

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use super::values::{self, Rng};
 use crate::wire::client::{find, set_linger_zero, show, Closed, Conn, CLOSED_WITHOUT_ANSWER};
-use super::wire::{check_json, check_plaintext, probe, read_hello};
+use super::wire::{check_json, check_plaintext, probe, read_ordinary};
 use super::{Failed, Options, Scenario, Target};
 use crate::load::sys;
 
@@ -136,7 +136,7 @@ pub fn half_close(t: &Target, o: &Options) -> Result<String, Failed> {
             let answered = match t.scenario {
                 Scenario::Plaintext => c.read_response().map_err(Failed::from).and_then(|r| check_plaintext(&r)),
                 Scenario::Json => c.read_response().map_err(Failed::from).and_then(|r| check_json(&r, 7)),
-                _ => read_hello(&mut c, t.micro).map(|_| ()),
+                _ => read_ordinary(&mut c, t),
             };
             match answered {
                 Ok(()) => "a request then a half-close: answered",

@@ -9,6 +9,7 @@ pub mod timeout;
 pub mod tools;
 pub mod values;
 pub mod wire;
+pub mod work;
 
 pub use crate::model::checks::{CheckResult, ContestantChecks, RssPoint, Status};
 pub use crate::wire::Scenario;
@@ -44,6 +45,8 @@ pub struct Options {
     pub drop_connections: usize,
     /// Seed of every random payload and value; printed with a failure so it can be replayed.
     pub seed: u64,
+    /// The CPUs the server may run on (`work-busy` spreads its CPU time over them).
+    pub server_cpus: usize,
 }
 
 impl Default for Options {
@@ -54,6 +57,7 @@ impl Default for Options {
             idle_open: Duration::from_secs(2),
             drop_connections: 5_000,
             seed: 0x005E_ED0F_5E4B_E7C4,
+            server_cpus: 1,
         }
     }
 }
@@ -153,6 +157,10 @@ fn hello(t: &Target) -> bool {
 fn http(t: &Target) -> bool {
     t.scenario.is_http()
 }
+/// HTTP with the same body for every request, which is what the real clients' checks compare.
+fn same_body(t: &Target) -> bool {
+    t.scenario.is_http() && t.scenario != Scenario::Counter
+}
 fn any(_: &Target) -> bool {
     true
 }
@@ -166,6 +174,10 @@ pub const CHECKS: &[Check] = &[
     Check { name: "plaintext-404", group: Group::Wire, applies: |t| t.scenario == Scenario::Plaintext, run: |t, o| wire::plaintext_404(t, o).into() },
     Check { name: "plaintext-pipeline", group: Group::Wire, applies: |t| t.scenario == Scenario::Plaintext, run: |t, o| wire::plaintext_pipeline(t, o).into() },
     Check { name: "json-sequence", group: Group::Wire, applies: |t| t.scenario == Scenario::Json, run: |t, o| wire::json_sequence(t, o).into() },
+    Check { name: "work-response", group: Group::Wire, applies: |t| t.scenario == Scenario::Work, run: |t, o| work::work_response(t, o).into() },
+    Check { name: "work-busy", group: Group::Wire, applies: |t| t.scenario == Scenario::Work, run: |t, o| work::work_busy(t, o).into() },
+    Check { name: "counter-response", group: Group::Wire, applies: |t| t.scenario == Scenario::Counter, run: |t, o| work::counter_response(t, o).into() },
+    Check { name: "counter-concurrent", group: Group::Wire, applies: |t| t.scenario == Scenario::Counter, run: |t, o| work::counter_concurrent(t, o).into() },
     Check { name: "echo-1mib", group: Group::Wire, applies: |t| t.scenario == Scenario::Echo, run: |t, o| wire::echo_1mib(t, o).into() },
     Check { name: "idle-open", group: Group::Timeout, applies: |t| t.scenario == Scenario::Hello, run: |t, o| timeout::idle_open(t, o).into() },
     Check { name: "timeout-active", group: Group::Timeout, applies: |t| t.scenario == Scenario::HelloTimeout, run: |t, o| timeout::active(t, o).into() },
@@ -178,9 +190,9 @@ pub const CHECKS: &[Check] = &[
     Check { name: "bad-half-close", group: Group::BadInput, applies: any, run: |t, o| bad_input::half_close(t, o).into() },
     Check { name: "bad-huge-headers", group: Group::BadInput, applies: http, run: |t, o| bad_input::huge_headers(t, o).into() },
     Check { name: "bad-drop-5000", group: Group::BadInput, applies: any, run: |t, o| bad_input::drop_many(t, o).into() },
-    Check { name: "client-curl", group: Group::Client, applies: http, run: tools::curl },
-    Check { name: "client-wrk", group: Group::Client, applies: http, run: tools::wrk },
-    Check { name: "client-h2load", group: Group::Client, applies: http, run: tools::h2load },
+    Check { name: "client-curl", group: Group::Client, applies: same_body, run: tools::curl },
+    Check { name: "client-wrk", group: Group::Client, applies: same_body, run: tools::wrk },
+    Check { name: "client-h2load", group: Group::Client, applies: same_body, run: tools::h2load },
 ];
 
 /// The checks that apply to a target, in order.

@@ -32,10 +32,11 @@ pub struct SuiteSetup<'a> {
 impl<'a> SuiteSetup<'a> {
     /// Every check with the defaults of `serverbench check`, servers started as `server` says.
     pub fn new(server: ServerSetup<'a>, logs: PathBuf) -> SuiteSetup<'a> {
+        let server_cpus = server.cpus.len();
         SuiteSetup {
             server,
             logs,
-            options: Options::default(),
+            options: Options { server_cpus, ..Options::default() },
             scale: Some(ScaleOptions::default()),
             only: Vec::new(),
             stop_grace: STOP_GRACE,

@@ -30,6 +30,16 @@ pub fn read_hello(c: &mut Conn, micro: bool) -> Result<Response, Failed> {
     Ok(r)
 }
 
+/// Reads the answer to the scenario's ordinary request (`Scenario::request`) for `hello`, `hello-timeout`,
+/// `work` and `counter`.
+pub fn read_ordinary(c: &mut Conn, t: &Target) -> Result<(), Failed> {
+    match t.scenario {
+        Scenario::Work => super::work::read_decimal(c, t.micro, Some(crate::wire::DEFAULT_WORK_US)).map(|_| ()),
+        Scenario::Counter => super::work::read_decimal(c, t.micro, None).map(|_| ()),
+        _ => read_hello(c, t.micro).map(|_| ()),
+    }
+}
+
 /// Media type of a Content-Type value, lowercased, parameters (`; charset=utf-8`) dropped.
 fn media_type(r: &Response) -> Option<String> {
     r.header("content-type").map(|v| v.split(';').next().unwrap_or("").trim().to_ascii_lowercase())
@@ -98,7 +108,7 @@ pub fn probe(t: &Target, o: &Options, timeout: Duration) -> Result<(), Failed> {
         }
         (_, Some(request)) => {
             c.send(&request.render(0))?;
-            read_hello(&mut c, t.micro)?;
+            read_ordinary(&mut c, t)?;
         }
         (_, None) => {
             let payload = random_bytes(&mut rng, 1000);

@@ -91,7 +91,8 @@ pub struct LoadArgs {
     /// Requests in flight per HTTP connection
     #[arg(long, default_value_t = 1)]
     pub pipeline: u32,
-    /// The request preset: hello (GET /), plaintext (GET /plaintext), json (POST /ping), echo (raw TCP)
+    /// The request preset: hello (GET /), plaintext (GET /plaintext), json (POST /ping), echo (raw TCP),
+    /// work (GET /work/<N>, see --work), counter (GET /counter/<k>, see --keys)
     #[arg(long, value_enum)]
     pub scenario: Option<Scenario>,
     /// Raw TCP echo instead of HTTP: pingpong (write, read back, repeat) or stream (both sides busy)
@@ -150,6 +151,8 @@ pub struct LoadArgs {
     /// Allow a target outside the loopback range
     #[arg(long = "allow-remote")]
     pub allow_remote: bool,
+    #[command(flatten)]
+    pub mix: super::mix::MixArgs,
 }
 
 /// A list of CPU numbers.
@@ -275,7 +278,10 @@ impl LoadArgs {
                 (None, Some(s)) if !custom => Expect::for_scenario(s, !self.no_expect),
                 _ => Expect::Status,
             };
-            Workload::Http { request, pipeline: self.pipeline, expect }
+            let mix_options = self.mix.options();
+            mix_options.check_against(scenario.as_slice()).map_err(anyhow::Error::msg)?;
+            let mix = scenario.map_or(crate::load::Mix::Fixed, |s| mix_options.for_scenario(s));
+            Workload::Http { request, pipeline: self.pipeline, expect, mix }
         };
         let io = self.io.into();
         let cpus = self.cpus.clone().map(|c| c.0);
@@ -293,6 +299,7 @@ impl LoadArgs {
             poll: self.poll.into(),
             ramp: self.ramp,
             connection_per_request: self.connection_per_request,
+            seed: self.mix.seed,
         };
         crate::load::validate(&config)?;
         Ok(config)

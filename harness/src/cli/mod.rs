@@ -3,6 +3,7 @@
 
 pub mod compare;
 pub mod load;
+pub mod mix;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -130,11 +131,18 @@ pub struct ListArgs {
     pub select: SelectArgs,
 }
 
+/// Whether server and client get CPUs of their own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum CpuSharing {
+    Split,
+    Shared,
+}
+
 #[derive(Debug, Clone, Args)]
 pub struct BenchArgs {
     #[command(flatten)]
     pub select: SelectArgs,
-    /// Scenarios to run, one or a list (hello, hello-timeout, plaintext, json, echo).
+    /// Scenarios to run, one or a list (hello, hello-timeout, plaintext, json, echo, work, counter).
     #[arg(long, value_delimiter = ',', default_value = Scenario::Hello.name(), value_name = "LIST")]
     pub scenario: Vec<String>,
     /// How requests are paced.
@@ -150,6 +158,8 @@ pub struct BenchArgs {
     /// of keep-alive; latency then runs from the start of the connect.
     #[arg(long = "connection-per-request")]
     pub connection_per_request: bool,
+    #[command(flatten)]
+    pub mix: mix::MixArgs,
     /// singleCore: the server gets one CPU and one worker; multiCore: all server CPUs, one worker each.
     #[arg(long = "type", value_enum, default_value_t = RunType::SingleCore)]
     pub run_type: RunType,
@@ -159,6 +169,11 @@ pub struct BenchArgs {
     /// CPUs for the load generator [default: the CPUs the servers do not get]
     #[arg(long, value_name = "LIST")]
     pub client_cpus: Option<String>,
+    /// split: server and client on CPUs of their own (see --server-cpus); shared: both on every CPU this
+    /// process may use (for CPU-heavy `work` runs on a small machine; the run says so and reports the
+    /// client's CPU share)
+    #[arg(long, value_enum, default_value_t = CpuSharing::Split, conflicts_with_all = ["server_cpus", "client_cpus"])]
+    pub cpus: CpuSharing,
     /// Load generator threads [default: one per client CPU]
     #[arg(long, value_name = "N")]
     pub threads: Option<usize>,
@@ -247,9 +262,10 @@ impl BenchArgs {
             connections: self.connections.clone(),
             pipeline: self.pipeline,
             connection_per_request: self.connection_per_request,
+            mix: self.mix.options(),
             run_type: self.run_type,
-            server_cpus: self.server_cpus.clone(),
-            client_cpus: self.client_cpus.clone(),
+            server_cpus: self.cpu_list(&self.server_cpus),
+            client_cpus: self.cpu_list(&self.client_cpus),
             client_threads: self.threads,
             warmup: self.warmup,
             rounds: self.rounds_rule()?,
@@ -267,6 +283,14 @@ impl BenchArgs {
             check: self.check,
             command_line,
         })
+    }
+
+    /// `--server-cpus` or `--client-cpus` as given; with `--cpus shared`, every CPU this process may use.
+    fn cpu_list(&self, given: &Option<String>) -> Option<String> {
+        match self.cpus {
+            CpuSharing::Split => given.clone(),
+            CpuSharing::Shared => Some(crate::os::cpus::CpuSet::allowed().to_string()),
+        }
     }
 
     fn rounds_rule(&self) -> anyhow::Result<Rounds> {

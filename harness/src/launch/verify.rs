@@ -76,6 +76,33 @@ pub fn verify(addr: SocketAddr, scenario: &str, micro: bool, timeout: Duration) 
             }
             Ok(Sample { bytes: first.unwrap_or_default() })
         }
+        Scenario::Work | Scenario::Counter => {
+            // Twice on one connection: `work` echoes its N, `counter` counts up by one.
+            let mut first: Option<(u64, Vec<u8>)> = None;
+            for n in [0, 1] {
+                let path = if s == Scenario::Work { crate::wire::work_path(n * crate::wire::DEFAULT_WORK_US) } else { request.path.clone() };
+                conn.send(&HttpRequest::get(&path).render(0))?;
+                let r = conn.response()?;
+                expect(&r, &Expected { body: &[], ..expected })?;
+                let Some(value) = crate::wire::parse_decimal(&r.body) else {
+                    return Err(fail(format!("GET {path} answered the body {}; expected a decimal", show(&r.body)), Some(&r.raw)));
+                };
+                let want = match (s, &first) {
+                    (Scenario::Work, _) => n * crate::wire::DEFAULT_WORK_US,
+                    (_, Some((v, _))) => v + 1,
+                    (_, None) => value,
+                };
+                if value != want {
+                    return Err(fail(format!("GET {path} answered {value}; expected {want}"), Some(&r.raw)));
+                }
+                let exact = format!("HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n{value}", value.to_string().len());
+                if micro && r.raw != exact.as_bytes() {
+                    return Err(fail(format!("wrong response to `{scenario}`: a micro contestant must answer exactly {}; got {}", show(exact.as_bytes()), show(&r.raw)), Some(&r.raw)));
+                }
+                first.get_or_insert((value, r.raw));
+            }
+            Ok(Sample { bytes: first.map(|f| f.1).unwrap_or_default() })
+        }
         _ => {
             let request = request.render(0);
             // Twice on one connection: keep-alive is part of the contract.

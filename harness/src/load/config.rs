@@ -4,6 +4,7 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use super::http::Expect;
+use super::mix::Mix;
 use crate::wire::{HttpRequest, Scenario};
 
 /// How requests are paced on each connection.
@@ -44,6 +45,9 @@ pub enum Workload {
         /// What a valid response is beyond a 2xx status; anything else is a `mismatch` error and is not
         /// counted as a request.
         expect: Expect,
+        /// What varies from request to request (`work`'s N, `counter`'s key); its choices come from
+        /// `LoadConfig::seed`.
+        mix: Mix,
     },
     Echo { kind: EchoKind, size_bytes: usize },
 }
@@ -113,6 +117,8 @@ pub struct LoadConfig {
     /// client closes as soon as the answer is complete, and each slot connects again when its next request
     /// is due. Latency then runs from the start of the connect.
     pub connection_per_request: bool,
+    /// The seed of every choice the workload makes (`Mix`): the same seed sends the same requests.
+    pub seed: u64,
 }
 
 impl Workload {
@@ -123,9 +129,17 @@ impl Workload {
         let Some(request) = scenario.request() else {
             return Some(Workload::Echo { kind: EchoKind::PingPong, size_bytes: 512 });
         };
-        Some(Workload::Http { request, pipeline, expect: Expect::for_scenario(scenario, exact) })
+        let mix = match scenario {
+            Scenario::Work => Mix::Work { base_us: crate::wire::DEFAULT_WORK_US, heavy_connections: None, heavy_requests: None },
+            Scenario::Counter => Mix::Counter { keys: 1 },
+            _ => Mix::Fixed,
+        };
+        Some(Workload::Http { request, pipeline, expect: Expect::for_scenario(scenario, exact), mix })
     }
 }
+
+/// The seed when none is given.
+pub const DEFAULT_SEED: u64 = 1;
 
 impl LoadConfig {
     /// A closed-loop throughput run of `hello` with defaults that suit a quick test.
@@ -143,6 +157,7 @@ impl LoadConfig {
             poll: Poll::Sleep,
             ramp: None,
             connection_per_request: false,
+            seed: DEFAULT_SEED,
         }
     }
 }

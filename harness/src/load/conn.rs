@@ -42,6 +42,8 @@ pub(super) struct Sent {
     pub sent_ns: u64,
     /// The `json` scenario's sequence number this request carries.
     pub sequence: u64,
+    /// Which of the mix's paths it asked (`mix::Paths`).
+    pub variant: u32,
 }
 
 /// One connection, or with a connection per request one slot: the sockets it opens one after another
@@ -72,6 +74,10 @@ pub(super) struct Conn {
     pub pingpong_received_bytes: u64,
     /// Echo stream: bytes written on the current socket.
     pub stream_written_bytes: u64,
+    /// Its choices of path (`mix::Paths::choose`), from the run's seed.
+    pub rng: fastrand::Rng,
+    /// One of the mix's heavy connections.
+    pub heavy: bool,
     /// Whether the connection has completed an exchange since the run began (the ramp waits for all).
     pub served: bool,
     /// What it received inside the measured window: valid responses, exchanges, or (echo stream) bytes.
@@ -95,6 +101,8 @@ impl Conn {
             parser: ResponseParser::new(),
             pingpong_received_bytes: 0,
             stream_written_bytes: 0,
+            rng: fastrand::Rng::with_seed(0),
+            heavy: false,
             served: false,
             window_units: 0,
         }

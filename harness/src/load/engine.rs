@@ -13,7 +13,7 @@ use super::conn::{Budget, Conn};
 use super::tally::WorkerResult;
 use super::SetupError;
 use crate::stats::histogram::new_latency_histogram;
-use crate::wire::RequestTemplate;
+use super::mix::Paths;
 
 /// Echo stream: bytes offered to the socket per write.
 const STREAM_WRITE_BYTES: usize = 64 * 1024;
@@ -23,7 +23,8 @@ pub(super) struct Shared {
     pub config: LoadConfig,
     /// The backend every worker uses: `Epoll` or `IoUring`, never `Auto` (resolved before the start).
     pub io: IoBackend,
-    pub template: Option<RequestTemplate>,
+    /// The requests' paths (one for most workloads); None for echo.
+    pub paths: Option<Paths>,
     pub expect: super::http::Expect,
     pub stop: Arc<AtomicBool>,
     pub barrier: Barrier,
@@ -103,13 +104,14 @@ pub(super) struct Engine<'a> {
 }
 
 impl<'a> Engine<'a> {
-    pub fn new(shared: &'a Shared, conn_count: usize) -> Self {
+    /// `first_global`: the index of its first connection over all threads (seeds each one's choices).
+    pub fn new(shared: &'a Shared, conn_count: usize, first_global: usize) -> Self {
         let cfg = &shared.config;
         let pipeline = match &cfg.workload {
             Workload::Http { pipeline, .. } => (*pipeline).max(1) as usize,
             Workload::Echo { .. } => 1,
         };
-        let out_capacity_bytes = match (&cfg.workload, &shared.template) {
+        let out_capacity_bytes = match (&cfg.workload, &shared.paths) {
             (Workload::Http { .. }, Some(t)) => t.max_len() * pipeline,
             (Workload::Echo { size_bytes, .. }, _) => *size_bytes,
             _ => 0,
@@ -129,7 +131,16 @@ impl<'a> Engine<'a> {
         };
         Engine {
             shared,
-            conns: (0..conn_count).map(|_| Conn::new(out_capacity_bytes, pipeline)).collect(),
+            conns: (0..conn_count)
+                .map(|i| {
+                    let mut c = Conn::new(out_capacity_bytes, pipeline);
+                    if let Some(p) = &shared.paths {
+                        c.rng = p.rng(first_global + i);
+                        c.heavy = p.is_heavy(first_global + i);
+                    }
+                    c
+                })
+                .collect(),
             timers: BinaryHeap::with_capacity(conn_count * (pipeline + 1) + 16),
             pattern,
             pipeline,

@@ -28,6 +28,9 @@ pub enum Expect {
     /// A JSON object that echoes the request's `sequence` (`json`). The framer keeps the body for the
     /// receiver, which checks its shape on every response and parses it on a sample.
     JsonSequence,
+    /// A decimal body (`work`: the N asked; `counter`: a value never returned before for its key). The
+    /// framer keeps the body for the receiver.
+    Decimal,
 }
 
 impl Expect {
@@ -37,6 +40,7 @@ impl Expect {
         match scenario.expected() {
             _ if exact && scenario.is_hello() => Expect::Response(HELLO_RESPONSE.to_vec()),
             _ if scenario == Scenario::Json => Expect::JsonSequence,
+            _ if matches!(scenario, Scenario::Work | Scenario::Counter) => Expect::Decimal,
             Some(e) => Expect::Body(e.body.to_vec()),
             None => Expect::Status,
         }
@@ -134,7 +138,7 @@ impl ResponseParser {
         match expect {
             Expect::Response(e) => self.compare(e, self.bytes, piece),
             Expect::Body(e) if part == Part::Body => self.compare(e, self.body_bytes, piece),
-            Expect::JsonSequence if part == Part::Body => {
+            Expect::JsonSequence | Expect::Decimal if part == Part::Body => {
                 if self.body.len() + piece.len() <= MAX_JSON_BODY {
                     self.body.extend_from_slice(piece);
                 } else {

@@ -3,9 +3,11 @@
 mod backend;
 pub mod config;
 mod conn;
+mod counter;
 mod engine;
 pub mod http;
 mod machine;
+pub mod mix;
 pub mod output;
 mod receive;
 pub mod report;
@@ -19,16 +21,18 @@ mod worker;
 
 pub use crate::wire::{HttpRequest, HELLO_RESPONSE};
 pub use config::{EchoKind, IoBackend, LoadConfig, Mode, Poll, Stop, Workload};
+pub use mix::{Mix, Skew};
 pub use http::Expect;
 pub use window::{Edge, WindowWatch};
 pub use report::{ErrorCounts, LoadReport, StatusCounts};
+pub use counter::CounterReport;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Barrier, Mutex};
 
 use anyhow::{bail, Context};
 
-use crate::wire::RequestTemplate;
+use mix::Paths;
 
 /// Why a load run could not start: a thread not pinned, a backend not set up, a connection refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -78,6 +82,7 @@ pub fn validate(config: &LoadConfig) -> anyhow::Result<()> {
     match &config.workload {
         Workload::Http { pipeline: 0, .. } => bail!("--pipeline must be at least 1"),
         Workload::Echo { size_bytes: 0, .. } => bail!("--size must be at least 1 byte"),
+        Workload::Http { mix, .. } if mix.problem().is_some() => bail!("{}", mix.problem().unwrap_or_default()),
         Workload::Echo { kind: EchoKind::Stream, .. } if matches!(config.mode, Mode::Rate { .. } | Mode::Latency { .. }) => {
             bail!("--echo stream runs in throughput mode only (it has no requests to pace)")
         }
@@ -111,16 +116,18 @@ pub fn run_watched(config: &LoadConfig, stop: Arc<AtomicBool>, watch: Option<Win
     validate(config)?;
     // Each connection is one descriptor; each thread adds an epoll set or a ring; a few more are already open.
     crate::os::limits::ensure_open_files((config.connections + config.threads + 32) as u64)?;
-    let (template, expect) = match &config.workload {
-        Workload::Http { request, expect, .. } if config.connection_per_request => (Some(RequestTemplate::new(&request.closing())), expect.clone()),
-        Workload::Http { request, expect, .. } => (Some(RequestTemplate::new(request)), expect.clone()),
+    let (paths, expect) = match &config.workload {
+        Workload::Http { request, expect, mix, .. } => {
+            let request = if config.connection_per_request { request.closing() } else { request.clone() };
+            (Some(Paths::new(mix, &request, config.connections, config.seed)), expect.clone())
+        }
         Workload::Echo { .. } => (None, Expect::Status),
     };
     let (io, io_name) = resolve_io(config.io)?;
     let shared = engine::Shared {
         config: config.clone(),
         io,
-        template,
+        paths,
         expect,
         stop,
         barrier: Barrier::new(config.threads),

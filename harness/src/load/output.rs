@@ -26,7 +26,10 @@ fn mode_name(mode: &Mode) -> String {
 /// What is about to run, in two lines, before the figures.
 pub fn describe(target: &str, c: &LoadConfig) -> String {
     let what = match &c.workload {
-        Workload::Http { request, pipeline, .. } => format!("{} {}, pipeline {pipeline}", request.method, request.path),
+        Workload::Http { request, pipeline, mix, .. } => match mix.describe() {
+            Some(m) => format!("{} {}, pipeline {pipeline}, {m}, seed {}", request.method, request.path.rsplit_once('/').map_or("", |p| p.0).to_string() + "/…", c.seed),
+            None => format!("{} {}, pipeline {pipeline}", request.method, request.path),
+        },
         Workload::Echo { kind, size_bytes } => format!("echo {kind:?} of {size_bytes} B").to_lowercase(),
     };
     let length = match c.stop {
@@ -96,6 +99,17 @@ pub fn human_summary(c: &LoadConfig, r: &LoadReport, unit: LatencyUnit) -> Strin
         out += &format!(
             "  Errors: connect {}, read {}, write {}, timeout {}, status {}, framing {}, mismatch {}\n",
             e.connect, e.read, e.write, e.timeout, e.status, e.framing, e.mismatch
+        );
+    }
+    if let Some(k) = &r.counter {
+        out += &format!(
+            "  Counter: {} values over {} keys, {} returned twice, {} numbers missing ({} may be, for requests left unanswered): {}\n",
+            k.values,
+            k.keys,
+            k.repeated,
+            k.gaps,
+            k.slack,
+            if k.lost_updates == 0 { "no update lost".to_string() } else { format!("{} LOST UPDATES (counted as mismatch errors)", k.lost_updates) }
         );
     }
     if let Some(rate) = target_rate(c) {
@@ -205,6 +219,9 @@ pub fn to_json(c: &LoadConfig, r: &LoadReport) -> serde_json::Value {
         "interrupted": r.interrupted,
         "io": r.io,
         "poll": r.poll,
+        "mix": match &c.workload { Workload::Http { mix, .. } => Some(mix), _ => None },
+        "seed": c.seed,
+        "counter": r.counter,
     })
 }
 

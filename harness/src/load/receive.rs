@@ -7,6 +7,8 @@ use super::backend::Backend;
 use super::config::{EchoKind, Workload};
 use super::conn::State;
 use super::http::{Complete, Expect};
+use super::mix::Mix;
+use crate::wire::parse_decimal;
 use super::engine::Engine;
 
 impl Engine<'_> {
@@ -52,6 +54,8 @@ impl Engine<'_> {
 
     fn on_http_bytes<B: Backend>(&mut self, io: &mut B, i: usize, data: &[u8], now: u64) {
         let expect = &self.shared.expect;
+        let paths = self.shared.paths.as_ref();
+        let counting = matches!(self.shared.config.workload, Workload::Http { mix: Mix::Counter { .. }, .. });
         let recording = self.recording;
         let measure_start_ns = self.measure_start_ns;
         let c = &mut self.conns[i];
@@ -70,13 +74,25 @@ impl Engine<'_> {
             if r.response_bytes == 0 {
                 r.response_bytes = done.bytes;
             }
+            // `counter`'s values are kept from every answer, in the window or not: a lost update is one anywhere.
+            let mut repeat = false;
+            let decimal_ok = *expect != Expect::Decimal
+                || match (parse_decimal(body), paths) {
+                    (Some(value), Some(p)) if counting => {
+                        repeat = !r.counter.record(p.values[sent.variant as usize] as usize, value);
+                        !repeat
+                    }
+                    (Some(value), Some(p)) => value == p.values[sent.variant as usize],
+                    _ => false,
+                };
             if recording {
                 r.status.count(done.status);
                 // Only a valid response is a request served: it alone counts, is timed and is in the timeline.
                 if done.status / 100 != 2 {
                     r.errors.status += 1;
-                } else if done.mismatch || (*expect == Expect::JsonSequence && !json_echoes(body, sent.sequence)) {
+                } else if done.mismatch || !decimal_ok || (*expect == Expect::JsonSequence && !json_echoes(body, sent.sequence)) {
                     r.errors.mismatch += 1;
+                    r.repeats_counted += u64::from(repeat && !done.mismatch);
                 } else {
                     r.requests += 1;
                     c.window_units += 1;

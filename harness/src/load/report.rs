@@ -185,6 +185,9 @@ pub struct LoadReport {
     /// external tools.
     #[serde(default)]
     pub poll: String,
+    /// `counter`: what the values returned show about lost updates (None for other workloads).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counter: Option<super::counter::CounterReport>,
     /// Worker threads and connections that ran.
     pub threads: usize,
     pub connections: usize,
@@ -227,6 +230,7 @@ impl LoadReport {
             client_involuntary_switches: 0,
             client_system_calls: 0,
             poll: String::new(),
+            counter: None,
             threads,
             connections,
             interrupted: false,

@@ -18,11 +18,14 @@ impl Engine<'_> {
         let c = &mut self.conns[i];
         // With a connection per request the request's latency runs from the start of its connect.
         let (intended_ns, sent_ns) = if self.per_request { (intended_ns.min(c.since_ns), c.since_ns) } else { (intended_ns, now) };
+        let paths = self.shared.paths.as_ref();
+        self.r.sent += n as u64;
         for k in 0..n {
             c.spent += 1;
             // Rendered in this order after the ones already queued (render_queued), numbered from `sequence`.
             let sequence = c.sequence + (c.queued + k) as u64;
-            c.inflight.push_back(Sent { intended_ns, sent_ns, sequence });
+            let variant = paths.map_or(0, |p| p.choose(c.heavy, &mut c.rng));
+            c.inflight.push_back(Sent { intended_ns, sent_ns, sequence, variant });
         }
         c.queued += n;
         self.r.first_send_ns = self.r.first_send_ns.min(sent_ns);
@@ -57,9 +60,14 @@ impl Engine<'_> {
             c.out.drain(..c.out_off);
             c.out_off = 0;
         }
-        for _ in 0..c.queued {
-            match (&self.shared.config.workload, &self.shared.template) {
-                (Workload::Http { .. }, Some(t)) => t.render(&mut c.out, c.sequence),
+        // The queued requests are the last ones counted as in flight.
+        let first = c.inflight.len() - c.queued.min(c.inflight.len());
+        for k in 0..c.queued {
+            match (&self.shared.config.workload, &self.shared.paths) {
+                (Workload::Http { .. }, Some(p)) => {
+                    let variant = c.inflight.get(first + k).map_or(0, |s| s.variant);
+                    p.templates[variant as usize].render(&mut c.out, c.sequence)
+                }
                 _ => c.out.extend_from_slice(&self.pattern),
             }
             c.sequence += 1;

@@ -2,7 +2,9 @@
 
 use hdrhistogram::Histogram;
 
-use super::config::{LoadConfig, Mode, Stop};
+use super::config::{LoadConfig, Mode, Stop, Workload};
+use super::counter::CounterTally;
+use super::mix::Mix;
 use super::report::{ConnectionSpread, ErrorCounts, LoadReport, StatusCounts};
 use crate::stats::histogram::new_latency_histogram;
 
@@ -36,6 +38,12 @@ pub(super) struct WorkerResult {
     pub last_response_ns: u64,
     pub measured_ns: u64,
     pub interrupted: bool,
+    /// Requests sent, in and out of the window.
+    pub sent: u64,
+    /// `counter`: the values received, in and out of the window.
+    pub counter: CounterTally,
+    /// `counter`: values this thread had received before, counted as `mismatch` errors (in the window).
+    pub repeats_counted: u64,
 }
 
 impl WorkerResult {
@@ -63,6 +71,9 @@ impl WorkerResult {
             last_response_ns: 0,
             measured_ns: 0,
             interrupted: false,
+            sent: 0,
+            counter: CounterTally::default(),
+            repeats_counted: 0,
         }
     }
 
@@ -93,7 +104,12 @@ pub(super) fn merge(config: &LoadConfig, results: Vec<WorkerResult>) -> LoadRepo
     let mut rep = LoadReport::empty(results.len(), config.connections);
     let (mut first, mut last, mut measured) = (u64::MAX, 0u64, 0u64);
     let mut per_connection: Vec<u64> = Vec::with_capacity(config.connections);
+    let mut counter = CounterTally::default();
+    let mut sent = 0;
+    let mut repeats_counted = 0;
     for r in &results {
+        sent += r.sent;
+        repeats_counted += r.repeats_counted;
         rep.requests += r.requests;
         rep.reconnects += r.reconnects;
         rep.keepalive_lost += r.keepalive_lost;
@@ -136,6 +152,17 @@ pub(super) fn merge(config: &LoadConfig, results: Vec<WorkerResult>) -> LoadRepo
         _ => measured as f64 / 1e9,
     };
     rep.per_connection = ConnectionSpread::of(&mut per_connection);
+    if let Workload::Http { mix: Mix::Counter { .. }, pipeline, .. } = &config.workload {
+        for r in results {
+            counter.absorb(r.counter);
+        }
+        // A client before this one (an earlier round) can have left a request in flight on each connection.
+        let c = counter.report(sent, config.connections as u64 * u64::from(*pipeline));
+        // Every lost update is a mismatch error once: the repeats a thread saw as they arrived in the
+        // window are counted already.
+        rep.errors.mismatch += c.lost_updates.saturating_sub(repeats_counted);
+        rep.counter = Some(c);
+    }
     rep.latency = latency;
     rep.latency_uncorrected = uncorrected;
     rep

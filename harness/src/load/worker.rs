@@ -40,7 +40,7 @@ pub(super) fn run_worker(shared: &Shared, index: usize, conn_count: usize, first
             shared,
             pinned.and_then(|()| {
                 let io = UringBackend::new(&cfg.target, conn_count, spread()).map_err(|e| SetupError(format!("cannot set up io_uring: {e}")))?;
-                Ok((Engine::new(shared, conn_count), io))
+                Ok((Engine::new(shared, conn_count, first_global), io))
             }),
             first_global,
         ),
@@ -48,7 +48,7 @@ pub(super) fn run_worker(shared: &Shared, index: usize, conn_count: usize, first
             shared,
             pinned.and_then(|()| {
                 let io = EpollBackend::new(cfg.target, conn_count, spread()).map_err(|e| SetupError(format!("epoll_create1 failed: {e}")))?;
-                Ok((Engine::new(shared, conn_count), io))
+                Ok((Engine::new(shared, conn_count, first_global), io))
             }),
             first_global,
         ),

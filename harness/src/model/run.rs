@@ -97,6 +97,10 @@ pub struct RunConfig {
     #[serde(default)]
     pub client_poll: String,
     pub timeout_s: f64,
+    /// What shaped `work` and `counter` requests (`--work`, `--heavy-connections`, `--heavy-requests`,
+    /// `--keys`, `--seed`), when the run has one of them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workload: Option<crate::load::mix::MixOptions>,
     /// The seed of the order of the servers in each pass of rounds.
     #[serde(default)]
     pub shuffle_seed: Option<u64>,

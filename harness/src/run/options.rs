@@ -103,6 +103,8 @@ pub struct BenchOptions {
     pub pipeline: u32,
     /// Every request on a new connection (`LoadConfig::connection_per_request`).
     pub connection_per_request: bool,
+    /// What shapes `work` and `counter` requests.
+    pub mix: crate::load::mix::MixOptions,
     pub run_type: RunType,
     pub server_cpus: CpuSet,
     pub client_cpus: CpuSet,
@@ -158,6 +160,7 @@ pub struct BenchChoices {
     pub connections: Vec<usize>,
     pub pipeline: u32,
     pub connection_per_request: bool,
+    pub mix: crate::load::mix::MixOptions,
     pub run_type: RunType,
     pub server_cpus: Option<String>,
     pub client_cpus: Option<String>,
@@ -198,6 +201,7 @@ impl BenchChoices {
             connections: vec![64],
             pipeline: 1,
             connection_per_request: false,
+            mix: Default::default(),
             run_type: RunType::SingleCore,
             server_cpus: None,
             client_cpus: None,
@@ -279,6 +283,8 @@ impl BenchOptions {
         anyhow::ensure!(!c.scenarios.is_empty(), "give at least one --scenario");
         anyhow::ensure!(!c.connections.is_empty() && c.connections.iter().all(|&n| n > 0), "-c takes connection counts above 0, such as 64 or 8,64,256");
         anyhow::ensure!(c.pipeline >= 1, "--pipeline must be at least 1");
+        let scenarios: Vec<Scenario> = c.scenarios.iter().filter_map(|s| Scenario::parse(s)).collect();
+        c.mix.check_against(&scenarios).map_err(anyhow::Error::msg)?;
         let max_rounds = match (c.rounds, c.max_rounds) {
             (Rounds::Fixed(n), None) => n.saturating_mul(2),
             (Rounds::Auto { .. }, None) => DEFAULT_MAX_ROUNDS,
@@ -403,6 +409,11 @@ impl BenchOptions {
                 );
             }
             anyhow::ensure!(!c.connection_per_request, "--connection-per-request needs --tool builtin");
+            anyhow::ensure!(
+                !scenarios.contains(&Scenario::Counter) && (!scenarios.contains(&Scenario::Work) || c.mix == crate::load::mix::MixOptions { work_us: c.mix.work_us, seed: c.mix.seed, ..Default::default() }),
+                "--tool {}: `counter` (whose answers are checked for lost updates) and `work` with heavy connections or requests need --tool builtin",
+                c.tool.name()
+            );
             anyhow::ensure!(c.client_poll == crate::load::Poll::Sleep, "--client-poll busy needs --tool builtin");
             if c.tool == Tool::Wrk {
                 anyhow::ensure!(matches!(stop, StopRule::Duration(_)), "wrk runs for a duration only: use -d, not -n");
@@ -425,6 +436,7 @@ impl BenchOptions {
             connections: c.connections,
             pipeline: c.pipeline,
             connection_per_request: c.connection_per_request,
+            mix: c.mix,
             run_type: c.run_type,
             server_cpus,
             client_cpus,

@@ -26,11 +26,7 @@ impl Runner<'_, '_> {
             let prepared = if wanted {
                 make_ready(c, self.catalog, &mut builder, sys, self.opts.install, &logs, self.ui, self.stop)?
             } else {
-                Prepared::Skipped(format!(
-                    "declares none of the requested scenarios ({}); it answers {}",
-                    self.opts.scenarios.join(", "),
-                    c.scenarios.join(", ")
-                ))
+                Prepared::Skipped(not_answered(c, &self.opts.scenarios))
             };
             let version = match &prepared {
                 Prepared::Ready(_) => version(c, self.opts.workers),
@@ -64,5 +60,16 @@ impl Runner<'_, '_> {
             self.ui.step();
         }
         Ok(ready)
+    }
+}
+
+/// Why a contestant answers none of the requested scenarios: its manifest's reasons when it gives them.
+fn not_answered(c: &Contestant, requested: &[String]) -> String {
+    let reasons: Vec<String> =
+        requested.iter().filter_map(|s| c.unsupported_scenarios.get(s).map(|why| format!("`{s}`: {why}"))).collect();
+    if reasons.is_empty() {
+        format!("declares none of the requested scenarios ({}); it answers {}", requested.join(", "), c.scenarios.join(", "))
+    } else {
+        format!("does not answer {}", reasons.join("; "))
     }
 }

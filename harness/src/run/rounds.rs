@@ -46,8 +46,11 @@ impl RoundPlan<'_> {
 /// The engine's configuration for a round.
 pub fn load_config(plan: &RoundPlan, target: std::net::SocketAddr) -> anyhow::Result<LoadConfig> {
     let o = plan.opts;
-    let workload = Workload::for_scenario(plan.scenario, o.pipeline, plan.micro)
+    let mut workload = Workload::for_scenario(plan.scenario, o.pipeline, plan.micro)
         .ok_or_else(|| anyhow::anyhow!("the load generator has no workload for scenario {}", plan.scenario))?;
+    if let (Workload::Http { mix, .. }, Some(s)) = (&mut workload, crate::wire::Scenario::parse(plan.scenario)) {
+        *mix = o.mix.for_scenario(s);
+    }
     Ok(LoadConfig {
         target,
         threads: o.client_threads.min(plan.connections).max(1),
@@ -70,6 +73,7 @@ pub fn load_config(plan: &RoundPlan, target: std::net::SocketAddr) -> anyhow::Re
         // as if it were in steady state.
         ramp: Some(RAMP_LIMIT),
         connection_per_request: o.connection_per_request,
+        seed: o.mix.seed,
     })
 }
 
@@ -184,7 +188,11 @@ pub fn run_round(server: &mut Server, plan: &RoundPlan, index: u32, warmup: bool
             flags.push(FLAG_RATE_NOT_HELD.to_string());
         }
     }
-    let mut machine = interference(o, usage.cpu_s, wall_s, stat_before.as_ref(), stat_after.as_ref());
+    // With CPUs shared (`--cpus shared`) the client's own threads run on the server's CPUs too: they are
+    // part of the measurement, not foreign to it.
+    let shared_cpus = o.server_cpus.overlaps(&o.client_cpus);
+    let own_cpu_s = usage.cpu_s.map(|s| s + if shared_cpus { load.client_cpu_s } else { 0.0 });
+    let mut machine = interference(o, own_cpu_s, wall_s, stat_before.as_ref(), stat_after.as_ref());
     // Over the whole round, ramp included: a listener overflows while connections are being set up.
     if let (Some(before), Some(after)) = (listen_before, listen_after) {
         machine.listen_overflows = Some(after.0.saturating_sub(before.0));

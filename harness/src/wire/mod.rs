@@ -8,4 +8,7 @@ pub mod scenario;
 
 pub use client::{Closed, Conn, Response, WireError};
 pub use request::{HttpRequest, RequestTemplate};
-pub use scenario::{Expected, Scenario, HELLO_BODY, HELLO_RESPONSE, PLAINTEXT_BODY};
+pub use scenario::{
+    counter_path, parse_decimal, work_path, Expected, Scenario, COUNTER_KEYS, DEFAULT_WORK_BODY, DEFAULT_WORK_US, HELLO_BODY, HELLO_RESPONSE, MAX_WORK_US,
+    PLAINTEXT_BODY,
+};

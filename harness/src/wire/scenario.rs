@@ -12,6 +12,33 @@ pub const HELLO_RESPONSE: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Length: 12\r\n\r\
 pub const HELLO_BODY: &[u8] = b"Hello world!";
 pub const PLAINTEXT_BODY: &[u8] = b"Hello, World!";
 
+/// `work`: the microseconds a request asks the server to busy-wait when nothing else is said.
+pub const DEFAULT_WORK_US: u64 = 100;
+/// The answer's body to `GET /work/<DEFAULT_WORK_US>`.
+pub const DEFAULT_WORK_BODY: &[u8] = b"100";
+/// `work`: the most a request may ask; more is a bad request (400).
+pub const MAX_WORK_US: u64 = 1_000_000;
+/// `counter`: how many counters a server holds (keys 0 to COUNTER_KEYS - 1); another key is a bad request.
+pub const COUNTER_KEYS: u32 = 65_536;
+
+/// `GET /work/<us>`: busy-wait `us` microseconds, answer the decimal `us`.
+pub fn work_path(us: u64) -> String {
+    format!("/work/{us}")
+}
+
+/// `GET /counter/<key>`: increment counter `key`, answer its new value.
+pub fn counter_path(key: u32) -> String {
+    format!("/counter/{key}")
+}
+
+/// The body of a 200 answer to `work` or `counter`: a decimal, nothing else.
+pub fn parse_decimal(body: &[u8]) -> Option<u64> {
+    if body.is_empty() || body.len() > 19 || !body.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    std::str::from_utf8(body).ok()?.parse().ok()
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "kebab-case")]
 #[value(rename_all = "kebab-case")]
@@ -21,6 +48,8 @@ pub enum Scenario {
     Plaintext,
     Json,
     Echo,
+    Work,
+    Counter,
 }
 
 /// What an HTTP answer must carry: its status, its body (any when empty) and the start of its
@@ -33,9 +62,10 @@ pub struct Expected {
 }
 
 impl Scenario {
-    pub const ALL: [Scenario; 5] = [Scenario::Hello, Scenario::HelloTimeout, Scenario::Plaintext, Scenario::Json, Scenario::Echo];
+    pub const ALL: [Scenario; 7] =
+        [Scenario::Hello, Scenario::HelloTimeout, Scenario::Plaintext, Scenario::Json, Scenario::Echo, Scenario::Work, Scenario::Counter];
     /// The names, in the order of `ALL`; manifests, `--scenario` and run.json use them.
-    pub const NAMES: &'static [&'static str] = &["hello", "hello-timeout", "plaintext", "json", "echo"];
+    pub const NAMES: &'static [&'static str] = &["hello", "hello-timeout", "plaintext", "json", "echo", "work", "counter"];
 
     pub fn parse(name: &str) -> Option<Scenario> {
         Scenario::ALL.into_iter().find(|s| s.name() == name)
@@ -55,7 +85,9 @@ impl Scenario {
     }
 
     /// The request a client sends: `hello`/`hello-timeout` GET /, `plaintext` GET /plaintext, `json` POST
-    /// /ping with `{"sequence": N}`; None for `echo`, which is not HTTP.
+    /// /ping with `{"sequence": N}`, `work` GET /work/<N> (here the default N, DEFAULT_WORK_US; the load
+    /// generator varies it, see `wire::Mix`), `counter` GET /counter/<k> (here key 0); None for `echo`,
+    /// which is not HTTP.
     pub fn request(self) -> Option<HttpRequest> {
         match self {
             Scenario::Hello | Scenario::HelloTimeout => Some(HttpRequest::get("/")),
@@ -66,16 +98,22 @@ impl Scenario {
                 json_sequence: true,
                 ..HttpRequest::get("/ping")
             }),
+            Scenario::Work => Some(HttpRequest::get(&work_path(DEFAULT_WORK_US))),
+            Scenario::Counter => Some(HttpRequest::get(&counter_path(0))),
             Scenario::Echo => None,
         }
     }
 
-    /// What every answer must carry (`json` must also echo the sequence it was sent); None for `echo`.
+    /// What every answer must carry (`json` must also echo the sequence it was sent, `work` the N it was
+    /// asked, `counter` a value never returned before for its key: their bodies are checked by who sends
+    /// them); None for `echo`.
     pub fn expected(self) -> Option<Expected> {
         match self {
             Scenario::Hello | Scenario::HelloTimeout => Some(Expected { status: 200, body: HELLO_BODY, content_type: None }),
             Scenario::Plaintext => Some(Expected { status: 200, body: PLAINTEXT_BODY, content_type: Some("text/plain") }),
             Scenario::Json => Some(Expected { status: 200, body: &[], content_type: Some("application/json") }),
+            Scenario::Work => Some(Expected { status: 200, body: DEFAULT_WORK_BODY, content_type: None }),
+            Scenario::Counter => Some(Expected { status: 200, body: &[], content_type: None }),
             Scenario::Echo => None,
         }
     }
@@ -100,5 +138,17 @@ mod tests {
             assert_eq!(s.to_possible_value().unwrap().get_name(), s.name());
         }
         assert_eq!(Scenario::parse("nope"), None);
+    }
+
+    #[test]
+    fn work_and_counter_paths_and_answers() {
+        assert_eq!(DEFAULT_WORK_BODY, DEFAULT_WORK_US.to_string().as_bytes());
+        assert_eq!(Scenario::Work.request().unwrap().path, "/work/100");
+        assert_eq!(Scenario::Counter.request().unwrap().path, "/counter/0");
+        assert_eq!(parse_decimal(b"0"), Some(0));
+        assert_eq!(parse_decimal(b"18446744073709551"), Some(18446744073709551));
+        for bad in [&b""[..], b"-1", b"1 ", b"+1", b"12345678901234567890", b"x"] {
+            assert_eq!(parse_decimal(bad), None, "{bad:?}");
+        }
     }
 }

@@ -234,6 +234,7 @@ fn serve(s: &mut TcpStream, ctx: &Ctx) {
                 }
                 out
             }
+            Scenario::Work | Scenario::Counter => unimplemented!("work and counter have their own fakes: tests/work_counter.rs"),
             Scenario::Plaintext | Scenario::Json => {
                 if !buf.is_empty() && !buf[0].is_ascii_uppercase() {
                     if f.die_on_junk {
