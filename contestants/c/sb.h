@@ -1,6 +1,11 @@
-/* sb.h: what every C contestant shares: the command line, the listening socket, the hello bytes. */
+/* sb.h: what every C contestant shares: the command line, the listening socket, the hello bytes,
+ * and the handlers of `work` and `counter`. */
 #ifndef SB_H
 #define SB_H
+
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* memmem */
+#endif
 
 #include <errno.h>
 #include <fcntl.h>
@@ -9,19 +14,37 @@
 #include <netinet/tcp.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
-enum sb_scenario { SB_HELLO, SB_HELLO_TIMEOUT, SB_PLAINTEXT, SB_ECHO };
-static const char *const sb_scenario_names[] = { "hello", "hello-timeout", "plaintext", "echo" };
+enum sb_scenario { SB_HELLO, SB_HELLO_TIMEOUT, SB_PLAINTEXT, SB_ECHO, SB_WORK, SB_COUNTER };
+static const char *const sb_scenario_names[] = { "hello", "hello-timeout", "plaintext", "echo", "work", "counter" };
+#define SB_SCENARIO_COUNT (int)(sizeof sb_scenario_names / sizeof *sb_scenario_names)
 
 static const char SB_HELLO_RESPONSE[] = "HTTP/1.1 200 OK\r\nContent-Length: 12\r\n\r\nHello world!";
 #define SB_HELLO_LEN (sizeof SB_HELLO_RESPONSE - 1)
 #define SB_BUF_BYTES 16384 /* echo and request buffers */
+
+/* work and counter: GET /work/<us> busy-waits `us` microseconds of running time and answers `us`;
+ * GET /counter/<k> increments counter k and answers its new value; anything else is a 400. */
+#define SB_WORK_MAX_US 1000000
+#define SB_COUNTER_KEYS 65536
+#define SB_ANSWER_MAX 64 /* the longest answer of sb_answer_path */
+static const char SB_BAD_REQUEST[] = "HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n";
+#define SB_BAD_LEN (sizeof SB_BAD_REQUEST - 1)
+
+/* The counters, shared by every thread: atomic_fetch_add on each, no lock. sb_parse maps them
+ * MAP_SHARED before any worker starts, so forked workers (prefork) share them too; a 64-bit atomic
+ * is lock-free on the machines this runs on, so it works across processes. */
+static _Atomic uint64_t *sb_counters;
 
 struct sb_args {
     enum sb_scenario scenario;
@@ -49,7 +72,7 @@ static struct sb_args sb_parse(int argc, char **argv, const char *declared)
         exit(2);
     }
     int s = -1;
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < SB_SCENARIO_COUNT; i++)
         if (strcmp(argv[1], sb_scenario_names[i]) == 0 && sb_declared(declared, argv[1]))
             s = i;
     if (s < 0) {
@@ -61,6 +84,11 @@ static struct sb_args sb_parse(int argc, char **argv, const char *declared)
     if (a.workers < 1) a.workers = 1;
     const char *t = getenv("SB_TIMEOUT_MS");
     a.timeout_ms = t && atoi(t) > 0 ? atoi(t) : 5000;
+    if (a.scenario == SB_COUNTER) { /* zero-filled */
+        sb_counters = mmap(NULL, SB_COUNTER_KEYS * sizeof *sb_counters, PROT_READ | PROT_WRITE,
+                           MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+        if (sb_counters == MAP_FAILED) { perror("mmap counters"); exit(1); }
+    }
 
     /* A peer that closes early must cost an EPIPE, not the process. */
     signal(SIGPIPE, SIG_IGN);
@@ -109,6 +137,95 @@ static inline void sb_nodelay(int fd)
 {
     int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+}
+
+/* A step of the spin longer than this means the thread was not running (descheduled, preempted):
+ * that time was not spent on the request, so it is not counted. */
+#define SB_WORK_GAP_NS 50000LL
+
+/* work: spins on the monotonic clock until `us` microseconds of RUNNING time have passed, holding its
+ * thread as real CPU work in a handler would: no sleep, no yield. Each step's delta counts only when
+ * it is below SB_WORK_GAP_NS, so a preempted thread still spends `us` µs of CPU on the request. */
+static inline void sb_busy_wait_us(long us)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    long long goal = us * 1000LL, total = 0, last = t.tv_sec * 1000000000LL + t.tv_nsec;
+    while (total < goal) {
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        long long now = t.tv_sec * 1000000000LL + t.tv_nsec, d = now - last;
+        if (d < SB_WORK_GAP_NS) total += d; /* a longer step: the thread was not running */
+        last = now;
+    }
+}
+
+/* The decimal after `prefix` that ends `path` (leading zeros allowed), or -1: none, a non-digit, > max. */
+static inline long sb_path_number(const char *path, size_t len, const char *prefix, long max)
+{
+    size_t n = strlen(prefix);
+    if (len <= n || memcmp(path, prefix, n)) return -1;
+    long v = 0;
+    for (const char *p = path + n; p < path + len; p++) {
+        if (*p < '0' || *p > '9' || (v = v * 10 + (*p - '0')) > max) return -1;
+    }
+    return v;
+}
+
+/* Handles the request for `path` (work or counter) and writes its answer to out (room for
+ * SB_ANSWER_MAX bytes): its length. A bad path answers 400 and sets *bad: then close. */
+static inline size_t sb_answer_path(enum sb_scenario s, const char *path, size_t len, char *out, int *bad)
+{
+    uint64_t v;
+    long n = s == SB_WORK ? sb_path_number(path, len, "/work/", SB_WORK_MAX_US)
+                          : sb_path_number(path, len, "/counter/", SB_COUNTER_KEYS - 1);
+    if (n < 0) {
+        *bad = 1;
+        memcpy(out, SB_BAD_REQUEST, SB_BAD_LEN);
+        return SB_BAD_LEN;
+    }
+    if (s == SB_WORK) sb_busy_wait_us(n), v = n;
+    else v = atomic_fetch_add(&sb_counters[n], 1) + 1;
+    char digits[20];
+    int d = 0;
+    do digits[d++] = '0' + v % 10; while ((v /= 10));
+    static const char head[] = "HTTP/1.1 200 OK\r\nContent-Length: ";
+    char *o = out + sizeof head - 1;
+    memcpy(out, head, sizeof head - 1);
+    if (d >= 10) *o++ = '0' + d / 10;
+    *o++ = '0' + d % 10;
+    memcpy(o, "\r\n\r\n", 4), o += 4;
+    while (d) *o++ = digits[--d];
+    return o - out;
+}
+
+/* For servers without an HTTP parser of their own: answers the complete requests at the start of
+ * in[0..*in_len) while out (`room` bytes) can take another answer, drops them from in, and returns
+ * the bytes written to out (0: the next request is not all here yet). A request is `GET <path>
+ * HTTP/1.x`, headers up to the empty line, no body; the connection stays open. A malformed request,
+ * or one that does not fit SB_BUF_BYTES, is a bad request: 400, *bad set, stop (then close). */
+static inline size_t sb_serve(enum sb_scenario s, char *in, size_t *in_len, char *out, size_t room, int *bad)
+{
+    size_t used = 0, n = 0;
+    while (!*bad && n + SB_ANSWER_MAX <= room) {
+        char *req = in + used;
+        size_t left = *in_len - used;
+        char *end = memmem(req, left, "\r\n\r\n", 4);
+        if (!end) {
+            if (used > 0 || left < SB_BUF_BYTES) break;
+            end = req; /* too large: the path check below fails */
+        }
+        /* the request line: GET <path> HTTP/1.x */
+        char *line_end = memmem(req, end + 2 - req, "\r\n", 2), *path = req + 4, *path_end = NULL;
+        if (line_end && line_end - req > 4 && !memcmp(req, "GET ", 4)) path_end = memchr(path, ' ', line_end - path);
+        if (!path_end || line_end - path_end != 9 || memcmp(path_end, " HTTP/1.", 8) || (path_end[8] != '0' && path_end[8] != '1'))
+            path = path_end = req; /* an empty path: 400 */
+        n += sb_answer_path(s, path, path_end - path, out + n, bad);
+        used = end + 4 - in;
+    }
+    if (used > *in_len) used = *in_len;
+    memmove(in, in + used, *in_len - used);
+    *in_len -= used;
+    return n;
 }
 
 #endif

@@ -1,6 +1,8 @@
 /* c-epoll-shared: work-sharing. All `workers` threads wait on ONE epoll set; any of them takes the
  * next ready connection. EPOLLONESHOT hands each event to exactly one thread, which re-arms the
- * connection (EPOLL_CTL_MOD) once it has answered, so a connection is never handled twice at once. */
+ * connection (EPOLL_CTL_MOD) once it has answered, so a connection is never handled twice at once.
+ * work busy-waits in the thread that took the event (the other threads keep taking connections);
+ * counter increments a shared atomic (sb.h). */
 #define _GNU_SOURCE
 #include "sb.h"
 #include <pthread.h>
@@ -13,8 +15,11 @@ struct conn {
     struct conn *prev, *next; /* hello-timeout: place in the shared list, least recently active first */
     long long deadline_ms;
     int fd, timed;            /* timed: linked in the list (cleared when it expires) */
-    size_t out_off, out_len;  /* echo: buf[out_off..out_len] still to be written */
-    char buf[];
+    int closing;              /* work, counter: close once the output is written (a bad request) */
+    size_t in_len;            /* work, counter: request bytes in buf not yet answered */
+    char *out;                /* out[out_off..out_len] still to be written */
+    size_t out_off, out_len;
+    char buf[];               /* echo: in and out; work, counter: in, then out */
 };
 
 /* hello-timeout. A timerfd per connection would be a second fd whose events race with the
@@ -91,7 +96,7 @@ static void conn_arm(struct conn *c, uint32_t events, int op)
 static int conn_flush(struct conn *c)
 {
     while (c->out_off < c->out_len) {
-        ssize_t n = write(c->fd, c->buf + c->out_off, c->out_len - c->out_off);
+        ssize_t n = write(c->fd, c->out + c->out_off, c->out_len - c->out_off);
         if (n < 0) return errno == EAGAIN ? 0 : -1;
         c->out_off += n;
     }
@@ -99,16 +104,33 @@ static int conn_flush(struct conn *c)
     return 1;
 }
 
+/* work, counter: answers the complete requests in buf, flushing as the output fills; as conn_flush. */
+static int conn_serve(struct conn *c)
+{
+    for (;;) {
+        c->out_len = sb_serve(args.scenario, c->buf, &c->in_len, c->out, SB_BUF_BYTES, &c->closing);
+        if (c->out_len == 0) return 1; /* all answered: read on */
+        int r = conn_flush(c);
+        if (r <= 0) return r;
+        if (c->closing) return -1; /* a bad request was answered */
+    }
+}
+
 static void conn_on_event(struct conn *c)
 {
+    int parsed = args.scenario >= SB_WORK;
     int r = 1; /* 1: answered, 0: output waits for room, -1: close */
     if (c->out_len) {
         r = conn_flush(c);
+        if (r > 0 && c->closing) r = -1;
+        else if (r > 0 && parsed) r = conn_serve(c);
     } else {
         char scratch[SB_BUF_BYTES];
-        ssize_t n = read(c->fd, args.scenario == SB_ECHO ? c->buf : scratch, SB_BUF_BYTES);
+        char *dst = args.scenario == SB_ECHO ? c->buf : parsed ? c->buf + c->in_len : scratch;
+        ssize_t n = read(c->fd, dst, SB_BUF_BYTES - c->in_len);
         if (n == 0 || (n < 0 && errno != EAGAIN)) r = -1;
         else if (n < 0) r = 1; /* nothing after all */
+        else if (parsed) c->in_len += n, r = conn_serve(c);
         else if (args.scenario == SB_ECHO) c->out_len = n, r = conn_flush(c);
         else if (write(c->fd, SB_HELLO_RESPONSE, SB_HELLO_LEN) != SB_HELLO_LEN) r = -1;
         else timer_touch(c, 0);
@@ -122,8 +144,10 @@ static void accept_all(void)
     for (;;) {
         int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK);
         if (fd < 0) return; /* EAGAIN (another thread took it), or out of descriptors */
-        struct conn *c = calloc(1, sizeof *c + (args.scenario == SB_ECHO ? SB_BUF_BYTES : 0));
+        size_t bytes = args.scenario == SB_ECHO ? SB_BUF_BYTES : args.scenario >= SB_WORK ? 2 * SB_BUF_BYTES : 0;
+        struct conn *c = calloc(1, sizeof *c + bytes);
         c->fd = fd;
+        c->out = args.scenario >= SB_WORK ? c->buf + SB_BUF_BYTES : c->buf;
         sb_nodelay(fd);
         timer_touch(c, 1);
         conn_arm(c, EPOLLIN, EPOLL_CTL_ADD);
@@ -146,7 +170,7 @@ static void *worker_run(void *unused)
 
 int main(int argc, char **argv)
 {
-    args = sb_parse(argc, argv, "hello hello-timeout echo");
+    args = sb_parse(argc, argv, "hello hello-timeout echo work counter");
     timers.head.prev = timers.head.next = &timers.head;
     lfd = sb_listen(&args, 0, 1);
     epfd = epoll_create1(0);

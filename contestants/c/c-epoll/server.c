@@ -1,6 +1,8 @@
 /* c-epoll: per-core event loops. Each of `workers` threads (processes with --prefork) owns a
  * SO_REUSEPORT listener and an epoll set; the kernel spreads connections over the listeners and a
- * connection stays on its loop for life. Level-triggered by default, --edge for EPOLLET. */
+ * connection stays on its loop for life. Level-triggered by default, --edge for EPOLLET.
+ * plaintext, work and counter parse HTTP here; work busy-waits in the loop's own thread (so it holds
+ * up every connection of that loop), counter increments a shared atomic (sb.h). */
 #define _GNU_SOURCE
 #include "sb.h"
 #include <pthread.h>
@@ -18,11 +20,11 @@ struct link { struct link *prev, *next; };
 struct conn {
     struct link link;        /* hello-timeout: place in the loop's list, least recently active first */
     long long deadline_ms;
-    int fd, closing;         /* closing: close once the output is written (plaintext) */
-    size_t in_len;           /* plaintext: request bytes not yet answered */
+    int fd, closing;         /* closing: close once the output is written (HTTP scenarios) */
+    size_t in_len;           /* HTTP scenarios: request bytes not yet answered */
     char *out;               /* bytes out[out_off..out_len] still to be written */
     size_t out_off, out_len;
-    char buf[];              /* echo: in; plaintext: in + responses; hello: none */
+    char buf[];              /* echo: in; plaintext, work, counter: in + responses; hello: none */
 };
 
 enum { RESP_OK, RESP_NOT_FOUND, RESP_BAD, RESP_COUNT };
@@ -38,6 +40,9 @@ struct loop {
 
 static struct sb_args args;
 static int edge;
+
+/* The scenarios whose requests are parsed: plaintext, work, counter. */
+static int http_scenario(void) { return args.scenario == SB_PLAINTEXT || args.scenario >= SB_WORK; }
 
 static void loop_clock(struct loop *l)
 {
@@ -107,9 +112,14 @@ static int conn_flush(struct conn *c)
     return 1;
 }
 
-/* Parses one HTTP/1.1 request at p: its length, 0 while incomplete, -1 if malformed or too large.
- * *ok is set for `GET /plaintext`, *keep_alive unless the client asked to close. */
-static long http_parse(const char *p, size_t len, int *ok, int *keep_alive)
+struct request {
+    int get, keep_alive;     /* keep_alive unless the client asked to close */
+    const char *path;        /* the target without its query */
+    size_t path_len;
+};
+
+/* Parses one HTTP/1.1 request at p into *r: its length, 0 while incomplete, -1 if malformed or too large. */
+static long http_parse(const char *p, size_t len, struct request *r)
 {
     const char *end = memmem(p, len, "\r\n\r\n", 4);
     if (!end) return len >= SB_BUF_BYTES ? -1 : 0;
@@ -124,7 +134,7 @@ static long http_parse(const char *p, size_t len, int *ok, int *keep_alive)
     size_t path_len = (query ? query : q) - path;
     if (q == path || *q++ != ' ' || end - q < 10 || memcmp(q, "HTTP/1.", 7) || (q[7] != '0' && q[7] != '1')
         || q[8] != '\r' || q[9] != '\n') return -1;
-    *keep_alive = q[7] == '1';
+    r->keep_alive = q[7] == '1';
     q += 10;
     size_t body = 0;
     while (q < end) { /* header lines: name ':' value CRLF */
@@ -143,33 +153,43 @@ static long http_parse(const char *p, size_t len, int *ok, int *keep_alive)
             body = strtoul(value, &stop, 10);
             if (stop != value + value_len || value_len == 0 || body > SB_BUF_BYTES) return -1;
         } else if (name_len == 10 && !strncasecmp(name, "connection", 10)) {
-            if (value_len == 5 && !strncasecmp(value, "close", 5)) *keep_alive = 0;
-            if (value_len == 10 && !strncasecmp(value, "keep-alive", 10)) *keep_alive = 1;
+            if (value_len == 5 && !strncasecmp(value, "close", 5)) r->keep_alive = 0;
+            if (value_len == 10 && !strncasecmp(value, "keep-alive", 10)) r->keep_alive = 1;
         } else if (name_len == 17 && !strncasecmp(name, "transfer-encoding", 17)) {
             return -1; /* no request here has a chunked body */
         }
     }
     size_t total = (size_t)(end + 2 - p) + body;
     if (total > SB_BUF_BYTES) return -1;
-    *ok = method_len == 3 && !memcmp(method, "GET", 3) && path_len == 10 && !memcmp(path, "/plaintext", 10);
+    r->get = method_len == 3 && !memcmp(method, "GET", 3);
+    r->path = path, r->path_len = path_len;
     return total > len ? 0 : (long)total;
 }
 
 /* Answers every complete request in the input, in order, with one write per full output buffer.
  * Returns -1 to close; otherwise c->out_len > 0 means output waits for EPOLLOUT. */
-static int plain_serve(struct loop *l, struct conn *c)
+static int http_serve(struct loop *l, struct conn *c)
 {
     char *in = c->buf;
     size_t used = 0;
     for (;;) {
         while (!c->closing && c->out_len + MAX_RESPONSE_BYTES <= SB_BUF_BYTES) {
-            int ok = 0, keep_alive = 1;
-            long n = http_parse(in + used, c->in_len - used, &ok, &keep_alive);
+            struct request rq = { .keep_alive = 1 };
+            long n = http_parse(in + used, c->in_len - used, &rq);
             if (n == 0) break;
-            int r = n < 0 ? RESP_BAD : ok ? RESP_OK : RESP_NOT_FOUND;
-            memcpy(c->out + c->out_len, l->resp[r].bytes, l->resp[r].len);
-            c->out_len += l->resp[r].len;
-            c->closing = n < 0 || !keep_alive;
+            int bad = n < 0;
+            if (args.scenario == SB_PLAINTEXT) {
+                int r = bad ? RESP_BAD
+                      : rq.get && rq.path_len == 10 && !memcmp(rq.path, "/plaintext", 10) ? RESP_OK : RESP_NOT_FOUND;
+                memcpy(c->out + c->out_len, l->resp[r].bytes, l->resp[r].len);
+                c->out_len += l->resp[r].len;
+            } else if (bad || !rq.get) { /* work, counter */
+                memcpy(c->out + c->out_len, SB_BAD_REQUEST, SB_BAD_LEN);
+                c->out_len += SB_BAD_LEN, bad = 1;
+            } else {
+                c->out_len += sb_answer_path(args.scenario, rq.path, rq.path_len, c->out + c->out_len, &bad);
+            }
+            c->closing = bad || !rq.keep_alive;
             used += n < 0 ? 0 : n;
         }
         if (c->out_len == 0) break;
@@ -187,7 +207,7 @@ static void conn_on_event(struct loop *l, struct conn *c)
     if (c->out_len) { /* the socket has room again for what was left */
         int r = conn_flush(c);
         if (r < 0 || (r > 0 && c->closing)) goto close;
-        if (r > 0 && args.scenario == SB_PLAINTEXT && plain_serve(l, c) < 0) goto close;
+        if (r > 0 && http_scenario() && http_serve(l, c) < 0) goto close;
         if (c->out_len == 0) conn_watch(l, c, EPOLLIN);
         return;
     }
@@ -201,9 +221,9 @@ static void conn_on_event(struct loop *l, struct conn *c)
         if (args.scenario == SB_ECHO) {
             c->out_len = n;
             r = conn_flush(c);
-        } else if (args.scenario == SB_PLAINTEXT) {
+        } else if (http_scenario()) {
             c->in_len += n;
-            r = plain_serve(l, c) < 0 ? -1 : c->out_len == 0;
+            r = http_serve(l, c) < 0 ? -1 : c->out_len == 0;
         } else if (write(c->fd, SB_HELLO_RESPONSE, SB_HELLO_LEN) != SB_HELLO_LEN) {
             r = -1; /* hello writes its response in one call or gives up */
         }
@@ -217,13 +237,14 @@ close:
 
 static void loop_accept(struct loop *l)
 {
-    static const size_t buf_bytes[] = { [SB_ECHO] = SB_BUF_BYTES, [SB_PLAINTEXT] = 2 * SB_BUF_BYTES };
+    static const size_t buf_bytes[] = { [SB_ECHO] = SB_BUF_BYTES, [SB_PLAINTEXT] = 2 * SB_BUF_BYTES,
+                                        [SB_WORK] = 2 * SB_BUF_BYTES, [SB_COUNTER] = 2 * SB_BUF_BYTES };
     for (;;) {
         int fd = accept4(l->lfd, NULL, NULL, SOCK_NONBLOCK);
         if (fd < 0) return; /* EAGAIN, or out of descriptors: the backlog waits */
         struct conn *c = calloc(1, sizeof *c + buf_bytes[args.scenario]);
         c->fd = fd;
-        c->out = args.scenario == SB_PLAINTEXT ? c->buf + SB_BUF_BYTES : c->buf;
+        c->out = http_scenario() ? c->buf + SB_BUF_BYTES : c->buf;
         sb_nodelay(fd);
         struct epoll_event ev = { .events = EPOLLIN | (edge ? EPOLLET : 0), .data.ptr = c };
         epoll_ctl(l->epfd, EPOLL_CTL_ADD, fd, &ev);
@@ -288,7 +309,7 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[1], "--prefork")) forking = 1;
         else { fprintf(stderr, "%s: unknown option %s\n", argv[0], argv[1]); return 2; }
     }
-    args = sb_parse(argc, argv, "hello hello-timeout plaintext echo");
+    args = sb_parse(argc, argv, "hello hello-timeout plaintext echo work counter");
     if (forking) return prefork();
     return sb_run_workers(&args, loop_run);
 }

@@ -1,7 +1,10 @@
 /* c-io_uring: per-core rings. Each of `workers` threads owns an io_uring and a SO_REUSEPORT
  * listener. One multishot accept feeds the ring with connections; each connection runs
  * recv -> send -> recv, receiving into a ring of provided buffers so an idle connection holds no
- * buffer. hello-timeout links a timeout to every recv and send (IOSQE_IO_LINK + LINK_TIMEOUT). */
+ * buffer. hello-timeout links a timeout to every recv and send (IOSQE_IO_LINK + LINK_TIMEOUT).
+ * work and counter copy what arrives into the connection's own input buffer and answer the complete
+ * requests in it; work busy-waits in the ring's thread, holding up its every connection; counter
+ * increments a shared atomic (sb.h). */
 #include "sb.h"
 #include <liburing.h>
 #include <pthread.h>
@@ -16,9 +19,12 @@ enum { TAG_IGNORE, TAG_ACCEPT }; /* user_data that is not a connection */
 struct conn {
     int fd, bid;          /* bid: echo's provided buffer being sent back, or -1 */
     int sending;          /* which operation is in flight: recv or send */
+    int closing;          /* work, counter: close once the answers are sent (a bad request) */
     const char *data;     /* the bytes data[off..len] are being sent */
     size_t off, len;
     struct conn *parked;  /* next connection waiting for a free buffer */
+    size_t in_len;        /* work, counter: request bytes in buf not yet answered */
+    char buf[];           /* work, counter: in, then out */
 };
 
 struct loop {
@@ -57,7 +63,8 @@ static void sqe_bounded(struct loop *l, struct io_uring_sqe *sqe)
 static void conn_recv(struct loop *l, struct conn *c)
 {
     struct io_uring_sqe *sqe = sqe_get(l, 2);
-    io_uring_prep_recv(sqe, c->fd, NULL, SB_BUF_BYTES, 0);
+    /* A provided buffer is filled up to the length asked: no more than the input buffer has room for. */
+    io_uring_prep_recv(sqe, c->fd, NULL, SB_BUF_BYTES - c->in_len, 0);
     sqe->flags |= IOSQE_BUFFER_SELECT;
     sqe->buf_group = BUF_GROUP;
     io_uring_sqe_set_data(sqe, c);
@@ -90,6 +97,17 @@ static void conn_close(struct loop *l, struct conn *c)
     free(c);
 }
 
+/* work, counter: sends the answers to the complete requests in the input; 0 when there are none. */
+static int conn_answer(struct loop *l, struct conn *c)
+{
+    char *out = c->buf + SB_BUF_BYTES;
+    c->len = sb_serve(args.scenario, c->buf, &c->in_len, out, SB_BUF_BYTES, &c->closing);
+    if (c->len == 0) return 0;
+    c->data = out, c->off = 0;
+    conn_send(l, c);
+    return 1;
+}
+
 static void accept_start(struct loop *l)
 {
     struct io_uring_sqe *sqe = sqe_get(l, 1);
@@ -103,7 +121,7 @@ static void on_cqe(struct loop *l, struct io_uring_cqe *cqe)
     if (cqe->user_data == TAG_IGNORE) return; /* a linked timeout: its operation reports */
     if (cqe->user_data == TAG_ACCEPT) {
         if (res >= 0) {
-            struct conn *c = calloc(1, sizeof *c);
+            struct conn *c = calloc(1, sizeof *c + (args.scenario >= SB_WORK ? 2 * SB_BUF_BYTES : 0));
             c->fd = res, c->bid = -1;
             sb_nodelay(res);
             conn_recv(l, c);
@@ -120,6 +138,13 @@ static void on_cqe(struct loop *l, struct io_uring_cqe *cqe)
             conn_close(l, c);
             return;
         }
+        if (args.scenario >= SB_WORK) {
+            memcpy(c->buf + c->in_len, l->bufs + (size_t)bid * SB_BUF_BYTES, res);
+            c->in_len += res;
+            buf_return(l, bid);
+            if (!conn_answer(l, c)) conn_recv(l, c); /* no complete request yet */
+            return;
+        }
         if (args.scenario == SB_ECHO) {
             c->bid = bid, c->data = l->bufs + (size_t)bid * SB_BUF_BYTES, c->len = res;
         } else {
@@ -133,11 +158,13 @@ static void on_cqe(struct loop *l, struct io_uring_cqe *cqe)
     if (res <= 0) { conn_close(l, c); return; }
     c->off += res;
     if (c->off < c->len) {
-        if (args.scenario != SB_ECHO) conn_close(l, c); /* hello sends in one call or gives up */
+        if (args.scenario <= SB_HELLO_TIMEOUT) conn_close(l, c); /* hello sends in one call or gives up */
         else conn_send(l, c);
         return;
     }
     if (c->bid >= 0) buf_return(l, c->bid), c->bid = -1;
+    if (c->closing) { conn_close(l, c); return; }
+    if (args.scenario >= SB_WORK && conn_answer(l, c)) return; /* more requests were waiting */
     conn_recv(l, c);
 }
 
@@ -183,6 +210,6 @@ static void *loop_run(void *unused)
 
 int main(int argc, char **argv)
 {
-    args = sb_parse(argc, argv, "hello hello-timeout echo");
+    args = sb_parse(argc, argv, "hello hello-timeout echo work counter");
     return sb_run_workers(&args, loop_run);
 }

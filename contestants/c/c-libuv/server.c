@@ -1,6 +1,9 @@
 /* c-libuv: per-core libuv loops. Each of `workers` threads runs its own uv_loop_t with its own
  * SO_REUSEPORT listener. libuv 1.44 cannot ask for SO_REUSEPORT (UV_TCP_REUSEPORT arrived in
- * 1.49), so the socket is made by hand and handed over with uv_tcp_open. */
+ * 1.49), so the socket is made by hand and handed over with uv_tcp_open. work busy-waits inside the
+ * read callback, holding up the loop's every connection (a libuv user might hand CPU work to
+ * uv_queue_work's thread pool; the scenario measures the handler on the loop, so it does not);
+ * counter increments a shared atomic (sb.h). */
 #include "sb.h"
 #include <pthread.h>
 #include <uv.h>
@@ -8,9 +11,11 @@
 struct conn {
     uv_tcp_t tcp;
     uv_timer_t timer;   /* hello-timeout: restarted after every answer */
-    uv_write_t write;   /* echo: the rest of a read the socket could not take at once */
+    uv_write_t write;   /* echo, work, counter: the rest of an output the socket could not take at once */
     int open_handles;   /* freed when the last handle has closed */
-    char buf[];         /* echo */
+    int closing;        /* work, counter: close once the output is written (a bad request) */
+    size_t in_len;      /* work, counter: request bytes in buf not yet answered */
+    char buf[];         /* echo: in and out; work, counter: in, then out */
 };
 
 static struct sb_args args;
@@ -35,16 +40,46 @@ static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
 {
     (void)suggested;
     struct conn *c = h->data;
-    *buf = uv_buf_init(args.scenario == SB_ECHO ? c->buf : scratch, SB_BUF_BYTES);
+    if (args.scenario >= SB_WORK) *buf = uv_buf_init(c->buf + c->in_len, SB_BUF_BYTES - c->in_len);
+    else *buf = uv_buf_init(args.scenario == SB_ECHO ? c->buf : scratch, SB_BUF_BYTES);
 }
 
 static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf);
+static void conn_answer(struct conn *c);
 
 static void on_written(uv_write_t *req, int status)
 {
     struct conn *c = req->data;
-    if (status < 0) conn_close(c);
-    else uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read);
+    if (status < 0 || c->closing) { conn_close(c); return; }
+    uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read);
+    if (args.scenario >= SB_WORK) conn_answer(c); /* requests may still wait in the input */
+}
+
+/* Writes data; what the socket refuses goes out through uv_write, and reading pauses until it has,
+ * so the buffer is never overwritten. 1: all written at once, 0: the rest is queued, -1: closed. */
+static int conn_write(struct conn *c, char *data, size_t len)
+{
+    uv_stream_t *s = (uv_stream_t *)&c->tcp;
+    uv_buf_t b = uv_buf_init(data, len);
+    int n = uv_try_write(s, &b, 1);
+    if (n == (int)len) return 1;
+    if (n < 0 && n != UV_EAGAIN) { conn_close(c); return -1; }
+    if (n < 0) n = 0;
+    b = uv_buf_init(data + n, len - n);
+    uv_read_stop(s);
+    c->write.data = c;
+    uv_write(&c->write, s, &b, 1, on_written);
+    return 0;
+}
+
+/* work, counter: answers the complete requests in the input, in order. */
+static void conn_answer(struct conn *c)
+{
+    char *out = c->buf + SB_BUF_BYTES;
+    for (size_t n; (n = sb_serve(args.scenario, c->buf, &c->in_len, out, SB_BUF_BYTES, &c->closing)) > 0;) {
+        if (conn_write(c, out, n) <= 0) return;
+        if (c->closing) { conn_close(c); return; }
+    }
 }
 
 static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
@@ -52,29 +87,25 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
     struct conn *c = s->data;
     if (nread < 0) { conn_close(c); return; } /* UV_EOF or an error */
     if (nread == 0) return;
+    if (args.scenario >= SB_WORK) {
+        c->in_len += nread;
+        conn_answer(c);
+        return;
+    }
     if (args.scenario != SB_ECHO) {
         uv_buf_t resp = uv_buf_init((char *)SB_HELLO_RESPONSE, SB_HELLO_LEN);
         if (uv_try_write(s, &resp, 1) != SB_HELLO_LEN) conn_close(c); /* one write or give up */
         else if (args.scenario == SB_HELLO_TIMEOUT) uv_timer_start(&c->timer, on_timeout, args.timeout_ms, 0);
         return;
     }
-    /* echo: write straight from the read buffer; what the socket refuses goes out through
-     * uv_write, and reading pauses until it has, so the buffer is never overwritten. */
-    uv_buf_t data = uv_buf_init(buf->base, nread);
-    int n = uv_try_write(s, &data, 1);
-    if (n == nread) return;
-    if (n < 0 && n != UV_EAGAIN) { conn_close(c); return; }
-    if (n < 0) n = 0;
-    data = uv_buf_init(buf->base + n, nread - n);
-    uv_read_stop(s);
-    c->write.data = c;
-    uv_write(&c->write, s, &data, 1, on_written);
+    conn_write(c, buf->base, nread); /* echo: straight from the read buffer */
 }
 
 static void on_connection(uv_stream_t *server, int status)
 {
     if (status < 0) return;
-    struct conn *c = calloc(1, sizeof *c + (args.scenario == SB_ECHO ? SB_BUF_BYTES : 0));
+    size_t bytes = args.scenario == SB_ECHO ? SB_BUF_BYTES : args.scenario >= SB_WORK ? 2 * SB_BUF_BYTES : 0;
+    struct conn *c = calloc(1, sizeof *c + bytes);
     uv_tcp_init(server->loop, &c->tcp);
     c->tcp.data = c, c->open_handles = 1;
     if (uv_accept(server, (uv_stream_t *)&c->tcp) < 0) { uv_close((uv_handle_t *)&c->tcp, on_closed); return; }
@@ -106,6 +137,6 @@ static void *loop_run(void *unused)
 
 int main(int argc, char **argv)
 {
-    args = sb_parse(argc, argv, "hello hello-timeout echo");
+    args = sb_parse(argc, argv, "hello hello-timeout echo work counter");
     return sb_run_workers(&args, loop_run);
 }
