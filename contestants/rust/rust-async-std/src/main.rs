@@ -7,7 +7,7 @@ use async_std::net::{TcpListener, TcpStream};
 use async_std::stream::StreamExt;
 use async_std::task;
 
-use sb_args::{Raw as Scenario, HELLO};
+use sb_args::{Raw as Scenario, Requests, Route, HELLO};
 
 fn main() {
     let (args, scenario) = Scenario::from_args();
@@ -36,6 +36,7 @@ async fn serve(addr: (&str, u16), scenario: Scenario) -> io::Result<()> {
                 Scenario::Hello => hello(stream).await,
                 Scenario::HelloTimeout(limit) => hello_timeout(stream, limit).await,
                 Scenario::Echo => echo(stream).await,
+                Scenario::Requests(route) => requests(stream, route).await,
             };
         });
     }
@@ -67,5 +68,24 @@ async fn echo(mut stream: TcpStream) -> io::Result<()> {
             return Ok(());
         }
         stream.write_all(&buf[..n]).await?;
+    }
+}
+
+/// `work` and `counter`: answers every complete request read so far, in one write, then reads again.
+/// A `work` request busy-waits inside this task, so it holds the executor thread that polls it.
+async fn requests(mut stream: TcpStream, route: Route) -> io::Result<()> {
+    let mut requests = Requests::new(route);
+    let (mut buf, mut out) = ([0u8; 4096], Vec::with_capacity(4096));
+    loop {
+        let n = stream.read(&mut buf).await?;
+        if n == 0 {
+            return Ok(());
+        }
+        let close = requests.answer(&buf[..n], &mut out);
+        stream.write_all(&out).await?;
+        out.clear();
+        if close {
+            return Ok(());
+        }
     }
 }

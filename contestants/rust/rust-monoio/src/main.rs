@@ -9,7 +9,7 @@ use monoio::net::{ListenerOpts, TcpListener, TcpStream};
 use monoio::time::timeout;
 use monoio::{IoUringDriver, RuntimeBuilder};
 
-use sb_args::{Raw as Scenario, HELLO};
+use sb_args::{Raw as Scenario, Requests, Route, HELLO};
 
 fn main() {
     let (args, scenario) = Scenario::from_args();
@@ -52,6 +52,7 @@ async fn serve(addr: (&str, u16), scenario: Scenario) -> io::Result<()> {
                 Scenario::Hello => hello(stream).await,
                 Scenario::HelloTimeout(limit) => hello_timeout(stream, limit).await,
                 Scenario::Echo => echo(stream).await,
+                Scenario::Requests(route) => requests(stream, route).await,
             };
         });
     }
@@ -94,5 +95,29 @@ async fn echo(mut stream: TcpStream) -> io::Result<()> {
         let (written, b) = stream.write_all(b.slice(0..n)).await;
         written?;
         buf = b.into_inner();
+    }
+}
+
+/// `work` and `counter`: answers every complete request read so far, in one write, then reads again.
+/// A `work` request busy-waits inside this task, so it holds this thread's whole runtime.
+async fn requests(mut stream: TcpStream, route: Route) -> io::Result<()> {
+    let mut requests = Requests::new(route);
+    let (mut buf, mut out) = (vec![0u8; 4096], Vec::with_capacity(4096));
+    loop {
+        let (n, b) = stream.read(buf).await;
+        buf = b;
+        let n = n?;
+        if n == 0 {
+            return Ok(());
+        }
+        let close = requests.answer(&buf[..n], &mut out);
+        // The kernel owns `out` while it is written; it comes back to be reused.
+        let (written, o) = stream.write_all(out).await;
+        written?;
+        out = o;
+        out.clear();
+        if close {
+            return Ok(());
+        }
     }
 }

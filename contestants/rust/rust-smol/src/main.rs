@@ -8,7 +8,7 @@ use smol::future::{self, FutureExt};
 use smol::io::{AsyncReadExt, AsyncWriteExt};
 use smol::{Async, Executor, Timer};
 
-use sb_args::{Raw as Scenario, HELLO};
+use sb_args::{Raw as Scenario, Requests, Route, HELLO};
 
 static EX: Executor<'static> = Executor::new();
 
@@ -44,6 +44,7 @@ async fn serve(addr: SocketAddr, scenario: Scenario) -> io::Result<()> {
                 Scenario::Hello => hello(stream).await,
                 Scenario::HelloTimeout(limit) => hello_timeout(stream, limit).await,
                 Scenario::Echo => echo(stream).await,
+                Scenario::Requests(route) => requests(stream, route).await,
             };
         })
         .detach();
@@ -80,5 +81,24 @@ async fn echo(mut stream: Async<TcpStream>) -> io::Result<()> {
             return Ok(());
         }
         stream.write_all(&buf[..n]).await?;
+    }
+}
+
+/// `work` and `counter`: answers every complete request read so far, in one write, then reads again.
+/// A `work` request busy-waits inside this task, so it holds the executor thread that polls it.
+async fn requests(mut stream: Async<TcpStream>, route: Route) -> io::Result<()> {
+    let mut requests = Requests::new(route);
+    let (mut buf, mut out) = ([0u8; 4096], Vec::with_capacity(4096));
+    loop {
+        let n = stream.read(&mut buf).await?;
+        if n == 0 {
+            return Ok(());
+        }
+        let close = requests.answer(&buf[..n], &mut out);
+        stream.write_all(&out).await?;
+        out.clear();
+        if close {
+            return Ok(());
+        }
     }
 }

@@ -1,8 +1,13 @@
 //! What every Rust contestant shares: the command line `<server> <scenario> <host> <port> <workers>`,
-//! the `SB_TIMEOUT_MS` limit of `hello-timeout`, and the `hello` response.
+//! the `SB_TIMEOUT_MS` limit of `hello-timeout`, the `hello` response, and (module `requests`) the
+//! parsing and answers of the raw contestants' `work` and `counter` scenarios.
+
+pub mod requests;
 
 use std::time::Duration;
 use std::{env, process};
+
+pub use requests::{Requests, Route};
 
 pub const HELLO: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Length: 12\r\n\r\nHello world!";
 
@@ -39,15 +44,19 @@ pub enum Raw {
     Hello,
     HelloTimeout(Duration),
     Echo,
+    /// `work` or `counter`: HTTP requests parsed and answered by [`Requests`].
+    Requests(Route),
 }
 
 impl Raw {
-    /// The command line and the scenario it names (hello, hello-timeout or echo).
+    /// The command line and the scenario it names (hello, hello-timeout, echo, work or counter).
     pub fn from_args() -> (Args, Raw) {
-        let args = parse(&["hello", "hello-timeout", "echo"]);
+        let args = parse(&["hello", "hello-timeout", "echo", "work", "counter"]);
         let scenario = match args.scenario.as_str() {
             "hello" => Raw::Hello,
             "hello-timeout" => Raw::HelloTimeout(timeout_from_env()),
+            "work" => Raw::Requests(Route::Work),
+            "counter" => Raw::Requests(Route::Counter),
             _ => Raw::Echo,
         };
         (args, scenario)

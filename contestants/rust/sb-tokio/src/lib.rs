@@ -4,7 +4,7 @@
 use std::io;
 use std::time::Duration;
 
-use sb_args::HELLO;
+use sb_args::{Requests, Route, HELLO};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::time::timeout;
@@ -18,6 +18,7 @@ pub async fn serve_connection(stream: TcpStream, scenario: Scenario) {
         Scenario::Hello => hello(stream).await,
         Scenario::HelloTimeout(limit) => hello_timeout(stream, limit).await,
         Scenario::Echo => echo(stream).await,
+        Scenario::Requests(route) => requests(stream, route).await,
     };
 }
 
@@ -46,5 +47,24 @@ async fn echo(mut stream: TcpStream) -> io::Result<()> {
             return Ok(());
         }
         stream.write_all(&buf[..n]).await?;
+    }
+}
+
+/// `work` and `counter`: answers every complete request read so far, in one write, then reads again.
+/// A `work` request busy-waits inside this task, so it holds the worker thread that polls it.
+async fn requests(mut stream: TcpStream, route: Route) -> io::Result<()> {
+    let mut requests = Requests::new(route);
+    let (mut buf, mut out) = ([0u8; 4096], Vec::with_capacity(4096));
+    loop {
+        let n = stream.read(&mut buf).await?;
+        if n == 0 {
+            return Ok(());
+        }
+        let close = requests.answer(&buf[..n], &mut out);
+        stream.write_all(&out).await?;
+        out.clear();
+        if close {
+            return Ok(());
+        }
     }
 }
