@@ -4,7 +4,9 @@ import static java.util.concurrent.TimeUnit.MILLISECONDS;
 
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufUtil;
 import io.netty.buffer.Unpooled;
+import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandler;
 import io.netty.channel.ChannelHandler.Sharable;
 import io.netty.channel.ChannelHandlerContext;
@@ -17,31 +19,46 @@ import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.epoll.EpollIoHandler;
 import io.netty.channel.epoll.EpollServerSocketChannel;
 import io.netty.channel.socket.SocketChannel;
+import io.netty.handler.codec.http.DefaultFullHttpResponse;
+import io.netty.handler.codec.http.FullHttpResponse;
+import io.netty.handler.codec.http.HttpRequest;
+import io.netty.handler.codec.http.HttpResponseStatus;
+import io.netty.handler.codec.http.HttpServerCodec;
+import io.netty.handler.codec.http.HttpVersion;
 import io.netty.handler.timeout.ReadTimeoutHandler;
 import io.netty.handler.timeout.WriteTimeoutHandler;
+import io.netty.util.AsciiString;
 import io.netty.util.ReferenceCountUtil;
 import java.nio.charset.StandardCharsets;
+import java.util.concurrent.atomic.AtomicLongArray;
+import java.util.function.LongUnaryOperator;
 
 /**
  * java-netty: Netty on its native epoll transport. One boss loop accepts; each accepted channel is
- * pinned to one of `workers` child loops for its whole life.
+ * pinned to one of `workers` child loops for its whole life. `work` and `counter` decode requests with
+ * Netty's HttpServerCodec and answer them on that loop.
  *
- * <p>Usage: server {hello|hello-timeout|echo} HOST PORT WORKERS (SB_TIMEOUT_MS, default 5000).
+ * <p>Usage: server {hello|hello-timeout|echo|work|counter} HOST PORT WORKERS (SB_TIMEOUT_MS, default
+ * 5000).
  */
 public final class NettyServer {
     private static final ByteBuf HELLO = Unpooled.unreleasableBuffer(Unpooled.directBuffer(51)
             .writeBytes("HTTP/1.1 200 OK\r\nContent-Length: 12\r\n\r\nHello world!"
                     .getBytes(StandardCharsets.US_ASCII)));
 
+    /** The counters of `counter`, shared by every event loop. */
+    private static final AtomicLongArray COUNTERS = new AtomicLongArray(65536);
+
     public static void main(String[] args) throws InterruptedException {
         if (args.length != 4) {
-            System.err.println("usage: server {hello|hello-timeout|echo} HOST PORT WORKERS");
+            System.err.println("usage: server {hello|hello-timeout|echo|work|counter} HOST PORT WORKERS");
             System.exit(2);
         }
         String scenario = args[0];
         ChannelHandler handler = switch (scenario) {
             case "hello", "hello-timeout" -> new Hello();
             case "echo" -> new Echo();
+            case "work", "counter" -> null; // one Http handler per channel, below
             default -> {
                 System.err.println("java-netty: unsupported scenario '" + scenario + "'");
                 System.exit(2);
@@ -70,7 +87,13 @@ public final class NettyServer {
                             ch.pipeline().addLast(new ReadTimeoutHandler(timeoutMs, MILLISECONDS),
                                     new WriteTimeoutHandler(timeoutMs, MILLISECONDS));
                         }
-                        ch.pipeline().addLast(handler);
+                        switch (scenario) {
+                            case "work" -> ch.pipeline().addLast(new HttpServerCodec(),
+                                    new Http("/work/", 1_000_000, NettyServer::work));
+                            case "counter" -> ch.pipeline().addLast(new HttpServerCodec(),
+                                    new Http("/counter/", 65535, k -> COUNTERS.incrementAndGet((int) k)));
+                            default -> ch.pipeline().addLast(handler);
+                        }
                     }
                 })
                 .bind(args[1], Integer.parseInt(args[2])).sync()
@@ -113,6 +136,108 @@ public final class NettyServer {
         @Override
         public void channelWritabilityChanged(ChannelHandlerContext ctx) {
             ctx.channel().config().setAutoRead(ctx.channel().isWritable());
+        }
+
+        @Override
+        public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+            ctx.close();
+        }
+    }
+
+    /** A clock step this long or longer means the thread was not running: not counted as work. */
+    static final long WORK_GAP_NS = 50_000;
+
+    /**
+     * Busy-waits n µs of running time on System.nanoTime (monotonic) on the calling event loop, then
+     * answers n. Only clock steps below WORK_GAP_NS count, so time the loop's thread spent preempted
+     * is not charged to the request.
+     */
+    static long work(long n) {
+        long want = n * 1000;
+        long total = 0;
+        long last = System.nanoTime();
+        while (total < want) { // no sleep, no yield: the loop and every channel on it wait
+            long t = System.nanoTime();
+            long d = t - last;
+            if (d < WORK_GAP_NS) {
+                total += d; // a longer step: the thread was descheduled, not working for this request
+            }
+            last = t;
+        }
+        return n;
+    }
+
+    private static final AsciiString CONTENT_LENGTH = AsciiString.cached("Content-Length");
+    private static final long BAD = -1;
+    private static final long NOT_FOUND = -2;
+
+    /**
+     * `work` and `counter`: each decoded GET `prefix` N is answered in order with the decimal
+     * answer(N), or 400 (then the connection closes) for an N that is empty, not a decimal or above
+     * max. One instance per channel: after a 400 it ignores what the codec still decodes.
+     */
+    static final class Http extends ChannelInboundHandlerAdapter {
+        private final String prefix;
+        private final long max;
+        private final LongUnaryOperator answer;
+        private boolean closing;
+
+        Http(String prefix, long max, LongUnaryOperator answer) {
+            this.prefix = prefix;
+            this.max = max;
+            this.answer = answer;
+        }
+
+        @Override
+        public void channelRead(ChannelHandlerContext ctx, Object msg) {
+            try {
+                if (msg instanceof HttpRequest request && !closing) {
+                    long n = request.decoderResult().isSuccess() ? number(request.uri()) : BAD;
+                    if (n == BAD) {
+                        closing = true;
+                        ctx.writeAndFlush(response(HttpResponseStatus.BAD_REQUEST, Unpooled.EMPTY_BUFFER))
+                                .addListener(ChannelFutureListener.CLOSE);
+                    } else if (n == NOT_FOUND) {
+                        ctx.write(response(HttpResponseStatus.NOT_FOUND, Unpooled.EMPTY_BUFFER), ctx.voidPromise());
+                    } else {
+                        String body = Long.toString(answer.applyAsLong(n));
+                        ctx.write(response(HttpResponseStatus.OK, ByteBufUtil.writeAscii(ctx.alloc(), body)),
+                                ctx.voidPromise());
+                    }
+                }
+            } finally {
+                ReferenceCountUtil.release(msg); // the request, and the LastHttpContent after it
+            }
+        }
+
+        /** The decimal after prefix in uri; BAD if empty, not a decimal or above max; NOT_FOUND for another path. */
+        private long number(String uri) {
+            if (!uri.startsWith(prefix)) {
+                return NOT_FOUND;
+            }
+            if (uri.length() == prefix.length()) {
+                return BAD;
+            }
+            long n = 0;
+            for (int i = prefix.length(); i < uri.length(); i++) {
+                char d = uri.charAt(i);
+                if (d < '0' || d > '9' || (n = n * 10 + (d - '0')) > max) {
+                    return BAD;
+                }
+            }
+            return n;
+        }
+
+        /** Status line, Content-Length and body: HttpServerCodec adds no other header. */
+        private static FullHttpResponse response(HttpResponseStatus status, ByteBuf body) {
+            FullHttpResponse response = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, status, body);
+            response.headers().set(CONTENT_LENGTH, body.readableBytes());
+            return response;
+        }
+
+        @Override
+        public void channelReadComplete(ChannelHandlerContext ctx) {
+            ctx.flush();
         }
 
         @Override

@@ -1,5 +1,6 @@
 package serverbench;
 
+import java.io.BufferedOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -11,13 +12,16 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLongArray;
+import java.util.function.LongUnaryOperator;
 
 /**
  * java-vthreads: one virtual thread per connection, plain blocking java.net sockets. The JDK's
  * ForkJoinPool scheduler runs the virtual threads on `workers` carrier threads
  * (-Djdk.virtualThreadScheduler.parallelism, set by the manifest).
  *
- * <p>Usage: server {hello|hello-timeout|echo} HOST PORT WORKERS (SB_TIMEOUT_MS, default 5000).
+ * <p>Usage: server {hello|hello-timeout|echo|work|counter} HOST PORT WORKERS (SB_TIMEOUT_MS, default
+ * 5000).
  */
 public final class VThreadServer {
     private static final byte[] HELLO = "HTTP/1.1 200 OK\r\nContent-Length: 12\r\n\r\nHello world!"
@@ -33,19 +37,24 @@ public final class VThreadServer {
         WATCHDOG.setRemoveOnCancelPolicy(true);
     }
 
+    /** The counters of `counter`, shared by every virtual thread. */
+    private static final AtomicLongArray COUNTERS = new AtomicLongArray(65536);
+
     interface Handler {
         void serve(Socket socket) throws IOException;
     }
 
     public static void main(String[] args) throws IOException {
         if (args.length != 4) {
-            System.err.println("usage: server {hello|hello-timeout|echo} HOST PORT WORKERS");
+            System.err.println("usage: server {hello|hello-timeout|echo|work|counter} HOST PORT WORKERS");
             System.exit(2);
         }
         Handler handler = switch (args[0]) {
             case "hello" -> VThreadServer::hello;
             case "hello-timeout" -> VThreadServer::helloTimeout;
             case "echo" -> VThreadServer::echo;
+            case "work" -> socket -> http(socket, "/work/", 1_000_000, VThreadServer::work);
+            case "counter" -> socket -> http(socket, "/counter/", 65535, k -> COUNTERS.incrementAndGet((int) k));
             default -> {
                 System.err.println("java-vthreads: unsupported scenario '" + args[0] + "'");
                 System.exit(2);
@@ -104,6 +113,169 @@ public final class VThreadServer {
         byte[] buf = new byte[16384];
         for (int n; (n = in.read(buf)) > 0; ) {
             out.write(buf, 0, n);
+        }
+    }
+
+    /** A clock step this long or longer means the thread was not running: not counted as work. */
+    static final long WORK_GAP_NS = 50_000;
+
+    /**
+     * Busy-waits n µs of running time on System.nanoTime (monotonic), then answers n. Only clock
+     * steps below WORK_GAP_NS count, so time the carrier thread spent preempted by the OS is not
+     * charged to the request. Virtual threads are not time-sliced: the carrier thread runs nothing
+     * else until the loop ends.
+     */
+    static long work(long n) {
+        long want = n * 1000;
+        long total = 0;
+        long last = System.nanoTime();
+        while (total < want) { // no sleep, no yield
+            long t = System.nanoTime();
+            long d = t - last;
+            if (d < WORK_GAP_NS) {
+                total += d; // a longer step: the thread was descheduled, not working for this request
+            }
+            last = t;
+        }
+        return n;
+    }
+
+    private static final byte[] BAD_REQUEST =
+            "HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n".getBytes(StandardCharsets.US_ASCII);
+    private static final byte[] NOT_FOUND =
+            "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n".getBytes(StandardCharsets.US_ASCII);
+    private static final byte[] OK_HEAD =
+            "HTTP/1.1 200 OK\r\nContent-Length: ".getBytes(StandardCharsets.US_ASCII);
+
+    /**
+     * `work` and `counter`: reads GET request heads (no bodies) one after another, so pipelined
+     * requests are answered in order, and answers `prefix` N with the decimal answer(N), or 400 (then
+     * closes) for an N that is empty, not a decimal or above max. The answers are written once no
+     * further complete request is already buffered.
+     */
+    static void http(Socket socket, String prefix, long max, LongUnaryOperator answer) throws IOException {
+        Heads in = new Heads(socket.getInputStream());
+        OutputStream out = new BufferedOutputStream(socket.getOutputStream(), 4096);
+        for (String target; (target = in.next()) != null; ) {
+            long n = number(target, prefix, max);
+            if (n == BAD) {
+                out.write(BAD_REQUEST);
+                out.flush();
+                return;
+            }
+            if (n == NOT_FOUND_N) {
+                out.write(NOT_FOUND);
+            } else {
+                String body = Long.toString(answer.applyAsLong(n));
+                out.write(OK_HEAD);
+                out.write((body.length() + "\r\n\r\n" + body).getBytes(StandardCharsets.US_ASCII));
+            }
+            if (!in.hasHead()) {
+                out.flush();
+            }
+        }
+        out.flush();
+    }
+
+    private static final long BAD = -1;
+    private static final long NOT_FOUND_N = -2;
+
+    /** The decimal after prefix in target; BAD if empty, not a decimal or above max; NOT_FOUND_N for another path. */
+    static long number(String target, String prefix, long max) {
+        if (target.isEmpty()) {
+            return BAD; // a malformed request line, or a head longer than Heads.MAX
+        }
+        if (!target.startsWith(prefix)) {
+            return NOT_FOUND_N;
+        }
+        if (target.length() == prefix.length()) {
+            return BAD;
+        }
+        long n = 0;
+        for (int i = prefix.length(); i < target.length(); i++) {
+            char d = target.charAt(i);
+            if (d < '0' || d > '9' || (n = n * 10 + (d - '0')) > max) {
+                return BAD;
+            }
+        }
+        return n;
+    }
+
+    /** Reads request heads from a stream into one buffer of at most MAX bytes. */
+    static final class Heads {
+        private static final int MAX = 8192;
+        private final InputStream in;
+        private final byte[] buf = new byte[MAX];
+        private int start;
+        private int end;
+
+        Heads(InputStream in) {
+            this.in = in;
+        }
+
+        /**
+         * The target of the next request head; null when the peer closes; "" when the request line
+         * is malformed or the head is longer than MAX.
+         */
+        String next() throws IOException {
+            int from = start;
+            while (true) {
+                while (start < end && (buf[start] == '\r' || buf[start] == '\n')) {
+                    start++; // empty lines before a request line are ignored
+                }
+                from = Math.max(from, start);
+                int headEnd = find(from);
+                if (headEnd >= 0) {
+                    String target = target(start, headEnd);
+                    start = headEnd;
+                    return target;
+                }
+                from = Math.max(start, end - 3);
+                if (start > 0) {
+                    System.arraycopy(buf, start, buf, 0, end - start);
+                    from -= start;
+                    end -= start;
+                    start = 0;
+                }
+                if (end == buf.length) {
+                    return "";
+                }
+                int n = in.read(buf, end, buf.length - end);
+                if (n < 0) {
+                    return null;
+                }
+                end += n;
+            }
+        }
+
+        /** Whether a whole request head is buffered already. */
+        boolean hasHead() {
+            return find(start) >= 0;
+        }
+
+        /** The index after the first CRLF CRLF at or after from, or -1. */
+        private int find(int from) {
+            for (int i = from; i + 3 < end; i++) {
+                if (buf[i] == '\r' && buf[i + 1] == '\n' && buf[i + 2] == '\r' && buf[i + 3] == '\n') {
+                    return i + 4;
+                }
+            }
+            return -1;
+        }
+
+        /** METHOD SP target SP HTTP-version: the target, or "" when the line is malformed. */
+        private String target(int from, int to) {
+            int sp1 = -1;
+            for (int i = from; i < to && buf[i] != '\r'; i++) {
+                if (buf[i] == ' ') {
+                    if (sp1 < 0) {
+                        sp1 = i;
+                    } else {
+                        return new String(buf, sp1 + 1, i - sp1 - 1, StandardCharsets.ISO_8859_1);
+                    }
+                }
+            }
+            return "";
         }
     }
 
