@@ -4,13 +4,19 @@ usage: server.py [--uvloop] <scenario> <host> <port> <workers>
 """
 import asyncio
 import ctypes
+import functools
+import multiprocessing
 import os
 import signal
 import socket
 import sys
+import time
 import traceback
 
 HELLO = b"HTTP/1.1 200 OK\r\nContent-Length: 12\r\n\r\nHello world!"
+BAD_REQUEST = b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n"
+MAX_WORK_US = 1_000_000
+COUNTERS = 65536
 READ_BYTES = 65536
 TIMEOUT_S = int(os.environ.get("SB_TIMEOUT_MS", "5000")) / 1000
 PR_SET_PDEATHSIG = 1
@@ -55,7 +61,88 @@ async def echo(reader, writer):
         writer.close()
 
 
-SCENARIOS = {"hello": hello, "hello-timeout": hello_timeout, "echo": echo}
+def parse_get(head, prefix, limit):
+    """N from `GET <prefix><N> HTTP/1.1`; None if the head is not that or N > limit."""
+    parts = head.split(b"\r\n", 1)[0].split(b" ")
+    if len(parts) != 3 or parts[0] != b"GET" or parts[2] != b"HTTP/1.1":
+        return None
+    if not parts[1].startswith(prefix):
+        return None
+    digits = parts[1][len(prefix):]
+    if not digits.isdigit() or len(digits.lstrip(b"0")) > 7:
+        return None
+    n = int(digits)
+    return n if n <= limit else None
+
+
+async def serve_gets(reader, writer, prefix, limit, answer):
+    """Reads request heads in order (so pipelined ones are answered in order) and writes answer(n)."""
+    try:
+        while True:
+            try:
+                head = await reader.readuntil(b"\r\n\r\n")
+            except asyncio.IncompleteReadError:
+                break
+            except asyncio.LimitOverrunError:
+                head = b""
+            n = parse_get(head, prefix, limit)
+            if n is None:
+                writer.write(BAD_REQUEST)
+                await writer.drain()
+                break
+            body = answer(n)
+            writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body))
+            await writer.drain()
+    except ConnectionError:
+        pass
+    finally:
+        writer.close()
+
+
+# A step of the spin longer than this means the process was not running (descheduled, preempted):
+# that time was not spent on the request, so it is not counted.
+WORK_GAP_NS = 50_000
+
+
+def busy_wait(us):
+    """Spins on the monotonic clock until `us` microseconds of RUNNING time have passed: CPU work
+    that blocks this process's event loop. Each step's delta counts only when below WORK_GAP_NS."""
+    goal = us * 1000
+    total = 0
+    last = time.monotonic_ns()
+    while total < goal:
+        now = time.monotonic_ns()
+        d = now - last
+        if d < WORK_GAP_NS:  # a longer step: the process was not running
+            total += d
+        last = now
+
+
+def work_answer(n):
+    busy_wait(n)
+    return b"%d" % n
+
+
+async def work(reader, writer):
+    await serve_gets(reader, writer, b"/work/", MAX_WORK_US, work_answer)
+
+
+def counter_answer(counters, k):
+    # One lock for all keys: the Array's own (a multiprocessing RLock, a POSIX semaphore shared by
+    # the forked workers); the counters themselves live in shared memory (get_obj: no second lock).
+    with counters.get_lock():
+        values = counters.get_obj()
+        values[k] += 1
+        return b"%d" % values[k]
+
+
+async def counter(counters, reader, writer):
+    await serve_gets(reader, writer, b"/counter/", COUNTERS - 1,
+                     functools.partial(counter_answer, counters))
+
+
+SCENARIOS = {"hello": hello, "hello-timeout": hello_timeout, "echo": echo, "work": work,
+             "counter": counter}
 
 
 def worker(run, handler, host, port, parent):
@@ -95,12 +182,18 @@ def main():
         print(f"unsupported scenario: {scenario}", file=sys.stderr)
         sys.exit(2)
 
+    handler = SCENARIOS[scenario]
+    if scenario == "counter":
+        # Made before the fork, so every worker shares the memory and the lock.
+        counters = multiprocessing.get_context("fork").Array("Q", COUNTERS)
+        handler = functools.partial(counter, counters)
+
     parent = os.getpid()
     children = []
     for _ in range(workers):
         pid = os.fork()
         if pid == 0:
-            worker(run, SCENARIOS[scenario], host, port, parent)
+            worker(run, handler, host, port, parent)
         children.append(pid)
 
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
