@@ -117,6 +117,7 @@ fn measurement(name: &str, status: MeasurementStatus, reason: Option<&str>, roun
         capacity: None,
         rate_rps: None,
         load_fraction: None,
+        workers: None,
     };
     m
 }
@@ -205,6 +206,7 @@ fn unsearched_model() -> RunResult {
             max_rounds: Some(6),
             shuffle_seed: Some(1),
             workload: None,
+            workers_sweep: vec![],
             notes: vec![],
             duration_s: Some(2.0),
             requests_per_connection: None,

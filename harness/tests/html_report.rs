@@ -367,3 +367,26 @@ fn pages_open_in_headless_chromium() {
     let unsorted = column(&report_page, "s0-c16-latency-table", 4);
     assert_ne!(unsorted, p99);
 }
+
+#[test]
+fn a_workers_sweep_is_drawn_against_workers_and_kept_apart_in_the_tables() {
+    let configs: Vec<synthetic::Config> = ["c-epoll", "go-net"]
+        .iter()
+        .flat_map(|name| [1usize, 2].map(|w| synthetic::Config::new(name, "work", 64, 5_000.0 * w as f64)))
+        .collect();
+    let mut run = synthetic::run("sweep", &configs);
+    for (m, w) in run.measurements.iter_mut().zip([1, 2, 1, 2]) {
+        m.workers = Some(w);
+    }
+    run.config.workers_sweep = vec![1, 2];
+    let page = html::render(&run);
+    assert!(page.contains("work · throughput · 64 connections · scaling over workers"), "no workers chart");
+    let ids = chart_ids(&page);
+    assert!(ids.iter().any(|i| i == "w0-scaling-rps") && ids.iter().any(|i| i == "w0-scaling-p99"), "{ids:?}");
+    assert!(page.contains("throughput over workers"));
+    // Each workers count is its own configuration in the tables.
+    assert!(page.contains("work · throughput, 1 worker") && page.contains("work · throughput, 2 workers"));
+    let md = serverbench::report::markdown::render(&run);
+    assert!(md.contains("## work · throughput, 2 workers · 64 connections"), "{md}");
+    assert!(md.contains("(workers 1, 2 in turn)") && page.contains("workers 1, 2 in turn"), "the rules say the workers were swept");
+}

@@ -194,6 +194,7 @@ fn one_round_with(behaviour: &str, connections: usize, tweak: impl FnOnce(&mut B
         response_bytes: 0,
         workdir: tmp.path(),
         rate: None,
+        workers: opts.workers,
     };
     let stop = Arc::new(AtomicBool::new(false));
     let r = run_round(&mut server, &plan, 1, false, &stop).unwrap();

@@ -160,6 +160,10 @@ pub struct BenchArgs {
     pub connection_per_request: bool,
     #[command(flatten)]
     pub mix: mix::MixArgs,
+    /// Sweep the servers' `{workers}` over this list (such as 1,2,4; capped at the server CPUs): each
+    /// count is its own measurement, and the HTML report draws req/s and p99 against workers.
+    #[arg(long, value_delimiter = ',', value_name = "N[,N...]")]
+    pub workers: Vec<usize>,
     /// singleCore: the server gets one CPU and one worker; multiCore: all server CPUs, one worker each.
     #[arg(long = "type", value_enum, default_value_t = RunType::SingleCore)]
     pub run_type: RunType,
@@ -263,6 +267,7 @@ impl BenchArgs {
             pipeline: self.pipeline,
             connection_per_request: self.connection_per_request,
             mix: self.mix.options(),
+            workers: self.workers.clone(),
             run_type: self.run_type,
             server_cpus: self.cpu_list(&self.server_cpus),
             client_cpus: self.cpu_list(&self.client_cpus),

@@ -97,6 +97,9 @@ pub struct Measurement {
     /// step's rate round (absent from run.json otherwise).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub capacity: Option<crate::load::search::SearchResult>,
+    /// With `bench --workers LIST`: the `{workers}` its server ran with (absent otherwise: the run's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workers: Option<usize>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -420,7 +423,17 @@ impl MeasurementSummary {
 impl Measurement {
     /// The load its rounds put on the server, as reports name and group it: `throughput`, `rate 20000/s`,
     /// or with `--rate auto` `rate 50% of capacity`.
+    /// With a workers sweep, the workers too: `throughput, 2 workers`.
     pub fn load_label(&self) -> String {
+        let load = self.load_only_label();
+        match self.workers {
+            Some(w) => format!("{load}, {w} worker{}", if w == 1 { "" } else { "s" }),
+            None => load,
+        }
+    }
+
+    /// `load_label` without the workers.
+    pub fn load_only_label(&self) -> String {
         match (self.load_fraction, self.rate_rps) {
             (Some(f), _) => format!("{} {:.0}% of capacity", self.mode, f * 100.0),
             (None, Some(r)) => format!("{} {r:.0}/s", self.mode),

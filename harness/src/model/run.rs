@@ -101,6 +101,9 @@ pub struct RunConfig {
     /// `--keys`, `--seed`), when the run has one of them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workload: Option<crate::load::mix::MixOptions>,
+    /// With `--workers LIST`: the `{workers}` each server was measured with, in turn.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub workers_sweep: Vec<usize>,
     /// The seed of the order of the servers in each pass of rounds.
     #[serde(default)]
     pub shuffle_seed: Option<u64>,
@@ -110,6 +113,14 @@ pub struct RunConfig {
 }
 
 impl RunConfig {
+    /// "2 workers", or with a sweep "workers 1, 2 in turn".
+    pub fn workers_label(&self) -> String {
+        match self.workers_sweep.as_slice() {
+            [] => format!("{} worker{}", self.workers, if self.workers == 1 { "" } else { "s" }),
+            list => format!("workers {} in turn", list.iter().map(usize::to_string).collect::<Vec<_>>().join(", ")),
+        }
+    }
+
     /// How the built-in load generator ran, for a report's header: "io_uring", or "io_uring, busy-polling";
     /// empty for external tools.
     pub fn client_io_label(&self) -> String {

@@ -52,6 +52,8 @@ pub fn render(run: &RunResult) -> String {
             links.push((format!("s{si}-scaling"), format!("{scenario} · scaling")));
         }
     }
+    let sweeps = worker_sweeps(run);
+    links.extend(sweeps.iter().enumerate().map(|(i, (title, _))| (format!("w{i}-scaling"), format!("{title} · workers"))));
     page.raw(&contents(&links));
     header(&mut page, run);
     for (si, ((scenario, mode, pipeline), by_connections)) in sections.into_iter().enumerate() {
@@ -64,8 +66,12 @@ pub fn render(run: &RunResult) -> String {
         }
         if by_connections.len() > 1 {
             page.heading(3, &format!("s{si}-scaling"), &format!("{scenario} · scaling over connections"));
-            scaling(&mut page, run, &format!("s{si}"), &by_connections);
+            scaling(&mut page, run, &format!("s{si}"), "connections", &by_connections);
         }
+    }
+    for (i, (title, by_workers)) in sweeps.iter().enumerate() {
+        page.heading(2, &format!("w{i}-scaling"), &format!("{title} · scaling over workers"));
+        scaling(&mut page, run, &format!("w{i}"), "workers", by_workers);
     }
     problems(&mut page, run);
     page.finish()
@@ -104,6 +110,25 @@ fn sections(run: &RunResult) -> Vec<((String, String, u32), BTreeMap<usize, Vec<
             None => out.push((key, BTreeMap::from([(m.connections, vec![row])]))),
         }
     }
+    out
+}
+
+/// With `--workers LIST`: the measurements of each configuration (scenario, load, pipeline, connections)
+/// by their workers, where there are at least two; with the configuration's title.
+fn worker_sweeps(run: &RunResult) -> Vec<(String, BTreeMap<usize, Vec<Row<'_>>>)> {
+    let mut out: Vec<(String, BTreeMap<usize, Vec<Row>>)> = Vec::new();
+    for m in run.measurements.iter().filter(|m| m.measured_rounds().next().is_some()) {
+        let Some(workers) = m.workers else { continue };
+        let pipelined = if m.pipeline > 1 { format!(", pipeline {}", m.pipeline) } else { String::new() };
+        let title = format!("{} · {}{pipelined} · {} connections", m.scenario, m.load_only_label(), m.connections);
+        let model = run.contestant(&m.contestant).map(|c| c.model.clone()).unwrap_or_default();
+        let row = Row { m, s: m.summary(), model };
+        match out.iter_mut().find(|(t, _)| *t == title) {
+            Some((_, map)) => map.entry(workers).or_default().push(row),
+            None => out.push((title, BTreeMap::from([(workers, vec![row])]))),
+        }
+    }
+    out.retain(|(_, map)| map.len() > 1);
     out
 }
 
@@ -153,7 +178,7 @@ fn header(page: &mut Page, run: &RunResult) {
     let connections: Vec<String> = c.connections.iter().map(|n| n.to_string()).collect();
     page.raw(&facts(&[
         ("Run type", c.run_type.clone()),
-        ("Server CPUs", format!("{} ({} worker{})", c.server_cpus, c.workers, if c.workers == 1 { "" } else { "s" })),
+        ("Server CPUs", format!("{} ({})", c.server_cpus, c.workers_label())),
         (
             "Client CPUs",
             format!("{} ({} thread{})", c.client_cpus, c.client_threads, if c.client_threads == 1 { "" } else { "s" }),
@@ -423,8 +448,8 @@ fn cost_table(id: &str, run: &RunResult, rows: &[&Row]) -> Table {
     Table { id: id.into(), caption: Some("Cost".into()), headers: headers.map(String::from).to_vec(), rows: body }
 }
 
-/// req/s and p99 against connections, one line per contestant.
-fn scaling(page: &mut Page, run: &RunResult, id: &str, by_connections: &BTreeMap<usize, Vec<Row>>) {
+/// req/s and p99 against `axis` (connections, or workers), one line per contestant.
+fn scaling(page: &mut Page, run: &RunResult, id: &str, axis: &str, by_connections: &BTreeMap<usize, Vec<Row>>) {
     let mut names: Vec<&str> = by_connections.values().flatten().map(|r| r.m.contestant.as_str()).collect();
     names.sort_unstable();
     names.dedup();
@@ -445,13 +470,13 @@ fn scaling(page: &mut Page, run: &RunResult, id: &str, by_connections: &BTreeMap
     };
     let connections: Vec<f64> = by_connections.keys().map(|c| *c as f64).collect();
     let x = Axis {
-        label: "connections".into(),
+        label: axis.into(),
         unit: Unit::Count,
         scale: Scale::for_values(connections.iter().copied(), 9.0),
         ticks: by_connections.keys().map(|c| (*c as f64, c.to_string())).collect(),
     };
     let rps = LineChart {
-        title: "throughput over connections".into(),
+        title: format!("throughput over {axis}"),
         x: x.clone(),
         y: Axis {
             label: "requests per second (median of rounds)".into(),
@@ -464,7 +489,7 @@ fn scaling(page: &mut Page, run: &RunResult, id: &str, by_connections: &BTreeMap
     let p99 = series(&|r| r.s.latency_ns.p99);
     let p99_scale = Scale::for_values(p99.iter().flat_map(|s| s.points.iter().map(|p| p.1)), 20.0);
     let p99 = LineChart {
-        title: "p99 latency over connections".into(),
+        title: format!("p99 latency over {axis}"),
         x,
         y: Axis { label: "p99 latency".into(), unit: Unit::Nanos, scale: p99_scale, ticks: vec![] },
         series: p99,

@@ -126,7 +126,7 @@ fn setting(run: &RunResult) -> String {
     let tools: Vec<String> = e.tools.iter().map(|(k, v)| format!("{k}: {v}")).collect();
     let mut s = format!(
         "- Started {}, {state}\n- Machine: {}, {} CPUs, {} GiB, {}, {}; load average {}\n- Command: `{}`\n\
-         - Rules: {}, server CPUs {} ({} worker{}), client CPUs {} ({} thread{}); {} warm-up + {} {stop}, interleaved in \
+         - Rules: {}, server CPUs {} ({}), client CPUs {} ({} thread{}); {} warm-up + {} {stop}, interleaved in \
          a new random order each pass; mode {mode}; load from {}{}\n",
         run.started_utc,
         e.cpu_model,
@@ -138,8 +138,7 @@ fn setting(run: &RunResult) -> String {
         e.command_line.join(" "),
         c.run_type,
         c.server_cpus,
-        c.workers,
-        if c.workers == 1 { "" } else { "s" },
+        c.workers_label(),
         c.client_cpus,
         c.client_threads,
         if c.client_threads == 1 { "" } else { "s" },

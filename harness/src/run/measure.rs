@@ -34,9 +34,12 @@ impl Runner<'_, '_> {
 
     fn measure_scenarios(&mut self, ready: &[&Contestant], rounds_each: u64) -> anyhow::Result<()> {
         let o = self.opts;
-        let total: u64 = o.scenarios.iter().map(|s| ready.iter().filter(|c| c.supports(s)).count() as u64).sum::<u64>() * rounds_each;
+        // Without a sweep, every server runs with the run's workers.
+        let sweep: &[usize] = if o.workers_sweep.is_empty() { std::slice::from_ref(&o.workers) } else { &o.workers_sweep };
+        let total: u64 =
+            o.scenarios.iter().map(|s| ready.iter().filter(|c| c.supports(s)).count() as u64).sum::<u64>() * rounds_each * sweep.len() as u64;
         self.ui.start(total, "measuring");
-        for scenario in &o.scenarios {
+        for (scenario, &workers) in o.scenarios.iter().flat_map(|s| sweep.iter().map(move |w| (s, w))) {
             if self.stopped() {
                 break;
             }
@@ -46,14 +49,15 @@ impl Runner<'_, '_> {
                     self.ui.drop_steps(rounds_each);
                     continue;
                 }
-                match self.launch(c, scenario) {
+                match self.launch(c, scenario, workers) {
                     Some(l) => live.push(l),
                     None => self.ui.drop_steps(rounds_each),
                 }
                 (self.save)(self.run)?;
             }
             if !live.is_empty() {
-                self.ui.line(&format!("{scenario}: {} server(s) started and verified", live.len()));
+                let with = if o.workers_sweep.is_empty() { String::new() } else { format!(" with {workers} worker(s)") };
+                self.ui.line(&format!("{scenario}: {} server(s) started{with} and verified", live.len()));
             }
             let result = self.rounds(scenario, &mut live);
             for l in live {
@@ -67,7 +71,7 @@ impl Runner<'_, '_> {
 
     /// Starts, waits for and verifies one server, creating its measurements. None when it failed (the
     /// measurements say why).
-    pub(super) fn launch<'c>(&mut self, c: &'c Contestant, scenario: &str) -> Option<Live<'c>> {
+    pub(super) fn launch<'c>(&mut self, c: &'c Contestant, scenario: &str, workers: usize) -> Option<Live<'c>> {
         let o = self.opts;
         let first = self.run.measurements.len();
         let levels = levels(o);
@@ -87,12 +91,14 @@ impl Runner<'_, '_> {
                 capacity: None,
                 rate_rps: if level == Level::Asked { o.rate_per_s.filter(|_| o.mode == super::options::ModeKind::Rate) } else { None },
                 load_fraction: if let Level::Share(f) = level { Some(f) } else { None },
+                workers: (!o.workers_sweep.is_empty()).then_some(workers),
             });
         }
         let flat: Vec<usize> = (first..self.run.measurements.len()).collect();
         let measurements: Vec<Vec<usize>> = flat.chunks(levels.len()).map(<[usize]>::to_vec).collect();
         self.ui.status(format!("starting {} ({scenario})", c.name));
-        let log = self.run_dir.join("logs").join(format!("{}.{scenario}.log", c.name));
+        let sweep = if o.workers_sweep.is_empty() { String::new() } else { format!(".w{workers}") };
+        let log = self.run_dir.join("logs").join(format!("{}.{scenario}{sweep}.log", c.name));
         let rel = self.relative(&log);
         self.record_mut(&c.name).server_logs.push(rel.clone());
         for &i in &flat {
@@ -100,7 +106,7 @@ impl Runner<'_, '_> {
         }
         let setup = ServerSetup {
             cpus: &o.server_cpus,
-            workers: o.workers,
+            workers,
             start_timeout: o.start_timeout,
             timeout: o.timeout,
         };
@@ -111,7 +117,7 @@ impl Runner<'_, '_> {
                     self.run.measurements[i].response_bytes = Some(bytes);
                 }
                 self.ui.detail(&format!("{} {scenario}: verified ({bytes} bytes)", c.name));
-                Some(Live { contestant: c, server, measurements, response_bytes: bytes, failed: false })
+                Some(Live { contestant: c, server, measurements, response_bytes: bytes, failed: false, workers })
             }
             Started::Failed(server, reason, _) => {
                 self.ui.line(&format!("{} {scenario}: {}", c.name, reason.lines().next().unwrap_or_default()));
@@ -306,6 +312,7 @@ impl Runner<'_, '_> {
             response_bytes: l.response_bytes,
             workdir: &workdir,
             rate,
+            workers: l.workers,
         };
         let outcome = rounds::run_round(&mut l.server, &plan, index, warmup, self.stop);
         l.server.freeze();

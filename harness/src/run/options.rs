@@ -110,6 +110,9 @@ pub struct BenchOptions {
     pub client_cpus: CpuSet,
     /// `{workers}` for every server: 1 for singleCore, the server CPUs for multiCore.
     pub workers: usize,
+    /// `--workers LIST`: each server is measured with each of these `{workers}` in turn (a sweep); empty:
+    /// `workers` alone.
+    pub workers_sweep: Vec<usize>,
     pub client_threads: usize,
     pub warmup: u32,
     pub rounds: Rounds,
@@ -161,6 +164,8 @@ pub struct BenchChoices {
     pub pipeline: u32,
     pub connection_per_request: bool,
     pub mix: crate::load::mix::MixOptions,
+    /// `--workers LIST`: the `{workers}` to sweep (empty: the run type's rule).
+    pub workers: Vec<usize>,
     pub run_type: RunType,
     pub server_cpus: Option<String>,
     pub client_cpus: Option<String>,
@@ -202,6 +207,7 @@ impl BenchChoices {
             pipeline: 1,
             connection_per_request: false,
             mix: Default::default(),
+            workers: Vec::new(),
             run_type: RunType::SingleCore,
             server_cpus: None,
             client_cpus: None,
@@ -344,6 +350,7 @@ impl BenchOptions {
             ));
         }
         let workers = server_cpus.len();
+        let workers_sweep = workers_sweep(&c.workers, server_cpus.len(), &mut notes)?;
         let client_threads = c.client_threads.unwrap_or(client_cpus.len()).max(1);
 
         let stop = match (c.duration, c.requests) {
@@ -441,6 +448,7 @@ impl BenchOptions {
             server_cpus,
             client_cpus,
             workers,
+            workers_sweep,
             client_threads,
             warmup: c.warmup,
             rounds: c.rounds,
@@ -480,9 +488,40 @@ fn client_poll(
     Ok(wanted)
 }
 
+/// `--workers LIST`: the counts to sweep, in the order given, without repeats, each at most the server
+/// CPUs (a larger one is dropped with a note: more workers than CPUs measures time-slicing, not scaling).
+/// A single count is no sweep: empty.
+fn workers_sweep(asked: &[usize], cpus: usize, notes: &mut Vec<String>) -> anyhow::Result<Vec<usize>> {
+    anyhow::ensure!(asked.iter().all(|&w| w > 0), "--workers takes counts above 0, such as 1,2,4");
+    let mut list: Vec<usize> = Vec::new();
+    for &w in asked {
+        if !list.contains(&w) {
+            list.push(w);
+        }
+    }
+    let dropped: Vec<String> = list.iter().filter(|&&w| w > cpus).map(usize::to_string).collect();
+    if !dropped.is_empty() {
+        notes.push(format!("--workers {} left out: more than the {cpus} server CPU(s)", dropped.join(",")));
+    }
+    list.retain(|&w| w <= cpus);
+    anyhow::ensure!(asked.is_empty() || !list.is_empty(), "--workers {}: every count is above the {cpus} server CPU(s)", asked.iter().map(usize::to_string).collect::<Vec<_>>().join(","));
+    Ok(if list.len() > 1 { list } else { Vec::new() })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_workers_sweep_keeps_the_counts_the_server_cpus_allow() {
+        let mut notes = Vec::new();
+        assert_eq!(workers_sweep(&[1, 2, 2, 4], 2, &mut notes).unwrap(), [1, 2]);
+        assert_eq!(notes, ["--workers 4 left out: more than the 2 server CPU(s)"]);
+        assert!(workers_sweep(&[2], 2, &mut Vec::new()).unwrap().is_empty(), "one count is no sweep");
+        assert!(workers_sweep(&[], 2, &mut Vec::new()).unwrap().is_empty());
+        assert!(workers_sweep(&[4, 8], 2, &mut Vec::new()).unwrap_err().to_string().contains("every count is above"));
+        assert!(workers_sweep(&[0, 1], 2, &mut Vec::new()).is_err());
+    }
 
     fn choices() -> BenchChoices {
         BenchChoices::new("contestants".into(), "results".into())

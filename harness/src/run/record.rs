@@ -45,6 +45,7 @@ pub(super) fn run_config(o: &BenchOptions) -> RunConfig {
         client_poll: if o.tool == options::Tool::Builtin { o.client_poll.name().into() } else { String::new() },
         timeout_s: o.timeout.as_secs_f64(),
         notes: o.notes.clone(),
+        workers_sweep: o.workers_sweep.clone(),
         workload: o.scenarios.iter().any(|s| s == "work" || s == "counter").then(|| o.mix.clone()),
         shuffle_seed: Some(
             std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64),

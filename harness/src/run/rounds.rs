@@ -34,6 +34,8 @@ pub struct RoundPlan<'a> {
     pub workdir: &'a Path,
     /// A capacity search's step: the round runs open-loop at this rate whatever `--mode` says.
     pub rate: Option<f64>,
+    /// The `{workers}` the server runs with.
+    pub workers: usize,
 }
 
 impl RoundPlan<'_> {
@@ -222,7 +224,7 @@ pub fn run_round(server: &mut Server, plan: &RoundPlan, index: u32, warmup: bool
             pss_bytes: usage.pss_bytes,
             processes: usage.members.len(),
             threads: usage.threads,
-            workers: crate::model::worker_balance(&usage.thread_cpu_s, o.workers),
+            workers: crate::model::worker_balance(&usage.thread_cpu_s, plan.workers),
             cost: usage.thread_cost.and_then(crate::model::CostBreakdown::of_threads),
         },
         load,

@@ -24,6 +24,8 @@ pub(super) struct Live<'c> {
     pub(super) response_bytes: u64,
     /// Set when it failed; its remaining rounds are skipped.
     pub(super) failed: bool,
+    /// The `{workers}` it was started with.
+    pub(super) workers: usize,
 }
 
 /// One benchmark between its start and its end, handed from phase to phase.
