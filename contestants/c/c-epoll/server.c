@@ -21,6 +21,8 @@ struct conn {
     struct link link;        /* hello-timeout: place in the loop's list, least recently active first */
     long long deadline_ms;
     int fd, closing;         /* closing: close once the output is written (HTTP scenarios) */
+    int queued;              /* --edge: on the loop's list of connections to read again */
+    struct conn *again;      /* --edge: the next one on that list */
     size_t in_len;           /* HTTP scenarios: request bytes not yet answered */
     char *out;               /* bytes out[out_off..out_len] still to be written */
     size_t out_off, out_len;
@@ -36,6 +38,7 @@ struct loop {
     time_t date_s;           /* plaintext responses carry a Date rebuilt once per second */
     struct { char bytes[MAX_RESPONSE_BYTES]; size_t len; } resp[RESP_COUNT];
     char scratch[SB_BUF_BYTES]; /* hello reads land here: nothing of them is kept */
+    struct conn *again_head, *again_tail; /* --edge: connections that may hold more input, in turn */
 };
 
 static struct sb_args args;
@@ -91,7 +94,30 @@ static void conn_close(struct conn *c)
 {
     if (c->link.next) timer_unlink(c);
     close(c->fd);
+    if (c->queued) { c->fd = -1; return; } /* freed when its turn on the list comes */
     free(c);
+}
+
+/* --edge: epoll reports a connection once per arrival, so one that was served may still hold input.
+ * Reading it again at once would serve it for as long as its client keeps sending (a fast client's next
+ * request arrives before the loop's next read) and starve the others; it goes to the back of this list
+ * instead and is read again after every connection that was ready before it. */
+static void again_push(struct loop *l, struct conn *c)
+{
+    if (c->queued) return;
+    c->queued = 1, c->again = NULL;
+    if (l->again_tail) l->again_tail->again = c;
+    else l->again_head = c;
+    l->again_tail = c;
+}
+
+static struct conn *again_pop(struct loop *l)
+{
+    struct conn *c = l->again_head;
+    l->again_head = c->again;
+    if (!l->again_head) l->again_tail = NULL;
+    c->queued = 0;
+    return c;
 }
 
 static void conn_watch(struct loop *l, struct conn *c, uint32_t events)
@@ -211,26 +237,26 @@ static void conn_on_event(struct loop *l, struct conn *c)
         if (c->out_len == 0) conn_watch(l, c, EPOLLIN);
         return;
     }
-    for (;;) {
-        char *dst = args.scenario <= SB_HELLO_TIMEOUT ? l->scratch : c->buf + c->in_len;
-        ssize_t n = read(c->fd, dst, SB_BUF_BYTES - c->in_len);
-        if (n == 0 || (n < 0 && errno != EAGAIN)) goto close;
-        if (n < 0) return; /* drained (edge-triggered) */
-        timer_touch(l, c);
-        int r = 1; /* 1: all answered, 0: output waits for room, -1: close */
-        if (args.scenario == SB_ECHO) {
-            c->out_len = n;
-            r = conn_flush(c);
-        } else if (http_scenario()) {
-            c->in_len += n;
-            r = http_serve(l, c) < 0 ? -1 : c->out_len == 0;
-        } else if (write(c->fd, SB_HELLO_RESPONSE, SB_HELLO_LEN) != SB_HELLO_LEN) {
-            r = -1; /* hello writes its response in one call or gives up */
-        }
-        if (r < 0) goto close;
-        if (r == 0) { conn_watch(l, c, EPOLLOUT); return; }
-        if (!edge) return; /* level-triggered: epoll reports what is left */
+    char *dst = args.scenario <= SB_HELLO_TIMEOUT ? l->scratch : c->buf + c->in_len;
+    ssize_t n = read(c->fd, dst, SB_BUF_BYTES - c->in_len);
+    if (n == 0 || (n < 0 && errno != EAGAIN)) goto close;
+    if (n < 0) return; /* nothing more (edge-triggered: epoll reports the next arrival) */
+    timer_touch(l, c);
+    int r = 1; /* 1: all answered, 0: output waits for room, -1: close */
+    if (args.scenario == SB_ECHO) {
+        c->out_len = n;
+        r = conn_flush(c);
+    } else if (http_scenario()) {
+        c->in_len += n;
+        r = http_serve(l, c) < 0 ? -1 : c->out_len == 0;
+    } else if (write(c->fd, SB_HELLO_RESPONSE, SB_HELLO_LEN) != SB_HELLO_LEN) {
+        r = -1; /* hello writes its response in one call or gives up */
     }
+    if (r < 0) goto close;
+    if (r == 0) { conn_watch(l, c, EPOLLOUT); return; }
+    /* Level-triggered, epoll reports what is left; edge-triggered, it is read in its turn. */
+    if (edge) again_push(l, c);
+    return;
 close:
     conn_close(c);
 }
@@ -263,11 +289,19 @@ static void *loop_run(void *unused)
     epoll_ctl(l->epfd, EPOLL_CTL_ADD, l->lfd, &ev);
     struct epoll_event events[MAX_EVENTS];
     for (;;) {
-        int n = epoll_wait(l->epfd, events, MAX_EVENTS, timer_wait_ms(l));
+        int n = epoll_wait(l->epfd, events, MAX_EVENTS, l->again_head ? 0 : timer_wait_ms(l));
         loop_clock(l);
         for (int i = 0; i < n; i++) {
             if (events[i].data.ptr) conn_on_event(l, events[i].data.ptr);
             else loop_accept(l);
+        }
+        /* --edge: one more read for each connection that was on the list before this pass */
+        for (struct conn *last = l->again_tail; l->again_head;) {
+            struct conn *c = again_pop(l);
+            int was_last = c == last;
+            if (c->fd < 0) free(c); /* closed while it waited */
+            else conn_on_event(l, c);
+            if (was_last) break;
         }
         while (l->timers.next != &l->timers && ((struct conn *)l->timers.next)->deadline_ms <= l->now_ms)
             conn_close((struct conn *)l->timers.next);
