@@ -390,3 +390,26 @@ fn a_workers_sweep_is_drawn_against_workers_and_kept_apart_in_the_tables() {
     assert!(md.contains("## work · throughput, 2 workers · 64 connections"), "{md}");
     assert!(md.contains("(workers 1, 2 in turn)") && page.contains("workers 1, 2 in turn"), "the rules say the workers were swept");
 }
+
+#[test]
+fn the_server_cost_per_request_is_drawn_as_user_then_kernel() {
+    let mut run = small_run();
+    assert!(!chart_ids(&html::render(&run)).iter().any(|i| i.ends_with("-cost-split")), "no chart without the figures");
+    for m in &mut run.measurements {
+        for r in &mut m.rounds {
+            let requests = r.load.requests as f64;
+            r.server.cost = Some(serverbench::model::CostBreakdown {
+                user_s: 3e-6 * requests,
+                system_s: 9e-6 * requests,
+                voluntary_switches: 0,
+                involuntary_switches: 0,
+            });
+        }
+    }
+    let page = html::render(&run);
+    let id = chart_ids(&page).into_iter().find(|i| i.ends_with("-cost-split")).expect("a cost split chart");
+    let svg = chart(&page, &id);
+    assert!(svg.contains(">user</text>") && svg.contains(">kernel</text>"), "{svg}");
+    assert!(svg.contains("class=\"part0\"") && svg.contains("class=\"part1\""), "{svg}");
+    assert!(svg.contains("3.00 µs + 9.00 µs"), "each bar's parts are 3 µs user and 9 µs kernel: {svg}");
+}

@@ -102,6 +102,7 @@ fn ratio_chart(configuration: &str, rows: &[&Row]) -> BarChart {
                         ci95: ch.ratio_ci95,
                         flag: matches!(ch.verdict, Verdict::Better | Verdict::Worse)
                             .then(|| ch.verdict.marker().to_string()),
+                        parts: vec![],
                     })
                 })
                 .collect(),
@@ -114,6 +115,7 @@ fn ratio_chart(configuration: &str, rows: &[&Row]) -> BarChart {
         unit: Unit::Ratio,
         groups,
         reference: Some((1.0, "no change".into())),
+        parts: vec![],
     }
 }
 

@@ -220,6 +220,7 @@ fn configuration(page: &mut Page, run: &RunResult, id: &str, scenario: &str, row
             ci95: rounds.and_then(|s| s.ci95),
             flag: (r.s.client_bound_rounds > 0)
                 .then(|| format!("{FLAG_CLIENT_BOUND} ({}/{} rounds)", r.s.client_bound_rounds, r.s.rounds)),
+            parts: vec![],
         })
     });
     let chart = BarChart::new(
@@ -243,10 +244,11 @@ fn configuration(page: &mut Page, run: &RunResult, id: &str, scenario: &str, row
             value,
             ci95: Summary::of(&per_round).and_then(|s| s.ci95),
             flag: None,
+            parts: vec![],
         })
     });
     let rss = grouped_bars(&rows, |r| {
-        Some(Bar { label: r.m.contestant.clone(), value: r.s.peak_rss_bytes? as f64, ci95: None, flag: None })
+        Some(Bar { label: r.m.contestant.clone(), value: r.s.peak_rss_bytes? as f64, ci95: None, flag: None, parts: vec![] })
     });
     if !cpu.is_empty() || !rss.is_empty() {
         let cpu_chart = BarChart::new(
@@ -269,12 +271,29 @@ fn configuration(page: &mut Page, run: &RunResult, id: &str, scenario: &str, row
         page.figure(&charts, Some(&cost_table(&format!("{id}-cost-table"), run, &rows)));
     }
 
+    let split = grouped_bars(&rows, |r| {
+        let c = r.s.server_cost_per_request.as_ref()?;
+        Some(Bar { label: r.m.contestant.clone(), value: c.user_us + c.system_us, ci95: None, flag: None, parts: vec![c.user_us, c.system_us] })
+    });
+    if !split.is_empty() {
+        let chart = BarChart {
+            parts: vec!["user".into(), "kernel".into()],
+            ..BarChart::new(
+                format!("{scenario}: where the server's CPU per request goes"),
+                "server CPU microseconds per request: user, then kernel (every thread of the tree, from /proc)",
+                Unit::Micros,
+                split,
+            )
+        };
+        page.figure(&svg::bar_chart(&format!("{id}-cost-split"), &chart), None);
+    }
+
     fairness(page, id, scenario, &rows);
 
     if Scenario::parse(scenario).is_some_and(Scenario::streams_bytes) {
         let bw = grouped_bars(&rows, |r| {
             let b = r.s.bytes_per_s.as_ref()?;
-            Some(Bar { label: r.m.contestant.clone(), value: b.median, ci95: b.ci95, flag: None })
+            Some(Bar { label: r.m.contestant.clone(), value: b.median, ci95: b.ci95, flag: None, parts: vec![] })
         });
         let chart = BarChart::new(
             format!("{scenario}: bandwidth ({})", rows[0].m.mode),
@@ -309,6 +328,7 @@ fn fairness(page: &mut Page, id: &str, scenario: &str, rows: &[&Row]) {
             value: p.median as f64 / secs,
             ci95: Some((p.min as f64 / secs, p.max as f64 / secs)),
             flag,
+            parts: vec![],
         })
     });
     if bars.is_empty() {

@@ -13,6 +13,8 @@ pub struct Bar {
     /// A word such as `client-bound` that changes how the number must be read: the bar is hatched and the
     /// word is written after the value.
     pub flag: Option<String>,
+    /// A stacked bar: the parts `value` is made of, in the order of the chart's `parts` (empty: one piece).
+    pub parts: Vec<f64>,
 }
 
 /// Bars under one heading (for example all contestants of the shared-run-queue family).
@@ -31,12 +33,14 @@ pub struct BarChart {
     pub groups: Vec<BarGroup>,
     /// A vertical reference line with its label, e.g. 1.0 "no change" on a ratio chart.
     pub reference: Option<(f64, String)>,
+    /// Stacked bars: the name of each part (a legend is drawn); empty for plain bars.
+    pub parts: Vec<String>,
 }
 
 impl BarChart {
     /// A chart without a reference line.
     pub fn new(title: impl Into<String>, axis_label: impl Into<String>, unit: Unit, groups: Vec<BarGroup>) -> BarChart {
-        BarChart { title: title.into(), axis_label: axis_label.into(), unit, groups, reference: None }
+        BarChart { title: title.into(), axis_label: axis_label.into(), unit, groups, reference: None, parts: Vec::new() }
     }
 }
 
@@ -127,7 +131,21 @@ pub fn bar_chart(id: &str, chart: &BarChart) -> String {
                 esc(&bar.label)
             );
             let fill = if bar.flag.is_some() { format!("url(#{id}-hatch)") } else { colour.to_string() };
-            if bar.value.is_finite() {
+            if bar.value.is_finite() && !bar.parts.is_empty() {
+                // Stacked: each part from where the one before ended, the later ones paler.
+                let mut from = 0.0;
+                for (pi, part) in bar.parts.iter().enumerate().filter(|(_, p)| p.is_finite()) {
+                    let _ = write!(
+                        s,
+                        r#"<rect class="part{pi}" x="{}" y="{}" width="{}" height="{BAR_PX}" fill="{fill}" fill-opacity="{}" stroke="{colour}" stroke-width="1.5"/>"#,
+                        n(sx(from)),
+                        n(mid - BAR_PX / 2.0),
+                        n(sx(from + part) - sx(from)),
+                        part_opacity(pi)
+                    );
+                    from += part;
+                }
+            } else if bar.value.is_finite() {
                 let _ = write!(
                     s,
                     r#"<rect x="{}" y="{}" width="{}" height="{BAR_PX}" fill="{fill}" stroke="{colour}" stroke-width="1.5"/>"#,
@@ -159,6 +177,23 @@ pub fn bar_chart(id: &str, chart: &BarChart) -> String {
             y += BAR_ROW_PX;
         }
     }
+    // The legend of a stacked chart, right of the title: a swatch per part.
+    let mut lx = x1 - chart.parts.iter().map(|p| text_px(p) + 26.0).sum::<f64>();
+    for (pi, part) in chart.parts.iter().enumerate() {
+        let _ = write!(
+            s,
+            r#"<rect x="{}" y="{}" width="12" height="12" fill="{}" fill-opacity="{}" stroke="{}"/><text x="{}" y="{}">{}</text>"#,
+            n(lx),
+            n(top - 22.0),
+            PALETTE[0],
+            part_opacity(pi),
+            PALETTE[0],
+            n(lx + 16.0),
+            n(top - 12.0),
+            esc(part)
+        );
+        lx += text_px(part) + 26.0;
+    }
     if let Some((r, label)) = &chart.reference {
         let x = sx(*r);
         let _ = write!(
@@ -173,6 +208,11 @@ pub fn bar_chart(id: &str, chart: &BarChart) -> String {
     }
     s.push_str("</svg>");
     s
+}
+
+/// How solid part `i` of a stacked bar is: the first in full, the later ones paler.
+fn part_opacity(i: usize) -> f64 {
+    [1.0, 0.35, 0.15][i.min(2)]
 }
 
 /// "512k ± 2.19%": the value and half its interval relative to it.
@@ -196,6 +236,10 @@ fn ci_pct(bar: &Bar) -> Option<f64> {
 
 fn bar_tooltip(bar: &Bar, unit: Unit) -> String {
     let mut t = format!("{}: {}", bar.label, unit.format(bar.value));
+    if !bar.parts.is_empty() {
+        let parts: Vec<String> = bar.parts.iter().map(|p| unit.format(*p)).collect();
+        let _ = write!(t, " ({})", parts.join(" + "));
+    }
     if let Some((lo, hi)) = bar.ci95 {
         let _ = write!(t, " (95% CI {} to {})", unit.format(lo), unit.format(hi));
     }

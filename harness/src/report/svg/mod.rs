@@ -348,6 +348,7 @@ mod tests {
                         value: 500_000.0,
                         ci95: Some((490_000.0, 510_000.0)),
                         flag: None,
+                        parts: vec![],
                     }],
                 },
                 BarGroup {
@@ -357,11 +358,37 @@ mod tests {
                         value: 800_000.0,
                         ci95: None,
                         flag: Some("client-bound".into()),
+                        parts: vec![],
                     }],
                 },
             ],
             reference: None,
+            parts: vec![],
         }
+    }
+
+    #[test]
+    fn a_stacked_bar_draws_each_part_from_where_the_last_ended_with_a_legend() {
+        let mut chart = bars();
+        chart.parts = vec!["user".into(), "kernel".into()];
+        let bar = &mut chart.groups[0].bars[0];
+        (bar.value, bar.ci95, bar.parts) = (10.0, None, vec![4.0, 6.0]);
+        chart.groups.truncate(1);
+        let svg = bar_chart("split", &chart);
+        assert!(svg.contains(">user</text>") && svg.contains(">kernel</text>"), "a legend names the parts");
+        let x = |class: &str| -> (f64, f64) {
+            let at = svg.find(&format!("class=\"{class}\"")).unwrap_or_else(|| panic!("no {class}"));
+            let attr = |name: &str| -> f64 {
+                let rest = &svg[at..];
+                let from = rest.find(&format!(" {name}=\"")).unwrap() + name.len() + 3;
+                rest[from..].split('"').next().unwrap().parse().unwrap()
+            };
+            (attr("x"), attr("width"))
+        };
+        let ((x0, w0), (x1, w1)) = (x("part0"), x("part1"));
+        assert!((x0 + w0 - x1).abs() < 0.01, "the kernel part starts where the user part ends");
+        assert!((w1 / w0 - 1.5).abs() < 0.01, "6 µs is drawn 1.5 times as long as 4 µs: {w0} {w1}");
+        assert!(svg.contains("<title>rust-tokio: 10.0 (4.00 + 6.00)</title>"), "the tooltip gives the parts: {svg}");
     }
 
     #[test]
