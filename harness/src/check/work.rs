@@ -7,13 +7,7 @@ use std::time::{Duration, Instant};
 use super::{Failed, Options, Target};
 use crate::wire::client::{show, Conn, Response};
 use crate::wire::request::get;
-use crate::wire::{counter_path, parse_decimal, work_path, COUNTER_KEYS, DEFAULT_WORK_US, MAX_WORK_US};
-
-/// The answer a micro contestant gives with `body`: a status line, one Content-Length, nothing else.
-pub fn decimal_response(value: u64) -> Vec<u8> {
-    let body = value.to_string();
-    format!("HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n{body}", body.len()).into_bytes()
-}
+use crate::wire::{counter_path, decimal_response, parse_decimal, work_path, COUNTER_KEYS, DEFAULT_WORK_US, MAX_WORK_US};
 
 /// Reads one answer to `work` or `counter`: a 200 whose body is a decimal (`want` when given). A micro
 /// contestant sends exactly `decimal_response`.

@@ -95,9 +95,9 @@ pub fn verify(addr: SocketAddr, scenario: &str, micro: bool, timeout: Duration) 
                 if value != want {
                     return Err(fail(format!("GET {path} answered {value}; expected {want}"), Some(&r.raw)));
                 }
-                let exact = format!("HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n{value}", value.to_string().len());
-                if micro && r.raw != exact.as_bytes() {
-                    return Err(fail(format!("wrong response to `{scenario}`: a micro contestant must answer exactly {}; got {}", show(exact.as_bytes()), show(&r.raw)), Some(&r.raw)));
+                let exact = crate::wire::decimal_response(value);
+                if micro && r.raw != exact {
+                    return Err(fail(format!("wrong response to `{scenario}`: a micro contestant must answer exactly {}; got {}", show(&exact), show(&r.raw)), Some(&r.raw)));
                 }
                 first.get_or_insert((value, r.raw));
             }

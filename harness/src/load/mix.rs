@@ -113,9 +113,10 @@ impl MixOptions {
         Ok(())
     }
 
-    /// How the run describes its workload beyond the scenario (`Mix::describe`).
-    pub fn describe(&self, scenario: Scenario) -> Option<String> {
-        self.for_scenario(scenario).describe()
+    /// Whether `work` requests differ in weight (heavy connections or requests): only the builtin tool,
+    /// which checks every answer against its N, can send them.
+    pub fn skewed(&self) -> bool {
+        self.heavy_connections.is_some() || self.heavy_requests.is_some()
     }
 }
 
@@ -190,6 +191,11 @@ impl Paths {
             }
         }
         paths
+    }
+
+    /// Whether the variants are `counter` keys, whose answers are kept (`counter.rs`).
+    pub fn counts(&self) -> bool {
+        self.keys > 0
     }
 
     /// The longest request any variant renders.

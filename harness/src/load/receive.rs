@@ -7,7 +7,6 @@ use super::backend::Backend;
 use super::config::{EchoKind, Workload};
 use super::conn::State;
 use super::http::{Complete, Expect};
-use super::mix::Mix;
 use crate::wire::parse_decimal;
 use super::engine::Engine;
 
@@ -55,7 +54,7 @@ impl Engine<'_> {
     fn on_http_bytes<B: Backend>(&mut self, io: &mut B, i: usize, data: &[u8], now: u64) {
         let expect = &self.shared.expect;
         let paths = self.shared.paths.as_ref();
-        let counting = matches!(self.shared.config.workload, Workload::Http { mix: Mix::Counter { .. }, .. });
+        let counting = paths.is_some_and(|p| p.counts());
         let recording = self.recording;
         let measure_start_ns = self.measure_start_ns;
         let c = &mut self.conns[i];

@@ -417,7 +417,7 @@ impl BenchOptions {
             }
             anyhow::ensure!(!c.connection_per_request, "--connection-per-request needs --tool builtin");
             anyhow::ensure!(
-                !scenarios.contains(&Scenario::Counter) && (!scenarios.contains(&Scenario::Work) || c.mix == crate::load::mix::MixOptions { work_us: c.mix.work_us, seed: c.mix.seed, ..Default::default() }),
+                !scenarios.contains(&Scenario::Counter) && !(scenarios.contains(&Scenario::Work) && c.mix.skewed()),
                 "--tool {}: `counter` (whose answers are checked for lost updates) and `work` with heavy connections or requests need --tool builtin",
                 c.tool.name()
             );

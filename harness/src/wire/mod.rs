@@ -9,6 +9,6 @@ pub mod scenario;
 pub use client::{Closed, Conn, Response, WireError};
 pub use request::{HttpRequest, RequestTemplate};
 pub use scenario::{
-    counter_path, parse_decimal, work_path, Expected, Scenario, COUNTER_KEYS, DEFAULT_WORK_BODY, DEFAULT_WORK_US, HELLO_BODY, HELLO_RESPONSE, MAX_WORK_US,
+    counter_path, decimal_response, parse_decimal, work_path, Expected, Scenario, COUNTER_KEYS, DEFAULT_WORK_BODY, DEFAULT_WORK_US, HELLO_BODY, HELLO_RESPONSE, MAX_WORK_US,
     PLAINTEXT_BODY,
 };

@@ -31,6 +31,12 @@ pub fn counter_path(key: u32) -> String {
     format!("/counter/{key}")
 }
 
+/// The answer of a micro contestant to `work` or `counter`: a status line, one Content-Length, the decimal.
+pub fn decimal_response(value: u64) -> Vec<u8> {
+    let body = value.to_string();
+    format!("HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n{body}", body.len()).into_bytes()
+}
+
 /// The body of a 200 answer to `work` or `counter`: a decimal, nothing else.
 pub fn parse_decimal(body: &[u8]) -> Option<u64> {
     if body.is_empty() || body.len() > 19 || !body.iter().all(u8::is_ascii_digit) {
