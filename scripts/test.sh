@@ -34,10 +34,11 @@ trap 'status=$?; if ((status)); then end_step; fi' EXIT
 started=$SECONDS
 
 step "system packages the tests use"
-# chromium renders report.html; wrk, h2load (nghttp2-client) and curl are the real clients of the checks.
+# chromium renders report.html; wrk, h2load (nghttp2-client), curl and ab (apache2-utils) are the real
+# clients of the checks.
 # wrk, h2load and hey are also the external load tools of `bench --tool`.
 missing=()
-for pair in chromium:chromium wrk:wrk h2load:nghttp2-client curl:curl; do
+for pair in chromium:chromium wrk:wrk h2load:nghttp2-client curl:curl ab:apache2-utils; do
   command -v "${pair%%:*}" >/dev/null 2>&1 || missing+=("${pair#*:}")
 done
 if ((${#missing[@]})); then
@@ -50,7 +51,7 @@ if ((${#missing[@]})); then
   fi
 fi
 still_missing=()
-for tool in chromium wrk h2load curl; do
+for tool in chromium wrk h2load curl ab; do
   command -v "$tool" >/dev/null 2>&1 || still_missing+=("$tool")
 done
 if ((${#still_missing[@]})); then

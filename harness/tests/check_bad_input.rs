@@ -113,7 +113,7 @@ fn many_connections_dropped_at_once() {
 #[test]
 fn connections_that_cannot_be_established_fail_the_drop() {
     let deaf = check_support::deaf_listener();
-    let t = serverbench::check::Target { addr: deaf.local_addr().unwrap(), scenario: Scenario::Hello, micro: true };
+    let t = serverbench::check::Target { addr: deaf.local_addr().unwrap(), scenario: Scenario::Hello, micro: true, pid: None };
     let r = bad_input::drop_many(&t, &options());
     assert_fails(r.clone(), "of 1000 connections established");
     assert_fails(r, "all 1000 must be");

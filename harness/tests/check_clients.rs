@@ -62,3 +62,41 @@ fn h2load_sees_every_request_succeed() {
     t.scenario = Scenario::Hello;
     expect("h2load_sees_every_request_succeed", "h2load", tools::h2load(&t, &o), Status::Fail);
 }
+
+#[test]
+fn ab_needs_http10_keep_alive_only_when_asked() {
+    let o = options();
+    let good = start(Scenario::Plaintext, Flaws::default());
+    let v = tools::ab(&good.target(false), &o);
+    expect("ab_needs_http10_keep_alive_only_when_asked", "ab", v.clone(), Status::Pass);
+    if v.status == Status::Skip {
+        return;
+    }
+    // Answered as HTTP/1.1 and kept open: ab -k sees no keep-alive and waits for a close that never comes.
+    let wrong = start(Scenario::Plaintext, Flaws { http10_as_11: true, ..Flaws::default() });
+    let v = tools::ab(&wrong.target(false), &o);
+    assert_eq!(v.status, Status::Fail, "{}", v.reason);
+    assert!(v.reason.contains("ab -k"), "{}", v.reason);
+    // Closes after every answer: ab -k counts no answer as kept.
+    let closing = start(Scenario::Plaintext, Flaws { close_after_answer: true, ..Flaws::default() });
+    let v = tools::ab(&closing.target(false), &o);
+    assert_eq!(v.status, Status::Fail, "{}", v.reason);
+}
+
+#[test]
+fn clients_compare_the_file_byte_for_byte() {
+    let o = options();
+    let good = start(Scenario::File, Flaws::default());
+    let wrong = start(Scenario::File, Flaws { file_wrong_byte: true, ..Flaws::default() });
+    for (tool, check) in [("curl", tools::curl as fn(&_, &_) -> Verdict), ("wrk", tools::wrk)] {
+        let test = "clients_compare_the_file_byte_for_byte";
+        let v = check(&good.target(true), &o);
+        expect(test, tool, v.clone(), Status::Pass);
+        if v.status == Status::Skip {
+            continue;
+        }
+        let v = check(&wrong.target(true), &o);
+        assert_eq!(v.status, Status::Fail, "{tool}: {}", v.reason);
+        assert!(v.reason.len() < 400, "{tool} quoted the whole file: {}", v.reason);
+    }
+}

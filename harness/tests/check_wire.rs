@@ -112,7 +112,7 @@ fn echo_returns_a_mebibyte_intact() {
 fn the_table_of_checks_fits_each_scenario() {
     use serverbench::check::{checks_for, Target};
     let addr = "127.0.0.1:1".parse().unwrap();
-    let names = |s| checks_for(&Target { addr, scenario: s, micro: true }).iter().map(|c| c.name).collect::<Vec<_>>();
+    let names = |s| checks_for(&Target { addr, scenario: s, micro: true, pid: None }).iter().map(|c| c.name).collect::<Vec<_>>();
     assert!(names(Scenario::Hello).contains(&"idle-open"));
     assert!(!names(Scenario::Hello).contains(&"timeout-idle"));
     assert!(names(Scenario::HelloTimeout).contains(&"timeout-no-reader"));

@@ -125,7 +125,7 @@ fn start(flaw: Flaw) -> Fake {
 }
 
 fn target(f: &Fake, scenario: Scenario) -> Target {
-    Target { addr: f.addr, scenario, micro: true }
+    Target { addr: f.addr, scenario, micro: true, pid: None }
 }
 
 fn options() -> Options {

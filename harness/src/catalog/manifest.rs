@@ -12,7 +12,7 @@ use super::template::{placeholders_in, PLACEHOLDERS};
 use super::Contestant;
 use crate::wire::Scenario;
 
-pub const LANGUAGES: &[&str] = &["c", "cpp", "rust", "go", "java", "javascript", "python", "erlang", "config"];
+pub const LANGUAGES: &[&str] = &["c", "cpp", "rust", "go", "java", "javascript", "python", "erlang", "d", "config"];
 pub const CATEGORIES: &[&str] = &["micro", "platform"];
 pub const MODELS: &[&str] =
     &["thread-per-connection", "per-core", "work-sharing", "work-stealing", "prefork", "single-loop"];

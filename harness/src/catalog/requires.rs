@@ -143,6 +143,7 @@ fn package_for_command(cmd: &str) -> Option<&'static str> {
         "pkg-config" => "pkg-config",
         "nginx" => "nginx",
         "erl" | "erlc" => "erlang-nox",
+        "ldc2" => "ldc",
         "rebar3" => "rebar3",
         "mvn" => "maven",
         "python3" => "python3",

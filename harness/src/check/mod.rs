@@ -3,6 +3,8 @@
 //! plain address; `suite` runs them against servers started fresh through `launch`.
 
 pub mod bad_input;
+pub mod file;
+pub mod nodelay;
 pub mod scale;
 pub mod suite;
 pub mod timeout;
@@ -30,6 +32,9 @@ pub struct Target {
     pub scenario: Scenario,
     /// `micro` contestants answer `hello` byte for byte; `platform` ones may add headers.
     pub micro: bool,
+    /// The server's process (the root of its tree, its process group), where known: `tcp-nodelay` looks
+    /// for the server's side of a connection among the descriptors of that tree.
+    pub pid: Option<i32>,
 }
 
 /// Limits and sizes of the checks. The defaults are what `serverbench check` uses.
@@ -178,6 +183,9 @@ pub const CHECKS: &[Check] = &[
     Check { name: "work-busy", group: Group::Wire, applies: |t| t.scenario == Scenario::Work, run: |t, o| work::work_busy(t, o).into() },
     Check { name: "counter-response", group: Group::Wire, applies: |t| t.scenario == Scenario::Counter, run: |t, o| work::counter_response(t, o).into() },
     Check { name: "counter-concurrent", group: Group::Wire, applies: |t| t.scenario == Scenario::Counter, run: |t, o| work::counter_concurrent(t, o).into() },
+    Check { name: "file-response", group: Group::Wire, applies: |t| t.scenario == Scenario::File, run: |t, o| file::file_response_check(t, o).into() },
+    Check { name: "file-404", group: Group::Wire, applies: |t| t.scenario == Scenario::File, run: |t, o| file::file_not_found(t, o).into() },
+    Check { name: "tcp-nodelay", group: Group::Wire, applies: any, run: nodelay::tcp_nodelay },
     Check { name: "echo-1mib", group: Group::Wire, applies: |t| t.scenario == Scenario::Echo, run: |t, o| wire::echo_1mib(t, o).into() },
     Check { name: "idle-open", group: Group::Timeout, applies: |t| t.scenario == Scenario::Hello, run: |t, o| timeout::idle_open(t, o).into() },
     Check { name: "timeout-active", group: Group::Timeout, applies: |t| t.scenario == Scenario::HelloTimeout, run: |t, o| timeout::active(t, o).into() },
@@ -193,6 +201,7 @@ pub const CHECKS: &[Check] = &[
     Check { name: "client-curl", group: Group::Client, applies: same_body, run: tools::curl },
     Check { name: "client-wrk", group: Group::Client, applies: same_body, run: tools::wrk },
     Check { name: "client-h2load", group: Group::Client, applies: same_body, run: tools::h2load },
+    Check { name: "client-ab", group: Group::Client, applies: |t| t.scenario == Scenario::Plaintext, run: tools::ab },
 ];
 
 /// The checks that apply to a target, in order.

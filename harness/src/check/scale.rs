@@ -327,7 +327,7 @@ pub fn hold_args(t: &Target, count: usize, timeout: Duration, seed: u64) -> Vec<
 /// printing `open N lost M[ first: reason]`, and exits when stdin closes.
 pub fn hold_main(addr: SocketAddr, scenario: Scenario, micro: bool, count: usize, timeout: Duration, seed: u64) -> anyhow::Result<()> {
     limits::ensure_open_files(count as u64 + FD_RESERVE)?;
-    let t = Target { addr, scenario, micro };
+    let t = Target { addr, scenario, micro, pid: None };
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
         for line in std::io::stdin().lock().lines() {

@@ -144,10 +144,10 @@ impl Suite<'_, '_> {
     }
 
     fn scenario(&mut self, scenario: Scenario) {
-        let target_of = |server: &Server| Target { addr: server.addr(), scenario, micro: self.c.is_micro() };
+        let target_of = |server: &Server| Target { addr: server.addr(), scenario, micro: self.c.is_micro(), pid: Some(server.pid()) };
         let mut server: Option<Server> = None;
         let mut previous: Option<(Group, bool)> = None;
-        let checks: Vec<_> = checks_for(&Target { addr: ([127, 0, 0, 1], 0).into(), scenario, micro: self.c.is_micro() })
+        let checks: Vec<_> = checks_for(&Target { addr: ([127, 0, 0, 1], 0).into(), scenario, micro: self.c.is_micro(), pid: None })
             .into_iter()
             .filter(|c| wanted(self.setup, c.name))
             .collect();
@@ -195,7 +195,7 @@ impl Suite<'_, '_> {
         }
         let Some(server) = self.start(scenario) else { return };
         self.ui.status(format!("{} {scenario}: scale ({} connections)", self.c.name, opts.connections));
-        let t = Target { addr: server.addr(), scenario, micro: self.c.is_micro() };
+        let t = Target { addr: server.addr(), scenario, micro: self.c.is_micro(), pid: Some(server.pid()) };
         let begun = Instant::now();
         let tree = Tree { pid: server.pid() };
         let report = scale::run(&t, &self.setup.options, opts, Some(&tree));

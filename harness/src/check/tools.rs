@@ -1,5 +1,5 @@
 //! Real clients that no one here wrote: curl, wrk and h2load (HTTP/1.1) must get valid answers from every
-//! HTTP scenario, with no errors. A missing tool is a skip that names the Debian package to install.
+//! HTTP scenario, with no errors; ApacheBench (HTTP/1.0, with and without keep-alive) from `plaintext`. A missing tool is a skip that names the Debian package to install.
 
 use std::io::Read as _;
 use std::path::PathBuf;
@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use super::{Failed, Options, Scenario, Target, Verdict};
 
 /// The Debian package of each tool.
-pub const TOOLS: &[(&str, &str)] = &[("curl", "curl"), ("wrk", "wrk"), ("h2load", "nghttp2-client")];
+pub const TOOLS: &[(&str, &str)] = &[("curl", "curl"), ("wrk", "wrk"), ("h2load", "nghttp2-client"), ("ab", "apache2-utils")];
 
 const JSON_SEQUENCE: u64 = 42;
 
@@ -69,6 +69,16 @@ fn expected_body(t: &Target) -> String {
     t.scenario.expected().map(|e| String::from_utf8_lossy(e.body).into_owned()).unwrap_or_default()
 }
 
+/// The expected body for a message: whole when short, else its start and its length.
+fn brief_body(t: &Target) -> String {
+    let body = expected_body(t);
+    if body.len() <= 40 {
+        return format!("{body:?}");
+    }
+    let start: String = body.chars().take(16).collect();
+    format!("{start:?}... ({} bytes)", body.len())
+}
+
 fn json_body() -> String {
     format!("{{\"sequence\": {JSON_SEQUENCE}}}")
 }
@@ -110,10 +120,15 @@ impl Drop for TempFile {
     }
 }
 
+/// What curl writes after each body: the mark, the status, the end of the mark.
+const CURL_MARK_FORMAT: &str = "<<sb-status %{http_code}>>";
+const CURL_MARK: &str = "<<sb-status ";
+const CURL_MARK_END: &str = ">>";
+
 /// Three requests on one curl connection; each must be a 200 with the scenario's body.
 pub fn curl(t: &Target, _o: &Options) -> Verdict {
     let mut args: Vec<String> =
-        ["-sS", "--http1.1", "--max-time", "5", "-w", "\\n%{http_code}\\n"].iter().map(|s| s.to_string()).collect();
+        ["-sS", "--http1.1", "--max-time", "5", "-w", CURL_MARK_FORMAT].iter().map(|s| s.to_string()).collect();
     if t.scenario == Scenario::Json {
         args.extend(["-H".into(), "Content-Type: application/json".into(), "--data-binary".into(), json_body()]);
     }
@@ -128,18 +143,21 @@ pub fn curl(t: &Target, _o: &Options) -> Verdict {
     if !r.ok {
         return Verdict::fail(format!("curl failed: {}", last_lines(&r.stderr, 3)));
     }
-    // Each URL prints its body, a newline and its status.
-    let lines: Vec<&str> = r.stdout.split('\n').collect();
-    let answers: Vec<(&str, &str)> = lines.chunks(2).filter(|c| c.len() == 2).map(|c| (c[0], c[1])).collect();
+    // Each URL prints its body, then the mark and its status; a body may hold newlines (`file`).
+    let answers: Vec<(&str, &str)> = r
+        .stdout
+        .split_terminator(CURL_MARK_END)
+        .filter_map(|part| part.rsplit_once(CURL_MARK))
+        .collect();
     if answers.len() != 3 {
         return Verdict::fail(format!("curl printed {:?}; expected three answers", r.stdout));
     }
     for (i, (body, code)) in answers.iter().enumerate() {
         if *code != "200" || !body_ok(t, body) {
-            return Verdict::fail(format!("curl request {}: status {code}, body {body:?}; expected 200 and {:?}", i + 1, expected_body(t)));
+            return Verdict::fail(format!("curl request {}: status {code}, body {}; expected 200 and {}", i + 1, crate::wire::client::show(body.as_bytes(), 80), brief_body(t)));
         }
     }
-    Verdict::pass(format!("3 requests on one connection: 200 with {:?}", expected_body(t)))
+    Verdict::pass(format!("3 requests on one connection: 200 with {}", brief_body(t)))
 }
 
 /// wrk for one second on 8 connections, with a Lua check of every body; no socket error, no non-2xx
@@ -196,7 +214,7 @@ end
         socket_errors,
         non_2xx,
         (wrong == u64::MAX).then(|| "the body check did not report".to_string()),
-        (wrong > 0 && wrong != u64::MAX).then(|| format!("{wrong} answers with a body other than {expected:?}")),
+        (wrong > 0 && wrong != u64::MAX).then(|| format!("{wrong} answers with a body other than {}", brief_body(t))),
         (requests.unwrap_or(0) == 0).then(|| "no request completed".to_string()),
     ]
     .into_iter()
@@ -205,7 +223,7 @@ end
     if !problems.is_empty() {
         return Verdict::fail(format!("wrk: {}", problems.join("; ")));
     }
-    Verdict::pass(format!("wrk -t1 -c8 -d1s: {} requests, no errors, every body {expected:?}", requests.unwrap_or(0)))
+    Verdict::pass(format!("wrk -t1 -c8 -d1s: {} requests, no errors, every body {}", requests.unwrap_or(0), brief_body(t)))
 }
 
 /// h2load in HTTP/1.1 mode: 200 requests on 4 connections, all succeeded with 2xx.
@@ -252,4 +270,56 @@ pub fn h2load(t: &Target, _o: &Options) -> Verdict {
     } else {
         Verdict::fail(format!("h2load --h1 -n 200 -c 4: {requests}; {status}"))
     }
+}
+
+/// Requests each ApacheBench run sends: with keep-alive on 8 connections, and without on 4.
+const AB_KEEPALIVE_REQUESTS: u64 = 2_000;
+const AB_CLOSE_REQUESTS: u64 = 200;
+
+/// ApacheBench speaks HTTP/1.0: with `-k` it asks `Connection: keep-alive` and keeps a connection only
+/// when the answer says `keep-alive`; without it, it waits for the server to close after each answer. A
+/// server that keeps HTTP/1.0 connections open without saying so, or closes them when asked to keep
+/// them, stalls ab or makes it count failures.
+pub fn ab(t: &Target, _o: &Options) -> Verdict {
+    let mut said = Vec::new();
+    for (keepalive, n, c) in [(true, AB_KEEPALIVE_REQUESTS, 8u64), (false, AB_CLOSE_REQUESTS, 4)] {
+        let mut args: Vec<String> = vec!["-n".into(), n.to_string(), "-c".into(), c.to_string(), "-s".into(), "5".into()];
+        if keepalive {
+            args.push("-k".into());
+        }
+        args.push(url(t));
+        let how = format!("ab{} -n {n} -c {c}", if keepalive { " -k" } else { "" });
+        let r = match run("ab", &args, Duration::from_secs(30)) {
+            Ok(Some(r)) => r,
+            Ok(None) => return missing("ab"),
+            Err(e) => return Verdict::fail(format!("{how}: {}", e.0)),
+        };
+        let field = |name: &str| {
+            r.stdout.lines().find_map(|l| l.strip_prefix(name).and_then(|v| v.trim().split_whitespace().next()?.parse::<u64>().ok()))
+        };
+        let (complete, failed, non_2xx, kept) =
+            (field("Complete requests:"), field("Failed requests:"), field("Non-2xx responses:"), field("Keep-Alive requests:"));
+        let mut problems: Vec<String> = Vec::new();
+        if !r.ok || complete.is_none() {
+            problems.push(format!("did not finish: {}", last_lines(&(r.stderr.clone() + &r.stdout), 3)));
+        } else {
+            if complete != Some(n) {
+                problems.push(format!("{} of {n} requests complete", complete.unwrap_or(0)));
+            }
+            if failed != Some(0) {
+                problems.push(format!("{} failed", failed.unwrap_or(u64::MAX)));
+            }
+            if let Some(bad) = non_2xx.filter(|b| *b > 0) {
+                problems.push(format!("{bad} non-2xx answers"));
+            }
+            if keepalive && kept != Some(n) {
+                problems.push(format!("{} of {n} answers kept the connection (the answer must say `Connection: keep-alive`)", kept.unwrap_or(0)));
+            }
+        }
+        if !problems.is_empty() {
+            return Verdict::fail(format!("{how}: {}", problems.join("; ")));
+        }
+        said.push(format!("{how}: all complete"));
+    }
+    Verdict::pass(format!("{} (HTTP/1.0)", said.join(", ")))
 }

@@ -31,11 +31,12 @@ pub fn read_hello(c: &mut Conn, micro: bool) -> Result<Response, Failed> {
 }
 
 /// Reads the answer to the scenario's ordinary request (`Scenario::request`) for `hello`, `hello-timeout`,
-/// `work` and `counter`.
+/// `work`, `counter` and `file`.
 pub fn read_ordinary(c: &mut Conn, t: &Target) -> Result<(), Failed> {
     match t.scenario {
         Scenario::Work => super::work::read_decimal(c, t.micro, Some(crate::wire::DEFAULT_WORK_US)).map(|_| ()),
         Scenario::Counter => super::work::read_decimal(c, t.micro, None).map(|_| ()),
+        Scenario::File => super::file::read_file(c, t.micro).map(|_| ()),
         _ => read_hello(c, t.micro).map(|_| ()),
     }
 }

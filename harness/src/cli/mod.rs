@@ -95,7 +95,7 @@ pub struct SelectArgs {
     /// The catalog root holding contestants/**/contestant.toml [default: <repo>/contestants]
     #[arg(long, value_name = "DIR")]
     pub contestants: Option<PathBuf>,
-    /// Only these languages (c, cpp, rust, go, java, javascript, python, erlang, config).
+    /// Only these languages (c, cpp, rust, go, java, javascript, python, erlang, d, config).
     #[arg(long, value_delimiter = ',', value_name = "LIST")]
     pub language: Vec<String>,
     /// Only this category (micro, platform).

@@ -131,7 +131,8 @@ impl Server {
         File::create(&launch.log)?;
         let log = OpenOptions::new().append(true).open(&launch.log)?;
         let mut cmd = process::shell(&exec_simple(&launch.command), launch.cwd);
-        cmd.envs(launch.env.iter().map(|(k, v)| (k, v)))
+        cmd.env(crate::wire::FILES_ENV, crate::wire::files_dir()?)
+            .envs(launch.env.iter().map(|(k, v)| (k, v)))
             .stdin(Stdio::null())
             .stdout(log.try_clone()?)
             .stderr(log);

@@ -5,6 +5,7 @@
 pub mod cpus;
 pub mod cpustat;
 pub mod limits;
+pub mod peer_socket;
 pub mod proc;
 pub mod process;
 pub mod speed;

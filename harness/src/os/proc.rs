@@ -210,6 +210,15 @@ pub fn socket_inodes(pid: i32) -> HashSet<u64> {
         .collect()
 }
 
+/// Of these processes, the first that holds the socket with this inode, and its descriptor; None when
+/// none does (or none could be read).
+pub fn socket_holder(pids: &[i32], inode: u64) -> Option<(i32, i32)> {
+    pids.iter().find_map(|&pid| {
+        let fd = Process::new(pid).ok()?.fd().ok()?.flatten().find(|fd| matches!(fd.target, FDTarget::Socket(i) if i == inode))?;
+        Some((pid, fd.fd))
+    })
+}
+
 /// Every TCP socket of the kernel's tables, IPv4 and IPv6 (a table that cannot be read is left out).
 fn tcp_sockets() -> Vec<procfs::net::TcpNetEntry> {
     let mut all = procfs::net::tcp().unwrap_or_default();
@@ -232,14 +241,26 @@ pub struct TcpSocket {
     pub state: TcpState,
     /// Bytes sent and not yet acknowledged by the peer.
     pub tx_queue: u64,
+    pub inode: u64,
+}
+
+/// An IPv4 address as itself, also where a dual-stack IPv6 socket shows it as `::ffff:a.b.c.d`.
+fn plain(addr: SocketAddr) -> SocketAddr {
+    match addr {
+        SocketAddr::V6(v6) => match v6.ip().to_ipv4_mapped() {
+            Some(v4) => SocketAddr::new(v4.into(), v6.port()),
+            None => addr,
+        },
+        v4 => v4,
+    }
 }
 
 /// The socket with this local and remote address; None when the table holds none (or cannot be read).
 pub fn tcp_socket(local: SocketAddr, remote: SocketAddr) -> Option<TcpSocket> {
     tcp_sockets()
         .into_iter()
-        .find(|e| e.local_address == local && e.remote_address == remote)
-        .map(|e| TcpSocket { state: e.state, tx_queue: u64::from(e.tx_queue) })
+        .find(|e| plain(e.local_address) == plain(local) && plain(e.remote_address) == plain(remote))
+        .map(|e| TcpSocket { state: e.state, tx_queue: u64::from(e.tx_queue), inode: e.inode })
 }
 
 /// The 1, 5 and 15 minute load averages now; None when /proc/loadavg cannot be read (never zeros).

@@ -22,6 +22,7 @@ pub fn toolchain_command(language: &str) -> Option<(&'static str, &'static str)>
         "javascript" => ("node", "node --version"),
         "python" => ("python3", "python3 --version"),
         "erlang" => ("erlang", r#"erl -noshell -eval 'io:format("OTP ~s~n", [erlang:system_info(otp_release)]), halt().'"#),
+        "d" => ("ldc2", "ldc2 --version"),
         "config" => ("nginx", "nginx -v"),
         _ => return None,
     })

@@ -56,6 +56,7 @@ pub enum Scenario {
     Echo,
     Work,
     Counter,
+    File,
 }
 
 /// What an HTTP answer must carry: its status, its body (any when empty) and the start of its
@@ -68,10 +69,18 @@ pub struct Expected {
 }
 
 impl Scenario {
-    pub const ALL: [Scenario; 7] =
-        [Scenario::Hello, Scenario::HelloTimeout, Scenario::Plaintext, Scenario::Json, Scenario::Echo, Scenario::Work, Scenario::Counter];
+    pub const ALL: [Scenario; 8] = [
+        Scenario::Hello,
+        Scenario::HelloTimeout,
+        Scenario::Plaintext,
+        Scenario::Json,
+        Scenario::Echo,
+        Scenario::Work,
+        Scenario::Counter,
+        Scenario::File,
+    ];
     /// The names, in the order of `ALL`; manifests, `--scenario` and run.json use them.
-    pub const NAMES: &'static [&'static str] = &["hello", "hello-timeout", "plaintext", "json", "echo", "work", "counter"];
+    pub const NAMES: &'static [&'static str] = &["hello", "hello-timeout", "plaintext", "json", "echo", "work", "counter", "file"];
 
     pub fn parse(name: &str) -> Option<Scenario> {
         Scenario::ALL.into_iter().find(|s| s.name() == name)
@@ -92,7 +101,8 @@ impl Scenario {
 
     /// The request a client sends: `hello`/`hello-timeout` GET /, `plaintext` GET /plaintext, `json` POST
     /// /ping with `{"sequence": N}`, `work` GET /work/<N> (here the default N, DEFAULT_WORK_US; the load
-    /// generator varies it, see `wire::Mix`), `counter` GET /counter/<k> (here key 0); None for `echo`,
+    /// generator varies it, see `wire::Mix`), `counter` GET /counter/<k> (here key 0), `file` GET /file/4k;
+    /// None for `echo`,
     /// which is not HTTP.
     pub fn request(self) -> Option<HttpRequest> {
         match self {
@@ -106,6 +116,7 @@ impl Scenario {
             }),
             Scenario::Work => Some(HttpRequest::get(&work_path(DEFAULT_WORK_US))),
             Scenario::Counter => Some(HttpRequest::get(&counter_path(0))),
+            Scenario::File => Some(HttpRequest::get(super::FILE_PATH)),
             Scenario::Echo => None,
         }
     }
@@ -120,6 +131,7 @@ impl Scenario {
             Scenario::Json => Some(Expected { status: 200, body: &[], content_type: Some("application/json") }),
             Scenario::Work => Some(Expected { status: 200, body: DEFAULT_WORK_BODY, content_type: None }),
             Scenario::Counter => Some(Expected { status: 200, body: &[], content_type: None }),
+            Scenario::File => Some(Expected { status: 200, body: &super::FILE_4K, content_type: None }),
             Scenario::Echo => None,
         }
     }

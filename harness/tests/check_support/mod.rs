@@ -73,6 +73,14 @@ pub struct Flaws {
     pub die_above: Option<usize>,
     /// Connections beyond this many open at once are closed right after their first answer.
     pub keep_at_most: Option<usize>,
+    /// Nagle's algorithm left on (no TCP_NODELAY) on accepted connections.
+    pub no_nodelay: bool,
+    /// plaintext: HTTP/1.0 requests answered as HTTP/1.1 ones: kept open, without `Connection: keep-alive`.
+    pub http10_as_11: bool,
+    /// file: byte 1000 of the file is wrong.
+    pub file_wrong_byte: bool,
+    /// file: every /file/ path answers the file, `..` included.
+    pub file_any_name: bool,
 }
 
 pub struct Fake {
@@ -86,7 +94,7 @@ pub struct Fake {
 
 impl Fake {
     pub fn target(&self, micro: bool) -> Target {
-        Target { addr: self.addr, scenario: self.scenario, micro }
+        Target { addr: self.addr, scenario: self.scenario, micro, pid: Some(std::process::id() as i32) }
     }
 }
 
@@ -170,7 +178,7 @@ fn handle(mut s: TcpStream, ctx: &Ctx) {
 
 fn serve(s: &mut TcpStream, ctx: &Ctx) {
     let f = &ctx.flaws;
-    let _ = s.set_nodelay(true);
+    let _ = s.set_nodelay(!f.no_nodelay);
     if let Some(t) = f.timeout {
         let _ = s.set_read_timeout(Some(t));
         let _ = s.set_write_timeout(Some(t));
@@ -186,6 +194,7 @@ fn serve(s: &mut TcpStream, ctx: &Ctx) {
     let mut buf = Vec::new();
     let mut chunk = vec![0u8; 16 * 1024];
     let mut echoed: u64 = 0;
+    let mut close_after = false;
     loop {
         if ctx.dead.load(Ordering::SeqCst) {
             return;
@@ -235,7 +244,7 @@ fn serve(s: &mut TcpStream, ctx: &Ctx) {
                 out
             }
             Scenario::Work | Scenario::Counter => unimplemented!("work and counter have their own fakes: tests/work_counter.rs"),
-            Scenario::Plaintext | Scenario::Json => {
+            Scenario::Plaintext | Scenario::Json | Scenario::File => {
                 if !buf.is_empty() && !buf[0].is_ascii_uppercase() {
                     if f.die_on_junk {
                         ctx.dead.store(true, Ordering::SeqCst);
@@ -243,7 +252,8 @@ fn serve(s: &mut TcpStream, ctx: &Ctx) {
                     let _ = s.write_all(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
                     return;
                 }
-                let (answers, used, refuse) = http_answers(&buf, ctx);
+                let (answers, used, refuse, close) = http_answers(&buf, ctx);
+                close_after = close;
                 buf.drain(..used);
                 if refuse && f.close_on_huge_headers {
                     return;
@@ -276,7 +286,7 @@ fn serve(s: &mut TcpStream, ctx: &Ctx) {
             }
             return;
         }
-        if f.close_after_answer || ctx.crowded {
+        if f.close_after_answer || ctx.crowded || close_after {
             if ctx.crowded {
                 // Let the answer reach the client before the close.
                 std::thread::sleep(Duration::from_millis(50));
@@ -306,18 +316,19 @@ fn hello_answer(f: &Flaws) -> Vec<u8> {
     }
 }
 
-/// Answers every complete request at the start of `buf`: (answers, bytes used, refuse as too large).
-fn http_answers(buf: &[u8], ctx: &Ctx) -> (Vec<Vec<u8>>, usize, bool) {
+/// Answers every complete request at the start of `buf`: (answers, bytes used, refuse as too large, close
+/// after the answers: an HTTP/1.0 request that did not ask to keep the connection).
+fn http_answers(buf: &[u8], ctx: &Ctx) -> (Vec<Vec<u8>>, usize, bool, bool) {
     let mut answers = Vec::new();
     let mut at = 0;
     loop {
         let rest = &buf[at..];
         let Some(head_end) = rest.windows(4).position(|w| w == b"\r\n\r\n") else {
             let too_big = rest.len() > 64 * 1024 && !ctx.flaws.accept_huge_headers;
-            return (answers, at, too_big);
+            return (answers, at, too_big, false);
         };
         if head_end > 64 * 1024 && !ctx.flaws.accept_huge_headers {
-            return (answers, at, true);
+            return (answers, at, true, false);
         }
         let head = String::from_utf8_lossy(&rest[..head_end]).to_string();
         let length: usize = head
@@ -326,16 +337,41 @@ fn http_answers(buf: &[u8], ctx: &Ctx) -> (Vec<Vec<u8>>, usize, bool) {
             .unwrap_or(0);
         let total = head_end + 4 + length;
         if rest.len() < total {
-            return (answers, at, false);
+            return (answers, at, false, false);
         }
         let body = &rest[head_end + 4..total];
         let path = head.split(' ').nth(1).unwrap_or("").to_string();
-        answers.push(match ctx.scenario {
-            Scenario::Json => json_answer(body, &ctx.flaws),
-            _ => plaintext_answer(&path, ctx),
+        let http10 = head.lines().next().is_some_and(|l| l.trim_end().ends_with("HTTP/1.0")) && !ctx.flaws.http10_as_11;
+        let keep_alive = head.lines().any(|l| {
+            l.split_once(':').is_some_and(|(k, v)| k.trim().eq_ignore_ascii_case("connection") && v.trim().eq_ignore_ascii_case("keep-alive"))
         });
+        let mut answer = match ctx.scenario {
+            Scenario::Json => json_answer(body, &ctx.flaws),
+            Scenario::File => file_answer(&path, &ctx.flaws),
+            _ => plaintext_answer(&path, ctx),
+        };
         at += total;
+        if http10 && keep_alive {
+            let head_end = answer.windows(2).position(|w| w == b"\r\n").unwrap();
+            answer.splice(head_end + 2..head_end + 2, b"Connection: keep-alive\r\n".iter().copied());
+        }
+        answers.push(answer);
+        if http10 && !keep_alive {
+            return (answers, at, false, true);
+        }
     }
+}
+
+fn file_answer(path: &str, f: &Flaws) -> Vec<u8> {
+    if path != serverbench::wire::FILE_PATH && !(f.file_any_name && path.starts_with("/file/")) {
+        return b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n".to_vec();
+    }
+    let mut out = serverbench::wire::file_response();
+    if f.file_wrong_byte {
+        let at = out.len() - 4096 + 1000;
+        out[at] = b'#';
+    }
+    out
 }
 
 fn plaintext_answer(path: &str, ctx: &Ctx) -> Vec<u8> {

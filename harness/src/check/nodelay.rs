@@ -1,0 +1,56 @@
+//! `tcp-nodelay`: the server's side of an accepted connection has Nagle's algorithm off. With it on, a
+//! small answer written while an earlier one is unacknowledged waits for the client's delayed ACK (up to
+//! 40 ms on Linux), so a server that forgets TCP_NODELAY is measured with pauses that are not its own.
+//! The option is read from the server's own descriptor (`os::peer_socket`): the kernel's TCP table gives
+//! the socket of the connection's addresses, the server's process tree the descriptor that holds it. It
+//! is read after one exchange (some servers set it only once serving).
+
+use crate::os::{peer_socket, proc};
+use crate::wire::client::Conn;
+
+use super::{Failed, Options, Target, Verdict};
+
+pub fn tcp_nodelay(t: &Target, o: &Options) -> Verdict {
+    match read_option(t, o) {
+        Ok(Ok((true, pid))) => Verdict::pass(format!("TCP_NODELAY is set on the accepted connection (read from process {pid})")),
+        Ok(Ok((false, pid))) => Verdict::fail(format!(
+            "TCP_NODELAY is not set on the accepted connection (process {pid}): Nagle's algorithm holds small writes behind the client's delayed ACK"
+        )),
+        Ok(Err(refused)) => Verdict::skip(refused),
+        Err(Failed(reason)) => Verdict::fail(reason),
+    }
+}
+
+/// The option and the process holding the socket; the inner error is why it could not be read here.
+fn read_option(t: &Target, o: &Options) -> Result<Result<(bool, i32), String>, Failed> {
+    let mut c = Conn::open(t.addr, o.answer_timeout)?;
+    match t.scenario.request() {
+        Some(request) => {
+            c.send(&request.render(0))?;
+            c.read_response()?;
+        }
+        None => {
+            c.send(b"nodelay?")?;
+            c.read_exact(8)?;
+        }
+    }
+    let local = c.stream.local_addr().map_err(|e| Failed(format!("the client's address: {e}")))?;
+    let Some(socket) = proc::tcp_socket(t.addr, local) else {
+        return Err(format!("the kernel's TCP table shows no connection {} <- {local}", t.addr).into());
+    };
+    let Some(root) = t.pid else {
+        return Ok(Err("the server's process is not known here".into()));
+    };
+    let pgid = unsafe { libc::getpgid(root) };
+    let tree: Vec<i32> = proc::tree(root, pgid, &proc::all_processes()).iter().map(|p| p.pid).collect();
+    let Some((pid, fd)) = proc::socket_holder(&tree, socket.inode) else {
+        return Err(format!("no process of the server's tree ({} processes under {root}) holds its side of the connection (inode {})", tree.len(), socket.inode).into());
+    };
+    match peer_socket::tcp_nodelay(pid, fd) {
+        Ok(on) => Ok(Ok((on, pid))),
+        Err(e) if matches!(e.raw_os_error(), Some(libc::EPERM) | Some(libc::ENOSYS)) => {
+            Ok(Err(format!("the server's descriptor cannot be copied here (pidfd_getfd: {e}); run as root")))
+        }
+        Err(e) => Err(format!("reading TCP_NODELAY from process {pid} descriptor {fd}: {e}").into()),
+    }
+}
