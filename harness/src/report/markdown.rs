@@ -59,8 +59,20 @@ pub fn render(run: &RunResult) -> String {
             }
         ));
         out.push_str(&latency(&sorted).markdown());
-        out.push_str("\nIn httpbench's columns (latency in milliseconds):\n\n");
-        out.push_str(&classic(run, &sorted).markdown());
+        // As the source documents do, raw runtimes and frameworks with their own HTTP stack apart: their
+        // responses differ in size (Res[B]) and their work per request in kind.
+        for (category, what) in [("micro", "raw runtimes"), ("platform", "frameworks with their own HTTP stack")] {
+            let rows: Vec<_> = sorted.iter().filter(|(m, _)| run.contestant(&m.contestant).is_some_and(|c| c.category == category)).cloned().collect();
+            if !rows.is_empty() {
+                out.push_str(&format!("\n{category} ({what}), in httpbench's columns (latency in milliseconds):\n\n"));
+                out.push_str(&classic(run, &rows).markdown());
+            }
+        }
+        let other: Vec<_> = sorted.iter().filter(|(m, _)| !run.contestant(&m.contestant).is_some_and(|c| c.category == "micro" || c.category == "platform")).cloned().collect();
+        if !other.is_empty() {
+            out.push_str("\nIn httpbench's columns (latency in milliseconds):\n\n");
+            out.push_str(&classic(run, &other).markdown());
+        }
         if sorted.iter().any(|(_, s)| s.server_cost_per_request.is_some() || s.client_cost_per_request.is_some()) {
             out.push_str(
                 "\nWhere a request's cost goes, per request over the measured rounds: user and kernel CPU microseconds \
