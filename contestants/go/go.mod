@@ -7,6 +7,7 @@ go 1.26.8
 require (
 	github.com/panjf2000/gnet/v2 v2.10.0
 	github.com/valyala/fasthttp v1.74.0
+	golang.org/x/sys v0.47.0
 )
 
 require (
@@ -17,6 +18,5 @@ require (
 	go.uber.org/multierr v1.11.0 // indirect
 	go.uber.org/zap v1.28.0 // indirect
 	golang.org/x/sync v0.11.0 // indirect
-	golang.org/x/sys v0.47.0 // indirect
 	gopkg.in/natefinch/lumberjack.v2 v2.2.1 // indirect
 )

@@ -7,6 +7,7 @@
 
 -define(HELLO, <<"HTTP/1.1 200 OK\r\nContent-Length: 12\r\n\r\nHello world!">>).
 -define(READ_BYTES, 65536).
+-define(ECHO_READ_BYTES, 512). % echo reads into a 512-byte buffer
 -define(BAD_REQUEST, <<"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n">>).
 -define(NOT_FOUND, <<"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n">>).
 -define(MAX_HEAD_BYTES, 8192).  % a longer request head is a 400
@@ -19,7 +20,7 @@ main([Scenario, Host, Port, _Workers]) ->
     {Reply, Timeout} = scenario(Scenario),
     {ok, Ip} = inet:parse_address(Host),
     Options = [binary, {active, false}, {ip, Ip}, {reuseaddr, true}, {backlog, 1024},
-               {nodelay, true}, {buffer, ?READ_BYTES},
+               {nodelay, true}, {buffer, read_bytes(Scenario)},
                {send_timeout, Timeout}, {send_timeout_close, true}],
     %% The listen socket lives as long as the process that opened it, so not in this boot-time call.
     spawn(fun() ->
@@ -46,6 +47,11 @@ scenario("counter") -> {{http, fun counter/1}, infinity};
 scenario(Other) ->
     io:format(standard_error, "unsupported scenario: ~s~n", [Other]),
     halt(2).
+
+%% The driver's user-level receive buffer: recv(Socket, 0) returns at most this many bytes, as one
+%% read(2) of at most this many. Not recbuf, which sizes the kernel's buffer and the TCP window.
+read_bytes("echo") -> ?ECHO_READ_BYTES;
+read_bytes(_) -> ?READ_BYTES.
 
 timeout_ms() -> list_to_integer(os:getenv("SB_TIMEOUT_MS", "5000")).
 

@@ -1,7 +1,7 @@
 // go-fasthttp: github.com/valyala/fasthttp, a worker-pool HTTP server that
 // reuses request contexts and buffers. With --prefork the master binds the
 // socket and re-executes itself as {workers} child processes, each serving
-// on one thread (fasthttp/prefork).
+// on one thread and pinned to a CPU of its own (fasthttp/prefork).
 package main
 
 import (
@@ -10,13 +10,16 @@ import (
 	"flag"
 	"log"
 	"os"
+	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"runtime"
 	"sync"
 	"syscall"
 
 	"github.com/valyala/fasthttp"
 	"github.com/valyala/fasthttp/prefork"
+	"golang.org/x/sys/unix"
 
 	"serverbench/contestants/go/internal/cli"
 )
@@ -64,11 +67,33 @@ var handlers = map[string]fasthttp.RequestHandler{
 	},
 }
 
+// serveFile answers GET /file/4k with fasthttp.ServeFileUncompressed (no
+// Accept-Encoding, so no compressed copy is written beside the file). Its file
+// cache keeps the file open between requests, not its bytes: a file this
+// small is read with pread(2) into the response's write buffer at every
+// request (sendfile(2) only above 8 KiB).
+func serveFile(path string) fasthttp.RequestHandler {
+	return func(ctx *fasthttp.RequestCtx) {
+		if !ctx.IsGet() || string(ctx.Path()) != "/file/4k" {
+			ctx.SetStatusCode(fasthttp.StatusNotFound)
+			return
+		}
+		fasthttp.ServeFileUncompressed(ctx, path)
+	}
+}
+
 func main() {
-	args := cli.Parse("hello", "plaintext", "json")
+	args := cli.Parse("hello", "plaintext", "json", "file")
 	runtime.GOMAXPROCS(args.Workers) // prefork starts one child per GOMAXPROCS
 
-	server := &fasthttp.Server{Handler: handlers[args.Scenario]}
+	handler := handlers[args.Scenario]
+	if args.Scenario == "file" {
+		handler = serveFile(filepath.Join(cli.Files(), "4k"))
+	}
+	server := &fasthttp.Server{
+		Handler:               handler,
+		NoDefaultServerHeader: true, // answers carry Date, Content-Type and Content-Length only
+	}
 	if !*preforked {
 		log.Fatal(server.ListenAndServe(args.Addr))
 	}
@@ -83,6 +108,7 @@ func main() {
 func servePreforked(server *fasthttp.Server, addr string) error {
 	p := prefork.New(server)
 	p.Network = "tcp" // the default, tcp4, would refuse an IPv6 host
+	p.CommandProducer = pinnedChild()
 	if prefork.IsChild() {
 		// Backstop for a master that dies without passing SIGTERM on (SIGKILL).
 		p.OnMasterDeath = func() { os.Exit(1) }
@@ -133,4 +159,48 @@ func servePreforked(server *fasthttp.Server, addr string) error {
 		select {}
 	}
 	return err
+}
+
+// pinnedChild starts each child as prefork's default does (this binary again,
+// FASTHTTP_PREFORK_CHILD=1, the listener as ExtraFiles), but from a thread
+// pinned to the next of the master's CPUs: the child inherits that affinity,
+// so it and every thread it starts stay on one CPU of their own. A child that
+// replaces a dead one takes the next CPU in turn.
+func pinnedChild() func(files []*os.File) (*exec.Cmd, error) {
+	var allowed unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &allowed); err != nil {
+		log.Fatal(err)
+	}
+	var cpus []int
+	for cpu := 0; len(cpus) < allowed.Count(); cpu++ {
+		if allowed.IsSet(cpu) {
+			cpus = append(cpus, cpu)
+		}
+	}
+	spawned := 0
+	return func(files []*os.File) (*exec.Cmd, error) {
+		exe, err := os.Executable()
+		if err != nil {
+			return nil, err
+		}
+		cmd := &exec.Cmd{
+			Path:       exe,
+			Args:       append([]string{exe}, os.Args[1:]...),
+			Env:        append(os.Environ(), "FASTHTTP_PREFORK_CHILD=1"),
+			Stdout:     os.Stdout,
+			Stderr:     os.Stderr,
+			ExtraFiles: files,
+		}
+		var one unix.CPUSet
+		one.Set(cpus[spawned%len(cpus)])
+		spawned++
+		// Affinity belongs to a thread: keep this goroutine on the one that forks.
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		if err := unix.SchedSetaffinity(0, &one); err != nil {
+			return nil, err
+		}
+		defer unix.SchedSetaffinity(0, &allowed)
+		return cmd, cmd.Start()
+	}
 }

@@ -7,9 +7,13 @@ import (
 	"bufio"
 	"bytes"
 	"errors"
+	"io"
 	"log"
 	"net"
+	"os"
+	"path/filepath"
 	"runtime"
+	"strconv"
 	"time"
 
 	"serverbench/contestants/go/internal/answer"
@@ -19,7 +23,7 @@ import (
 var response = []byte("HTTP/1.1 200 OK\r\nContent-Length: 12\r\n\r\nHello world!")
 
 func main() {
-	args := cli.Parse("hello", "hello-timeout", "echo", "work", "counter")
+	args := cli.Parse("hello", "hello-timeout", "echo", "work", "counter", "file")
 	runtime.GOMAXPROCS(args.Workers)
 
 	var serve func(net.Conn)
@@ -35,9 +39,13 @@ func main() {
 		serve = func(c net.Conn) { serveHTTP(c, answer.Work) }
 	case "counter":
 		serve = func(c net.Conn) { serveHTTP(c, answer.Counter) }
+	case "file":
+		path := filepath.Join(cli.Files(), "4k")
+		serve = func(c net.Conn) { serveFile(c, path) }
 	}
 
-	ln, err := net.Listen("tcp", args.Addr) // Go sets SO_REUSEADDR on listeners
+	// Go sets SO_REUSEADDR on listeners and TCP_NODELAY on every accepted connection.
+	ln, err := net.Listen("tcp", args.Addr)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -74,12 +82,12 @@ func hello(c net.Conn, timeout time.Duration) {
 	}
 }
 
-// echo writes back what each read returned. An explicit loop rather than
-// io.Copy(c, c), which would splice in the kernel and skip the runtime's
-// read/write path that this contestant measures.
+// echo writes back what each read into a 512-byte buffer returned. An
+// explicit loop rather than io.Copy(c, c), which would splice in the kernel
+// and skip the runtime's read/write path that this contestant measures.
 func echo(c net.Conn) {
 	defer c.Close()
-	buf := make([]byte, 64<<10)
+	buf := make([]byte, 512)
 	for {
 		n, err := c.Read(buf)
 		if n > 0 {
@@ -129,6 +137,55 @@ func serveHTTP(c net.Conn, handle handler) {
 			out = out[:0]
 		}
 	}
+}
+
+// serveFile answers each GET /file/4k, in order, with the file opened for
+// that request: the head in one write, then io.Copy from the *os.File to the
+// *net.TCPConn, which the runtime turns into sendfile(2). Another target is
+// a 404.
+func serveFile(c net.Conn, path string) {
+	defer c.Close()
+	r := bufio.NewReaderSize(c, 4096)
+	var target, head []byte
+	for {
+		var err error
+		if target, err = readHead(r, target); err != nil {
+			if err == errHead {
+				c.Write(answer.BadRequest)
+			}
+			return
+		}
+		if string(target) != "/file/4k" {
+			if _, err := c.Write(answer.NotFound); err != nil {
+				return
+			}
+			continue
+		}
+		if head, err = sendFile(c, path, head[:0]); err != nil {
+			return
+		}
+	}
+}
+
+// sendFile writes the answer carrying the file at path; head is scratch space for its head.
+func sendFile(c net.Conn, path string, head []byte) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return head, err
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return head, err
+	}
+	head = append(head, "HTTP/1.1 200 OK\r\nContent-Length: "...)
+	head = strconv.AppendInt(head, info.Size(), 10)
+	head = append(head, "\r\n\r\n"...)
+	if _, err := c.Write(head); err != nil {
+		return head, err
+	}
+	_, err = io.Copy(c, f)
+	return head, err
 }
 
 // peekBuffered returns what r holds already, without reading.

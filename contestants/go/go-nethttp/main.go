@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"log"
 	"net/http"
+	"path/filepath"
 	"runtime"
 
 	"serverbench/contestants/go/internal/cli"
@@ -17,7 +18,7 @@ type ping struct {
 }
 
 func main() {
-	args := cli.Parse("hello", "plaintext", "json")
+	args := cli.Parse("hello", "plaintext", "json", "file")
 	runtime.GOMAXPROCS(args.Workers)
 
 	// Only the started scenario's route is registered; every other path is 404.
@@ -49,10 +50,28 @@ func main() {
 			w.Write(body)
 		})
 	}
+	var handler http.Handler = mux
+	if args.Scenario == "file" {
+		// A handler of its own rather than a ServeMux route: the mux answers a
+		// path holding ".." with a redirect to its cleaned form, where the
+		// contract asks for a 404.
+		path := filepath.Join(cli.Files(), "4k")
+		handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Method != http.MethodGet || r.URL.Path != "/file/4k" {
+				w.WriteHeader(http.StatusNotFound) // net/http adds Content-Length: 0
+				return
+			}
+			// Opens the file for this request, writes the head with its first
+			// 512 bytes, then the rest with sendfile(2) (the connection's
+			// ReadFrom); adds Last-Modified, Accept-Ranges and a Content-Type
+			// sniffed from the file's first bytes.
+			http.ServeFile(w, r, path)
+		})
+	}
 
 	server := &http.Server{
 		Addr:    args.Addr,
-		Handler: mux,
+		Handler: handler,
 		// Refuse (431) headers over 64 KiB instead of the 1 MiB default, so a client cannot make the server buffer more.
 		MaxHeaderBytes: 64 << 10,
 	}

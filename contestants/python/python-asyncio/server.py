@@ -18,6 +18,7 @@ BAD_REQUEST = b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n"
 MAX_WORK_US = 1_000_000
 COUNTERS = 65536
 READ_BYTES = 65536
+ECHO_READ_BYTES = 512
 TIMEOUT_S = int(os.environ.get("SB_TIMEOUT_MS", "5000")) / 1000
 PR_SET_PDEATHSIG = 1
 
@@ -52,7 +53,7 @@ async def hello_timeout(reader, writer):
 
 async def echo(reader, writer):
     try:
-        while data := await reader.read(READ_BYTES):
+        while data := await reader.read(ECHO_READ_BYTES):
             writer.write(data)
             await writer.drain()
     except ConnectionError:
@@ -145,13 +146,14 @@ SCENARIOS = {"hello": hello, "hello-timeout": hello_timeout, "echo": echo, "work
              "counter": counter}
 
 
-def worker(run, handler, host, port, parent):
-    """Runs in a forked child and never returns."""
+def worker(run, handler, host, port, parent, cpu):
+    """Runs in a forked child, pinned to `cpu`, and never returns."""
     status = 1
     try:
         signal.signal(signal.SIGINT, signal.SIG_DFL)
         # Die with the parent even if it is killed without a chance to clean up.
         ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+        os.sched_setaffinity(0, {cpu})  # the child has one thread, so this pins the whole process
         if os.getppid() == parent:
             run(serve_forever(handler, host, port))
             status = 0
@@ -189,11 +191,12 @@ def main():
         handler = functools.partial(counter, counters)
 
     parent = os.getpid()
+    cpus = sorted(os.sched_getaffinity(0))  # the server CPUs: worker i gets the i-th, in turn
     children = []
-    for _ in range(workers):
+    for i in range(workers):
         pid = os.fork()
         if pid == 0:
-            worker(run, handler, host, port, parent)
+            worker(run, handler, host, port, parent, cpus[i % len(cpus)])
         children.append(pid)
 
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))

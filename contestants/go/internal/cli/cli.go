@@ -60,6 +60,15 @@ func Timeout() time.Duration {
 	return time.Duration(ms) * time.Millisecond
 }
 
+// Files is the folder of the file scenario's files: SB_FILES, which must be set.
+func Files() string {
+	dir := os.Getenv("SB_FILES")
+	if dir == "" {
+		fail("SB_FILES is not set: the file scenario serves $SB_FILES/4k")
+	}
+	return dir
+}
+
 func fail(format string, a ...any) {
 	fmt.Fprintf(os.Stderr, "%s: %s\n", os.Args[0], fmt.Sprintf(format, a...))
 	os.Exit(2)
