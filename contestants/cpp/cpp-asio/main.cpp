@@ -12,7 +12,8 @@ int main(int argc, char** argv) {
   auto opt = sb::parse_raw_args(argc, argv);
   auto session = sb::session_for(opt.scenario);
   asio::io_context ctx(opt.workers);
-  // hello-timeout runs two coroutines per connection that share a deadline.
+  // hello-timeout waits on a read or write and its timer at once: their
+  // completions must take turns.
   bool strand_per_connection = session == sb::hello_timeout;
   asio::co_spawn(ctx, sb::listen(sb::make_acceptor(ctx, opt.endpoint, false), session, strand_per_connection),
                  asio::detached);
