@@ -1,5 +1,5 @@
 //! What the harness asks of the operating system, below every other room: CPU sets and pinning, per-CPU
-//! time from /proc/stat, every other /proc reader, the CPU speed probe, and child processes in their own
+//! time from /proc/stat, every other /proc reader, system calls counted by tracepoints, the CPU speed probe, and child processes in their own
 //! group with a deadline.
 
 pub mod cpus;
@@ -9,3 +9,4 @@ pub mod peer_socket;
 pub mod proc;
 pub mod process;
 pub mod speed;
+pub mod syscalls;
