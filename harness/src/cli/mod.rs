@@ -244,6 +244,10 @@ pub struct BenchArgs {
     /// and record the outcome in run.json and summary.md.
     #[arg(long)]
     pub check: bool,
+    /// Do not count the servers' system calls (kernel tracepoints on the server CPUs); run.json then says
+    /// they were turned off. For measuring what counting costs.
+    #[arg(long)]
+    pub no_syscall_counts: bool,
 }
 
 impl BenchArgs {
@@ -286,6 +290,7 @@ impl BenchArgs {
             rebuild: self.rebuild,
             install: !self.no_install,
             check: self.check,
+            count_syscalls: !self.no_syscall_counts,
             command_line,
         })
     }

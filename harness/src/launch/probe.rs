@@ -13,11 +13,15 @@
 //! that the server's figures cover the same window as the client's and not the connection set-up and
 //! teardown around it.
 //!
+//! Given counters of the server's CPUs (`os::syscalls`), the sampler reads them at the same edges: the
+//! system calls made on those CPUs within the window.
+//!
 //! At each sample inside the window (over the whole life when no window was marked) the probe also counts
 //! the scheduler state of every thread of the tree, which says what an unsaturated server was doing.
 
 use crate::os::cpustat::{ticks_per_s, CpuStat};
 use crate::model::ThreadStates;
+use crate::os::syscalls::{SyscallCounters, SyscallCounts};
 use crate::os::proc::{all_processes, page_bytes, pss_bytes, thread_costs, thread_states, tree, ProcKey, ProcStat, ThreadCost};
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
@@ -56,6 +60,10 @@ pub struct Usage {
     /// What the tree's threads spent within the measured window, summed; absent when no window was marked
     /// or no thread could be read. Threads that ended inside the window are missing from it.
     pub thread_cost: Option<ThreadCost>,
+    /// The system calls made on the server's CPUs over the same span; absent with the reason in
+    /// `syscalls_unavailable` when they could not be counted.
+    pub syscalls: Option<SyscallCounts>,
+    pub syscalls_unavailable: Option<String>,
 }
 
 /// A measured window as the sampler read it at its edges.
@@ -87,12 +95,21 @@ pub struct Probe {
     threads_at_open: HashMap<(ProcKey, i32), ThreadCost>,
     /// The figures at the closing edge.
     closed: Option<Usage>,
+    /// The system call counters, or why there are none; their reading at the start of the span.
+    syscalls: Result<SyscallCounters, String>,
+    syscalls_at_open: Option<SyscallCounts>,
 }
 
 impl Probe {
     /// Takes the first sample: the CPU time already spent is the baseline.
     pub fn start(root: i32, pgid: i32) -> Probe {
-        let mut probe = Probe { root, pgid, start: HashMap::new(), last: HashMap::new(), peak_rss_pages: 0, states: ThreadStates::default(), known: Vec::new(), samples: 0, opened: None, threads_at_open: HashMap::new(), closed: None };
+        Probe::start_counting(root, pgid, Err("not asked for".into()))
+    }
+
+    /// As `start`, reading `syscalls` at the same edges as the CPU time.
+    pub fn start_counting(root: i32, pgid: i32, syscalls: Result<SyscallCounters, String>) -> Probe {
+        let mut probe = Probe { root, pgid, start: HashMap::new(), last: HashMap::new(), peak_rss_pages: 0, states: ThreadStates::default(), known: Vec::new(), samples: 0, opened: None, threads_at_open: HashMap::new(), closed: None, syscalls, syscalls_at_open: None };
+        probe.syscalls_at_open = probe.count_syscalls().ok();
         let now = probe.read();
         probe.start = now.iter().map(|p| (p.key(), p.cpu_ticks)).collect();
         probe.record(&now);
@@ -138,6 +155,7 @@ impl Probe {
         // Read in the reverse order of `close_window`, so that each reading spans the same window.
         let at = Instant::now();
         let stat = CpuStat::read();
+        self.syscalls_at_open = self.count_syscalls().ok();
         let now = self.read();
         self.start = now.iter().map(|p| (p.key(), p.cpu_ticks)).collect();
         // A process that ended before the window has no part in it.
@@ -167,6 +185,7 @@ impl Probe {
                 sum
             })
         });
+        self.account_syscalls(&mut usage);
         let stat_close = CpuStat::read();
         let wall_s = opened_at.elapsed().as_secs_f64();
         usage.window = Some(Window { wall_s, stat_open, stat_close });
@@ -180,7 +199,9 @@ impl Probe {
             Some(usage) => usage,
             None => {
                 let now = self.read();
-                self.account(&now)
+                let mut usage = self.account(&now);
+                self.account_syscalls(&mut usage);
+                usage
             }
         }
     }
@@ -210,7 +231,26 @@ impl Probe {
             threads: (self.states.samples > 0).then_some(self.states),
             thread_cpu_s: Vec::new(),
             thread_cost: None,
+            syscalls: None,
+            syscalls_unavailable: None,
         }
+    }
+
+    fn count_syscalls(&self) -> Result<SyscallCounts, String> {
+        self.syscalls.as_ref().map_err(Clone::clone)?.read()
+    }
+
+    /// The system calls since the span opened, or why they are missing.
+    fn account_syscalls(&self, usage: &mut Usage) {
+        let counted = match (self.count_syscalls(), &self.syscalls_at_open) {
+            (Ok(now), Some(open)) => Ok(now.since(open)),
+            (Err(why), _) => Err(why),
+            (Ok(_), None) => Err("the counters could not be read when the window opened".into()),
+        };
+        (usage.syscalls, usage.syscalls_unavailable) = match counted {
+            Ok(c) => (Some(c), None),
+            Err(why) => (None, Some(why)),
+        };
     }
 }
 
@@ -265,10 +305,15 @@ pub struct Sampler {
 
 impl Sampler {
     pub fn spawn(root: i32, pgid: i32) -> Sampler {
+        Sampler::spawn_counting(root, pgid, Err("not asked for".into()))
+    }
+
+    /// As `spawn`, with the server CPUs' system call counters read at the window's edges.
+    pub fn spawn_counting(root: i32, pgid: i32, syscalls: Result<SyscallCounters, String>) -> Sampler {
         let done = Arc::new(AtomicBool::new(false));
         let pending = Arc::new(AtomicU8::new(0));
         let closed = Arc::new(AtomicBool::new(false));
-        let mut probe = Probe::start(root, pgid);
+        let mut probe = Probe::start_counting(root, pgid, syscalls);
         let (flag, edges, read_close) = (done.clone(), pending.clone(), closed.clone());
         let handle = std::thread::Builder::new()
             .name("probe".into())

@@ -214,6 +214,49 @@ pub struct ServerUsage {
     /// the threads could not be read.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost: Option<CostBreakdown>,
+    /// The system calls made on the server's CPUs over the window, counted by `syscalls_method`, and the
+    /// same per request (with `other`, the calls not counted by name); absent with the reason in
+    /// `syscalls_unavailable` when they could not be counted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub syscalls: Option<crate::os::syscalls::SyscallCounts>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub syscalls_per_request: Option<SyscallsPerRequest>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub syscalls_method: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub syscalls_unavailable: Option<String>,
+}
+
+/// System calls per request: all of them, and by name with `other` for the rest.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SyscallsPerRequest {
+    pub total: f64,
+    pub by_name: std::collections::BTreeMap<String, f64>,
+}
+
+impl SyscallsPerRequest {
+    /// `counts` over `requests`; absent without a request.
+    pub fn of(counts: &crate::os::syscalls::SyscallCounts, requests: u64) -> Option<SyscallsPerRequest> {
+        let n = (requests > 0).then_some(requests as f64)?;
+        let mut by_name: std::collections::BTreeMap<String, f64> = counts.by_name.iter().map(|(name, c)| (name.clone(), *c as f64 / n)).collect();
+        by_name.insert(crate::os::syscalls::OTHER.into(), counts.other() as f64 / n);
+        Some(SyscallsPerRequest { total: counts.total as f64 / n, by_name })
+    }
+
+    /// The `n` named calls made most often per request, most first (`other` is not a name); calls never
+    /// made are left out.
+    pub fn leading(&self, n: usize) -> Vec<(&str, f64)> {
+        let mut named: Vec<(&str, f64)> =
+            self.by_name.iter().filter(|(name, c)| name.as_str() != crate::os::syscalls::OTHER && **c > 0.0).map(|(name, c)| (name.as_str(), *c)).collect();
+        named.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(b.0)));
+        named.truncate(n);
+        named
+    }
+
+    /// The leading calls as the tables print them: `read 1.00, write 1.00, epoll_wait 0.02`.
+    pub fn leading_words(&self, n: usize) -> String {
+        self.leading(n).iter().map(|(name, c)| format!("{name} {c:.2}")).collect::<Vec<_>>().join(", ")
+    }
 }
 
 /// User and kernel CPU time and context switches of the server's threads over a measured window, from the
@@ -394,6 +437,14 @@ pub struct MeasurementSummary {
     /// The built-in client's own system calls per request, counted where they are made.
     #[serde(default)]
     pub client_system_calls_per_request: Option<f64>,
+    /// The server's system calls per request over the rounds, when every round counted them, with the method
+    /// that did; else absent with the reason of a round that did not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_syscalls_per_request: Option<SyscallsPerRequest>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_syscalls_method: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_syscalls_unavailable: Option<String>,
     pub client_busy_pct: Option<f64>,
     /// From the histogram merged over the measured rounds; without histograms (external tools), the
     /// mean of the rounds' figures, and the extremes of min and max.
@@ -506,6 +557,9 @@ impl Measurement {
                 let requests: u64 = with.iter().map(|r| r.load.requests).sum();
                 (requests > 0).then(|| with.iter().map(|r| r.load.client_system_calls).sum::<u64>() as f64 / requests as f64)
             },
+            server_syscalls_per_request: server_syscalls(&rounds).ok(),
+            server_syscalls_method: server_syscalls(&rounds).ok().and(rounds[0].server.syscalls_method.clone()),
+            server_syscalls_unavailable: server_syscalls(&rounds).err(),
             worker_imbalance: {
                 let v: Vec<f64> = rounds.iter().filter_map(|r| r.server.workers.map(|w| w.imbalance)).collect();
                 (!v.is_empty()).then(|| crate::stats::rounds::median(&v))
@@ -526,6 +580,22 @@ impl Measurement {
             response_bytes: rounds.iter().map(|r| r.load.response_bytes).find(|b| *b > 0).or(self.response_bytes),
         }
     }
+}
+
+/// The server's system calls per request summed over `rounds`, or why a round has none: a sum over the other
+/// rounds would pass for one over all of them.
+fn server_syscalls(rounds: &[&Round]) -> Result<SyscallsPerRequest, String> {
+    let mut sum = crate::os::syscalls::SyscallCounts::default();
+    for r in rounds {
+        let Some(c) = &r.server.syscalls else {
+            return Err(r.server.syscalls_unavailable.clone().unwrap_or_else(|| "not counted".into()));
+        };
+        sum.total += c.total;
+        for (name, n) in &c.by_name {
+            *sum.by_name.entry(name.clone()).or_default() += n;
+        }
+    }
+    SyscallsPerRequest::of(&sum, rounds.iter().map(|r| r.load.requests).sum()).ok_or_else(|| "no request".into())
 }
 
 /// Combines per-round figures where no histogram exists: the extremes for min and max, the mean of the

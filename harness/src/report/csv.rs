@@ -1,6 +1,7 @@
 //! summary.csv: one row per measurement with its summary over measured rounds (RFC 4180 quoting). Absent
 //! figures are empty cells; latency is in nanoseconds, sizes in bytes. `unsaturated_limits` is the limit
 //! of the unsaturated rounds, or each limit with its rounds ("server-sleeping:2;unknown:1").
+//! `server_syscall_1` to `_3` are the server's three leading system calls by name, most first.
 
 use super::Exporter;
 use crate::model::{Measurement, MeasurementStatus, RunResult};
@@ -22,7 +23,8 @@ const COLUMNS: &[&str] = &[
     "worker_imbalance", "server_user_us_per_request", "server_system_us_per_request",
     "server_voluntary_switches_per_request", "server_involuntary_switches_per_request", "client_user_us_per_request",
     "client_system_us_per_request", "client_voluntary_switches_per_request", "client_involuntary_switches_per_request",
-    "client_system_calls_per_request",
+    "client_system_calls_per_request", "server_syscalls_per_request", "server_syscall_1", "server_syscall_1_per_request",
+    "server_syscall_2", "server_syscall_2_per_request", "server_syscall_3", "server_syscall_3_per_request",
 ];
 
 impl Exporter for Csv {
@@ -53,7 +55,7 @@ fn row(run: &RunResult, m: &Measurement) -> Vec<String> {
         MeasurementStatus::Failed => "failed",
         MeasurementStatus::Interrupted => "interrupted",
     };
-    vec![
+    let mut cells = vec![
         run.run_id.clone(),
         m.contestant.clone(),
         field(|c| &c.language),
@@ -123,7 +125,15 @@ fn row(run: &RunResult, m: &Measurement) -> Vec<String> {
         num(s.client_cost_per_request.map(|c| c.voluntary_switches)),
         num(s.client_cost_per_request.map(|c| c.involuntary_switches)),
         num(s.client_system_calls_per_request),
-    ]
+        num(s.server_syscalls_per_request.as_ref().map(|c| c.total)),
+    ];
+    // The three leading calls by name, empty cells for those missing.
+    let leading = s.server_syscalls_per_request.as_ref().map(|c| c.leading(3)).unwrap_or_default();
+    for i in 0..3 {
+        cells.push(leading.get(i).map(|(name, _)| name.to_string()).unwrap_or_default());
+        cells.push(num(leading.get(i).map(|(_, c)| *c)));
+    }
+    cells
 }
 
 fn line(cells: impl Iterator<Item = String>) -> String {

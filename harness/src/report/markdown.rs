@@ -73,13 +73,21 @@ pub fn render(run: &RunResult) -> String {
             out.push_str("\nIn httpbench's columns (latency in milliseconds):\n\n");
             out.push_str(&classic(run, &other).markdown());
         }
-        if sorted.iter().any(|(_, s)| s.server_cost_per_request.is_some() || s.client_cost_per_request.is_some()) {
+        if sorted.iter().any(|(_, s)| s.server_cost_per_request.is_some() || s.client_cost_per_request.is_some() || s.server_syscalls_per_request.is_some()) {
             out.push_str(
                 "\nWhere a request's cost goes, per request over the measured rounds: user and kernel CPU microseconds \
                  and context switches (voluntary / involuntary), of the server's threads (from /proc) and of the \
-                 client's (getrusage), and the client's own system calls.\n\n",
+                 client's (getrusage), and the client's own system calls; the server's system calls per request, \
+                 counted on its CPUs by the kernel's tracepoints, and the three it made most.\n\n",
             );
             out.push_str(&cost(&sorted).markdown());
+            // A missing count says why once, not as a bare dash on every row.
+            let mut why: Vec<&str> = sorted.iter().filter_map(|(_, s)| s.server_syscalls_unavailable.as_deref()).collect();
+            why.sort_unstable();
+            why.dedup();
+            for reason in why {
+                out.push_str(&format!("\nServer system calls not counted: {reason}.\n"));
+            }
         }
     }
     out.push_str(&problems(run));
@@ -295,6 +303,8 @@ fn cost(rows: &[(&Measurement, MeasurementSummary)]) -> Table {
         ("client kernel us", R),
         ("client switches", R),
         ("client calls", R),
+        ("syscalls/req", R),
+        ("leading calls", L),
     ]);
     let switches = |c: &crate::model::CostPerRequest| format!("{:.2} / {:.2}", c.voluntary_switches, c.involuntary_switches);
     for (m, s) in rows {
@@ -308,6 +318,8 @@ fn cost(rows: &[(&Measurement, MeasurementSummary)]) -> Table {
             or_absent(client.map(|c| c.system_us), one),
             client.map(switches).unwrap_or_else(|| ABSENT.into()),
             s.client_system_calls_per_request.map(|c| format!("{c:.2}")).unwrap_or_else(|| ABSENT.into()),
+            or_absent(s.server_syscalls_per_request.as_ref().map(|c| c.total), |c| format!("{c:.2}")),
+            s.server_syscalls_per_request.as_ref().map(|c| c.leading_words(3)).filter(|w| !w.is_empty()).unwrap_or_else(|| ABSENT.into()),
         ]);
     }
     t

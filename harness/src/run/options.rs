@@ -137,6 +137,8 @@ pub struct BenchOptions {
     pub install: bool,
     /// Run the conformance suite (without the scale check) before measuring.
     pub check: bool,
+    /// Count the server's system calls in each round (`os::syscalls`); off to measure what counting costs.
+    pub count_syscalls: bool,
     pub command_line: Vec<String>,
     /// Said before the run starts (for example that server and client share CPUs).
     pub notes: Vec<String>,
@@ -185,6 +187,7 @@ pub struct BenchChoices {
     pub rebuild: bool,
     pub install: bool,
     pub check: bool,
+    pub count_syscalls: bool,
     pub command_line: Vec<String>,
 }
 
@@ -226,6 +229,7 @@ impl BenchChoices {
             rebuild: false,
             install: true,
             check: false,
+            count_syscalls: true,
             command_line: Vec::new(),
         }
     }
@@ -465,6 +469,7 @@ impl BenchOptions {
             rebuild: c.rebuild,
             install: c.install,
             check: c.check,
+            count_syscalls: c.count_syscalls,
             command_line: c.command_line,
             notes,
         })

@@ -10,12 +10,13 @@ use crate::launch::probe::Sampler;
 use crate::launch::server::Server;
 use crate::load::{self, LoadConfig, Mode, Stop, Workload};
 use crate::model::{
-    unsaturated_limit, LimitInputs, Round, RoundMachine, ServerUsage, BUSY_THRESHOLD_PCT, DISTURBED_MIN_TICKS, DISTURBED_THRESHOLD_PCT, FLAG_CLIENT_BOUND, FLAG_DISTURBED, FLAG_ERRORS,
+    unsaturated_limit, LimitInputs, Round, RoundMachine, ServerUsage, SyscallsPerRequest, BUSY_THRESHOLD_PCT, DISTURBED_MIN_TICKS, DISTURBED_THRESHOLD_PCT, FLAG_CLIENT_BOUND, FLAG_DISTURBED, FLAG_ERRORS,
     FLAG_INTERRUPTED, FLAG_KEEPALIVE_LOST, FLAG_RAMP_INCOMPLETE, FLAG_RATE_NOT_HELD, FLAG_SERVER_UNPROBED, FLAG_UNFAIR,
     RAMP_LIMIT, RATE_HELD_SHARE, UNFAIR_JAIN, FLAG_UNSATURATED, SERVER_BOUND,
 };
 use crate::os::cpustat::{ticks_per_s, CpuStat, CpuTimes};
 use crate::os::proc;
+use crate::os::syscalls::{SyscallCounters, COUNTED, METHOD};
 
 use super::options::{BenchOptions, ModeKind, StopRule, Tool};
 use super::tools::{self, ToolRun};
@@ -84,7 +85,13 @@ pub fn load_config(plan: &RoundPlan, target: std::net::SocketAddr) -> anyhow::Re
 pub fn run_round(server: &mut Server, plan: &RoundPlan, index: u32, warmup: bool, stop: &Arc<AtomicBool>) -> anyhow::Result<Round> {
     let o = plan.opts;
     let label = format!("{}.{}.c{}", plan.contestant, plan.scenario, plan.connections);
-    let sampler = Sampler::spawn(server.pid(), server.pid());
+    // On the server's own CPUs, where nothing else may run (a round that shares them is `disturbed`).
+    let syscalls = if o.count_syscalls {
+        SyscallCounters::open(o.server_cpus.cpus(), COUNTED)
+    } else {
+        Err("turned off (--no-syscall-counts)".into())
+    };
+    let sampler = Sampler::spawn_counting(server.pid(), server.pid(), syscalls);
     let listen_before = proc::listen_overflows_and_drops();
     let stat_before = CpuStat::read();
     let started = Instant::now();
@@ -226,6 +233,10 @@ pub fn run_round(server: &mut Server, plan: &RoundPlan, index: u32, warmup: bool
             threads: usage.threads,
             workers: crate::model::worker_balance(&usage.thread_cpu_s, plan.workers),
             cost: usage.thread_cost.and_then(crate::model::CostBreakdown::of_threads),
+            syscalls_per_request: usage.syscalls.as_ref().and_then(|c| SyscallsPerRequest::of(c, load.requests)),
+            syscalls_method: usage.syscalls.as_ref().map(|_| METHOD.to_string()),
+            syscalls_unavailable: usage.syscalls_unavailable,
+            syscalls: usage.syscalls,
         },
         load,
         tool_latency_ns,
