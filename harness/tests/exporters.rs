@@ -6,10 +6,16 @@ use serverbench::load::search::{SearchResult, Slo, Step};
 use serverbench::load::{ErrorCounts, LoadReport, StatusCounts};
 use serverbench::report::{self, Exporter};
 use serverbench::model::*;
+use serverbench::os::syscalls::SyscallCounts;
 use serverbench::stats::histogram::new_latency_histogram;
 
 /// A round of `requests` in 2 s whose latencies are `latencies_us`, repeated to fill the histogram.
 fn round(index: u32, warmup: bool, requests: u64, latencies_us: &[u64], cpu_s: f64, flags: &[&str]) -> Round {
+    // One read and one write per request, an epoll_wait per 50, and a few other calls.
+    let syscalls = SyscallCounts {
+        total: 2 * requests + requests / 50 + 7,
+        by_name: [("read".to_string(), requests), ("write".to_string(), requests), ("epoll_wait".to_string(), requests / 50), ("accept4".to_string(), 0)].into(),
+    };
     let mut latency = new_latency_histogram();
     for (i, us) in latencies_us.iter().cycle().take(requests as usize).enumerate() {
         latency.record(us * 1000 + i as u64 % 7).unwrap();
@@ -71,6 +77,10 @@ fn round(index: u32, warmup: bool, requests: u64, latencies_us: &[u64], cpu_s: f
             }),
             workers: Some(WorkerBalance { workers: 2, busiest_cpu_s: cpu_s * 0.55, mean_cpu_s: cpu_s * 0.5, imbalance: 1.1 }),
             cost: Some(CostBreakdown { user_s: cpu_s * 0.1, system_s: cpu_s * 0.9, voluntary_switches: requests / 50, involuntary_switches: 3 }),
+            syscalls_per_request: SyscallsPerRequest::of(&syscalls, requests),
+            syscalls: Some(syscalls),
+            syscalls_method: Some("tracepoints".into()),
+            syscalls_unavailable: None,
         },
         client_busy_pct: Some(95.0),
         client_limit_pct: Some(95.0),
@@ -313,14 +323,19 @@ fn a_figure_that_could_not_be_measured_is_absent_not_zero() {
     let r = m.rounds.iter_mut().find(|r| !r.warmup).unwrap();
     r.server = ServerUsage { cpu_s: None, utilisation_pct: None, cpu_us_per_request: None, peak_rss_bytes: None, pss_bytes: None, ..r.server.clone() };
     r.flags.push(FLAG_SERVER_UNPROBED.into());
+    let refused = "perf_event_open on CPU 1 refused";
+    (r.server.syscalls, r.server.syscalls_per_request, r.server.syscalls_method) = (None, None, None);
+    r.server.syscalls_unavailable = Some(refused.into());
     let s = m.summary();
     assert_eq!((s.server_utilisation_pct, s.server_cpu_us_per_request, s.peak_rss_bytes), (None, None, None));
+    // One round without the counts: the summary has none, not those of the other rounds, and says why.
+    assert_eq!((s.server_syscalls_per_request, s.server_syscalls_method, s.server_syscalls_unavailable.as_deref()), (None, None, Some(refused)));
     assert!(s.requests_per_s.is_some(), "req/s was measured and stays");
 
     let csv = String::from_utf8(report::csv::Csv.serialize(&run).unwrap()).unwrap();
     let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
     let row: Vec<&str> = csv.lines().find(|l| l.split(',').nth(1) == Some(name.as_str())).unwrap().split(',').collect();
-    for column in ["server_cpu_pct", "server_cpu_us_per_request", "peak_rss_bytes"] {
+    for column in ["server_cpu_pct", "server_cpu_us_per_request", "peak_rss_bytes", "server_syscalls_per_request", "server_syscall_1"] {
         let i = header.iter().position(|h| *h == column).unwrap();
         assert_eq!(row[i], "", "{column} of {name} in {csv}");
     }
@@ -328,10 +343,12 @@ fn a_figure_that_could_not_be_measured_is_absent_not_zero() {
     let line = markdown.lines().find(|l| l.starts_with(&format!("| {name} "))).unwrap();
     // server CPU %, CPU us/req, peak RSS and PSS, and the 95% CI, which three rounds cannot give.
     assert_eq!(line.matches("n/a").count(), 5, "{line}");
+    assert!(markdown.contains(&format!("Server system calls not counted: {refused}.")), "{markdown}");
     let json: serde_json::Value = serde_json::from_slice(&report::json::Json.serialize(&run).unwrap()).unwrap();
     let stored = json["measurements"].as_array().unwrap().iter().find(|m| m["contestant"] == name.as_str()).unwrap();
     let round = stored["rounds"].as_array().unwrap().iter().find(|r| r["warmup"] == false).unwrap();
     assert!(round["server"]["cpu_s"].is_null() && round["server"]["peak_rss_bytes"].is_null(), "{round}");
+    assert!(round["server"]["syscalls"].is_null() && round["server"]["syscalls_unavailable"] == refused, "{round}");
 }
 
 /// An unsaturated round's limit is printed wherever its flag is; a run.json stored before rounds had a

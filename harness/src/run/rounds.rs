@@ -85,11 +85,14 @@ pub fn load_config(plan: &RoundPlan, target: std::net::SocketAddr) -> anyhow::Re
 pub fn run_round(server: &mut Server, plan: &RoundPlan, index: u32, warmup: bool, stop: &Arc<AtomicBool>) -> anyhow::Result<Round> {
     let o = plan.opts;
     let label = format!("{}.{}.c{}", plan.contestant, plan.scenario, plan.connections);
-    // On the server's own CPUs, where nothing else may run (a round that shares them is `disturbed`).
-    let syscalls = if o.count_syscalls {
-        SyscallCounters::open(o.server_cpus.cpus(), COUNTED)
-    } else {
+    // Counted on the server's own CPUs, where nothing else may run (a round that shares them is
+    // `disturbed`); with the client on them too the counts would be of both.
+    let syscalls = if !o.count_syscalls {
         Err("turned off (--no-syscall-counts)".into())
+    } else if o.server_cpus.overlaps(&o.client_cpus) {
+        Err(format!("server CPUs {} and client CPUs {} overlap: the counts per CPU would hold the client's calls too", o.server_cpus, o.client_cpus))
+    } else {
+        SyscallCounters::open(o.server_cpus.cpus(), COUNTED)
     };
     let sampler = Sampler::spawn_counting(server.pid(), server.pid(), syscalls);
     let listen_before = proc::listen_overflows_and_drops();
