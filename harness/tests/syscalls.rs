@@ -57,7 +57,7 @@ fn one_read_and_one_write_per_request_are_counted_as_such() {
     if cpus.len() < 2 {
         return common::skip(TEST, &format!("needs two CPUs to keep the server apart from the client; this process may use {cpus}"));
     }
-    let m = measure(|_| {});
+    let m = measure(|c| c.count_syscalls = true);
     for r in m.measured_rounds() {
         let per = r.server.syscalls_per_request.as_ref().unwrap_or_else(|| panic!("round {}: {:?}", r.index, r.server.syscalls_unavailable));
         assert_eq!(r.server.syscalls_method.as_deref(), Some(METHOD));
@@ -76,13 +76,19 @@ fn one_read_and_one_write_per_request_are_counted_as_such() {
     assert_eq!(summary.server_syscalls_method.as_deref(), Some(METHOD));
 }
 
-/// Turned off, or with the client on the server's CPUs (whose calls would be counted as the server's): the
+/// Not asked for (the default), or with the client on the server's CPUs (whose calls would be counted as the server's): the
 /// figures are absent and the reason says which.
 fn without_counting_the_calls_are_absent_with_the_reason() {
     let cpu = serverbench::os::cpus::CpuSet::allowed().first().to_string();
     for (m, reason) in [
-        (measure(|c| c.count_syscalls = false), "--no-syscall-counts"),
-        (measure(|c| (c.server_cpus, c.client_cpus) = (Some(cpu.clone()), Some(cpu.clone()))), "overlap"),
+        (measure(|_| {}), "--syscall-counts"),
+        (
+            measure(|c| {
+                c.count_syscalls = true;
+                (c.server_cpus, c.client_cpus) = (Some(cpu.clone()), Some(cpu.clone()));
+            }),
+            "overlap",
+        ),
     ] {
         for r in m.measured_rounds() {
             assert_eq!(r.server.syscalls, None);

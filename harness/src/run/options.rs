@@ -229,7 +229,7 @@ impl BenchChoices {
             rebuild: false,
             install: true,
             check: false,
-            count_syscalls: true,
+            count_syscalls: false,
             command_line: Vec::new(),
         }
     }
