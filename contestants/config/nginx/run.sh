@@ -1,6 +1,7 @@
 #!/bin/sh
-# Writes build/<port>/nginx.conf from nginx.conf.in and the scenario's locations, then becomes nginx:
-# the master is the process that gets SIGTERM (fast shutdown of the master and its workers).
+# Writes build/<port>/nginx.conf from nginx.conf.in and the scenario's locations (file: with the
+# folder $SB_FILES), then becomes nginx: the master is the process that gets SIGTERM (fast shutdown
+# of the master and its workers).
 # usage: run.sh <scenario> <host> <port> <workers>
 set -eu
 if [ $# -ne 4 ]; then
@@ -10,6 +11,11 @@ fi
 scenario=$1 host=$2 port=$3 workers=$4
 case $scenario in
     hello|plaintext) ;;
+    file)
+        if [ -z "${SB_FILES:-}" ]; then
+            echo "file needs SB_FILES, the folder of its files" >&2
+            exit 2
+        fi ;;
     *) echo "unsupported scenario: $scenario" >&2; exit 2 ;;
 esac
 case $host in
@@ -28,6 +34,7 @@ esac
 # As any other user nginx cannot switch, and warns if asked to.
 user=
 if [ "$(id -u)" = 0 ]; then user="user root;"; fi
+sed -e "s|@FILES@|${SB_FILES:-}|" "$dir/$scenario.conf" > "$prefix/locations.conf"
 sed -e "s|@USER@|$user|" -e "s|@WORKERS@|$workers|" -e "s|@NOFILE@|$nofile|" -e "s|@LISTEN@|$listen|" \
-    -e "s|@LOCATIONS@|$dir/$scenario.conf|" "$dir/nginx.conf.in" > "$prefix/nginx.conf"
+    -e "s|@LOCATIONS@|$prefix/locations.conf|" "$dir/nginx.conf.in" > "$prefix/nginx.conf"
 exec nginx -p "$prefix/" -c "$prefix/nginx.conf" -e stderr
