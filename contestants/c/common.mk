@@ -5,7 +5,7 @@ CC ?= cc
 CFLAGS := -O2 -std=gnu11 -Wall -Wextra -pthread -I$(C_DIR)
 LDFLAGS := -pthread
 
-build/server: $(SRCS) $(C_DIR)sb.h $(C_DIR)common.mk Makefile
+build/server: $(SRCS) $(wildcard $(C_DIR)*.h) $(C_DIR)common.mk Makefile
 	@mkdir -p build
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(SRCS) $(LDLIBS)
 

@@ -1,5 +1,5 @@
 /* sb.h: what every C contestant shares: the command line, the listening socket, the hello bytes,
- * and the handlers of `work` and `counter`. */
+ * the handlers of `work`, `counter` and `file`, and the request reader of servers without a parser. */
 #ifndef SB_H
 #define SB_H
 
@@ -22,24 +22,36 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
-enum sb_scenario { SB_HELLO, SB_HELLO_TIMEOUT, SB_PLAINTEXT, SB_ECHO, SB_WORK, SB_COUNTER };
-static const char *const sb_scenario_names[] = { "hello", "hello-timeout", "plaintext", "echo", "work", "counter" };
+/* The scenarios from SB_WORK on parse `GET <path>` requests and answer through sb_answer_path. */
+enum sb_scenario { SB_HELLO, SB_HELLO_TIMEOUT, SB_PLAINTEXT, SB_ECHO, SB_WORK, SB_COUNTER, SB_FILE };
+static const char *const sb_scenario_names[] = { "hello", "hello-timeout", "plaintext", "echo", "work", "counter", "file" };
 #define SB_SCENARIO_COUNT (int)(sizeof sb_scenario_names / sizeof *sb_scenario_names)
 
 static const char SB_HELLO_RESPONSE[] = "HTTP/1.1 200 OK\r\nContent-Length: 12\r\n\r\nHello world!";
 #define SB_HELLO_LEN (sizeof SB_HELLO_RESPONSE - 1)
-#define SB_BUF_BYTES 16384 /* echo and request buffers */
+#define SB_BUF_BYTES 16384 /* request buffers */
+#define SB_ECHO_BYTES 512  /* echo reads what arrives into a buffer of this size */
 
 /* work and counter: GET /work/<us> busy-waits `us` microseconds of running time and answers `us`;
  * GET /counter/<k> increments counter k and answers its new value; anything else is a 400. */
 #define SB_WORK_MAX_US 1000000
 #define SB_COUNTER_KEYS 65536
-#define SB_ANSWER_MAX 64 /* the longest answer of sb_answer_path */
+#define SB_ANSWER_MAX 96 /* the longest answer of sb_answer_path */
 static const char SB_BAD_REQUEST[] = "HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n";
 #define SB_BAD_LEN (sizeof SB_BAD_REQUEST - 1)
+/* An HTTP/1.0 client keeps its connection only when both sides say so: the answer carries this. */
+static const char SB_KEEP_ALIVE_HEADER[] = "Connection: keep-alive\r\n";
+
+/* file: GET /file/4k answers the file $SB_FILES/4k, opened once by sb_parse and sent from the page
+ * cache with sendfile(2) at an offset of each response's own, so its bytes never pass through the
+ * server's memory; any other path is a 404. */
+#define SB_FILE_NAME "4k"
+static int sb_file_fd = -1;
+static off_t sb_file_bytes;
 
 /* The counters, shared by every thread: atomic_fetch_add on each, no lock. sb_parse maps them
  * MAP_SHARED before any worker starts, so forked workers (prefork) share them too; a 64-bit atomic
@@ -88,6 +100,18 @@ static struct sb_args sb_parse(int argc, char **argv, const char *declared)
         sb_counters = mmap(NULL, SB_COUNTER_KEYS * sizeof *sb_counters, PROT_READ | PROT_WRITE,
                            MAP_SHARED | MAP_ANONYMOUS, -1, 0);
         if (sb_counters == MAP_FAILED) { perror("mmap counters"); exit(1); }
+    }
+    if (a.scenario == SB_FILE) {
+        const char *dir = getenv("SB_FILES");
+        char path[4096];
+        struct stat st;
+        if (!dir || !*dir) { fprintf(stderr, "%s: file needs SB_FILES, the folder of its files\n", argv[0]); exit(2); }
+        snprintf(path, sizeof path, "%s/" SB_FILE_NAME, dir);
+        if ((sb_file_fd = open(path, O_RDONLY | O_CLOEXEC)) < 0 || fstat(sb_file_fd, &st) < 0) {
+            fprintf(stderr, "%s: %s: %s\n", argv[0], path, strerror(errno));
+            exit(2);
+        }
+        sb_file_bytes = st.st_size;
     }
 
     /* A peer that closes early must cost an EPIPE, not the process. */
@@ -171,58 +195,99 @@ static inline long sb_path_number(const char *path, size_t len, const char *pref
     return v;
 }
 
-/* Handles the request for `path` (work or counter) and writes its answer to out (room for
- * SB_ANSWER_MAX bytes): its length. A bad path answers 400 and sets *bad: then close. */
-static inline size_t sb_answer_path(enum sb_scenario s, const char *path, size_t len, char *out, int *bad)
+/* Writes the decimal v at o: the end. */
+static inline char *sb_decimal(char *o, uint64_t v)
 {
+    char digits[20];
+    int d = 0;
+    do digits[d++] = '0' + v % 10; while ((v /= 10));
+    while (d) *o++ = digits[--d];
+    return o;
+}
+
+/* Writes the head `HTTP/1.1 <status>\r\n[Connection: keep-alive\r\n]Content-Length: <n>\r\n\r\n` at o: the end. */
+static inline char *sb_head(char *o, const char *status, int keep_alive_header, uint64_t content_bytes)
+{
+    o = stpcpy(stpcpy(stpcpy(o, "HTTP/1.1 "), status), "\r\n");
+    if (keep_alive_header) o = stpcpy(o, SB_KEEP_ALIVE_HEADER);
+    o = sb_decimal(stpcpy(o, "Content-Length: "), content_bytes);
+    memcpy(o, "\r\n\r\n", 4);
+    return o + 4;
+}
+
+/* Handles the request for `path` (work, counter or file) and writes its answer to out (room for
+ * SB_ANSWER_MAX bytes): its length. A bad path answers 400 and sets *last: then close. file sets
+ * *send_file when the answer is the head of the file, whose bytes must follow it. */
+static inline size_t sb_answer_path(enum sb_scenario s, const char *path, size_t len, int keep_alive_header,
+                                    char *out, int *last, int *send_file)
+{
+    if (s == SB_FILE) {
+        *send_file = len == sizeof "/file/" SB_FILE_NAME - 1 && !memcmp(path, "/file/" SB_FILE_NAME, len);
+        return sb_head(out, *send_file ? "200 OK" : "404 Not Found", keep_alive_header,
+                       *send_file ? (uint64_t)sb_file_bytes : 0) - out;
+    }
     uint64_t v;
     long n = s == SB_WORK ? sb_path_number(path, len, "/work/", SB_WORK_MAX_US)
                           : sb_path_number(path, len, "/counter/", SB_COUNTER_KEYS - 1);
     if (n < 0) {
-        *bad = 1;
+        *last = 1;
         memcpy(out, SB_BAD_REQUEST, SB_BAD_LEN);
         return SB_BAD_LEN;
     }
     if (s == SB_WORK) sb_busy_wait_us(n), v = n;
     else v = atomic_fetch_add(&sb_counters[n], 1) + 1;
-    char digits[20];
-    int d = 0;
-    do digits[d++] = '0' + v % 10; while ((v /= 10));
-    static const char head[] = "HTTP/1.1 200 OK\r\nContent-Length: ";
-    char *o = out + sizeof head - 1;
-    memcpy(out, head, sizeof head - 1);
-    if (d >= 10) *o++ = '0' + d / 10;
-    *o++ = '0' + d % 10;
-    memcpy(o, "\r\n\r\n", 4), o += 4;
-    while (d) *o++ = digits[--d];
-    return o - out;
+    char body[20];
+    size_t body_len = sb_decimal(body, v) - body;
+    char *o = sb_head(out, "200 OK", keep_alive_header, body_len);
+    memcpy(o, body, body_len);
+    return o + body_len - out;
+}
+
+/* Whether the connection stays open after a request whose header lines (each ending in CRLF) are
+ * h[0..end): HTTP/1.1 unless it says `Connection: close`, HTTP/1.0 only if it says `keep-alive`. */
+static inline int sb_keep_alive(const char *h, const char *end, int http10)
+{
+    int keep = !http10;
+    for (const char *eol; h < end && (eol = memmem(h, end - h, "\r\n", 2)); h = eol + 2) {
+        if (eol - h < 11 || strncasecmp(h, "connection:", 11)) continue;
+        const char *v = h + 11, *v_end = eol;
+        while (v < v_end && (*v == ' ' || *v == '\t')) v++;
+        while (v_end > v && (v_end[-1] == ' ' || v_end[-1] == '\t')) v_end--;
+        if (v_end - v == 5 && !strncasecmp(v, "close", 5)) keep = 0;
+        if (v_end - v == 10 && !strncasecmp(v, "keep-alive", 10)) keep = 1;
+    }
+    return keep;
 }
 
 /* For servers without an HTTP parser of their own: answers the complete requests at the start of
  * in[0..*in_len) while out (`room` bytes) can take another answer, drops them from in, and returns
  * the bytes written to out (0: the next request is not all here yet). A request is `GET <path>
- * HTTP/1.x`, headers up to the empty line, no body; the connection stays open. A malformed request,
- * or one that does not fit SB_BUF_BYTES, is a bad request: 400, *bad set, stop (then close). */
-static inline size_t sb_serve(enum sb_scenario s, char *in, size_t *in_len, char *out, size_t room, int *bad)
+ * HTTP/1.x`, headers up to the empty line, no body. A malformed request, or one that does not fit
+ * SB_BUF_BYTES, is a bad request: 400, *last set, stop. A request that does not keep the
+ * connection (sb_keep_alive) sets *last too: close once out is written. file: an answer that
+ * sets *send_file ends out (the file's bytes must follow it); servers without file pass NULL. */
+static inline size_t sb_serve(enum sb_scenario s, char *in, size_t *in_len, char *out, size_t room, int *last,
+                              int *send_file)
 {
     size_t used = 0, n = 0;
-    while (!*bad && n + SB_ANSWER_MAX <= room) {
+    while (!*last && !(send_file && *send_file) && n + SB_ANSWER_MAX <= room) {
         char *req = in + used;
         size_t left = *in_len - used;
         char *end = memmem(req, left, "\r\n\r\n", 4);
-        if (!end) {
-            if (used > 0 || left < SB_BUF_BYTES) break;
-            end = req; /* too large: the path check below fails */
-        }
-        /* the request line: GET <path> HTTP/1.x */
-        char *line_end = memmem(req, end + 2 - req, "\r\n", 2), *path = req + 4, *path_end = NULL;
+        if (!end && (used > 0 || left < SB_BUF_BYTES)) break;
+        /* the request line: GET <path> HTTP/1.x (too large: no end, a bad request) */
+        char *line_end = end ? memmem(req, end + 2 - req, "\r\n", 2) : NULL, *path = req + 4, *path_end = NULL;
         if (line_end && line_end - req > 4 && !memcmp(req, "GET ", 4)) path_end = memchr(path, ' ', line_end - path);
-        if (!path_end || line_end - path_end != 9 || memcmp(path_end, " HTTP/1.", 8) || (path_end[8] != '0' && path_end[8] != '1'))
-            path = path_end = req; /* an empty path: 400 */
-        n += sb_answer_path(s, path, path_end - path, out + n, bad);
+        if (!path_end || line_end - path_end != 9 || memcmp(path_end, " HTTP/1.", 8) || (path_end[8] != '0' && path_end[8] != '1')) {
+            memcpy(out + n, SB_BAD_REQUEST, SB_BAD_LEN);
+            n += SB_BAD_LEN, *last = 1;
+            break;
+        }
+        int http10 = path_end[8] == '0', keep = sb_keep_alive(line_end + 2, end + 2, http10);
+        n += sb_answer_path(s, path, path_end - path, http10 && keep, out + n, last, send_file);
+        if (!keep) *last = 1;
         used = end + 4 - in;
     }
-    if (used > *in_len) used = *in_len;
     memmove(in, in + used, *in_len - used);
     *in_len -= used;
     return n;

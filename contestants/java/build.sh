@@ -1,11 +1,11 @@
 #!/bin/sh
-# Builds one Java contestant (the folder given, default the current one) with the newest JDK >= 21:
+# Builds one Java contestant (the folder given, default the current one) with the pinned JDK (find-jdk.sh):
 # build/server.jar + build/lib/*.jar, and build/java-home naming that JDK for run.sh.
 # Quick when nothing changed: Maven runs only if the poms or sources are newer than the last build.
 set -e
 dir=$(cd "${1:-.}" && pwd)
 root=$(cd "$(dirname "$0")" && pwd)
-home=$("$root/find-jdk.sh" 21)
+home=$("$root/find-jdk.sh")
 stamp=$dir/build/java-home
 if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$home" ] &&
     [ -z "$(find "$root/pom.xml" "$dir/pom.xml" "$dir/src" -newer "$stamp" | head -n 1)" ]; then

@@ -1,23 +1,17 @@
 #!/bin/sh
-# Prints the home of the newest JDK with major version >= MIN (default 21) found under
-# /usr/lib/jvm and in $JAVA_HOME. Versions come from each JDK's `release` file, so no JVM starts.
-min=${1:-21}
-best_major=0
-best_home=
+# Prints the home of the JDK the Java contestants are built and run with: major version JDK_MAJOR
+# exactly (25: ForkJoinPool.schedule, the JDK's lock-free timer, appeared in it), looked for in
+# $JAVA_HOME, then under /usr/lib/jvm in name order. Versions come from each JDK's `release` file,
+# so no JVM starts. Fails, naming what to install, when there is none.
+JDK_MAJOR=25
 for home in ${JAVA_HOME:+"$JAVA_HOME"} /usr/lib/jvm/*; do
     [ -x "$home/bin/javac" ] && [ -f "$home/release" ] || continue
     version=$(sed -n 's/^JAVA_VERSION="\(.*\)"$/\1/p' "$home/release")
-    major=${version%%[.+-]*}
-    [ "$major" = 1 ] && major=$(echo "$version" | cut -d. -f2)   # 1.8 style
-    case $major in '' | *[!0-9]*) continue ;; esac
-    if [ "$major" -ge "$min" ] && [ "$major" -gt "$best_major" ]; then
-        best_major=$major
-        best_home=$(cd "$home" && pwd -P)
+    if [ "${version%%[.+-]*}" = "$JDK_MAJOR" ]; then
+        cd "$home" && pwd -P
+        exit 0
     fi
 done
-if [ -z "$best_home" ]; then
-    echo "find-jdk.sh: no JDK with major version >= $min under /usr/lib/jvm or \$JAVA_HOME;" \
-        "install a JDK $min or newer there (e.g. Temurin) or point JAVA_HOME at one" >&2
-    exit 1
-fi
-echo "$best_home"
+echo "find-jdk.sh: no JDK $JDK_MAJOR under /usr/lib/jvm or in \$JAVA_HOME; install one there" \
+    "(e.g. Temurin $JDK_MAJOR) or point JAVA_HOME at one" >&2
+exit 1

@@ -19,7 +19,7 @@ enum { TAG_IGNORE, TAG_ACCEPT }; /* user_data that is not a connection */
 struct conn {
     int fd, bid;          /* bid: echo's provided buffer being sent back, or -1 */
     int sending;          /* which operation is in flight: recv or send */
-    int closing;          /* work, counter: close once the answers are sent (a bad request) */
+    int closing;          /* work, counter: close once the answers are sent (sb_serve's last) */
     const char *data;     /* the bytes data[off..len] are being sent */
     size_t off, len;
     struct conn *parked;  /* next connection waiting for a free buffer */
@@ -64,7 +64,7 @@ static void conn_recv(struct loop *l, struct conn *c)
 {
     struct io_uring_sqe *sqe = sqe_get(l, 2);
     /* A provided buffer is filled up to the length asked: no more than the input buffer has room for. */
-    io_uring_prep_recv(sqe, c->fd, NULL, SB_BUF_BYTES - c->in_len, 0);
+    io_uring_prep_recv(sqe, c->fd, NULL, args.scenario == SB_ECHO ? SB_ECHO_BYTES : SB_BUF_BYTES - c->in_len, 0);
     sqe->flags |= IOSQE_BUFFER_SELECT;
     sqe->buf_group = BUF_GROUP;
     io_uring_sqe_set_data(sqe, c);
@@ -101,7 +101,7 @@ static void conn_close(struct loop *l, struct conn *c)
 static int conn_answer(struct loop *l, struct conn *c)
 {
     char *out = c->buf + SB_BUF_BYTES;
-    c->len = sb_serve(args.scenario, c->buf, &c->in_len, out, SB_BUF_BYTES, &c->closing);
+    c->len = sb_serve(args.scenario, c->buf, &c->in_len, out, SB_BUF_BYTES, &c->closing, NULL);
     if (c->len == 0) return 0;
     c->data = out, c->off = 0;
     conn_send(l, c);

@@ -3,17 +3,18 @@
  * 1.49), so the socket is made by hand and handed over with uv_tcp_open. work busy-waits inside the
  * read callback, holding up the loop's every connection (a libuv user might hand CPU work to
  * uv_queue_work's thread pool; the scenario measures the handler on the loop, so it does not);
- * counter increments a shared atomic (sb.h). */
+ * counter increments a shared atomic (sb.h). hello-timeout starts a uv_timer_t when a read or a
+ * write starts and stops it when the operation completes. */
 #include "sb.h"
 #include <pthread.h>
 #include <uv.h>
 
 struct conn {
     uv_tcp_t tcp;
-    uv_timer_t timer;   /* hello-timeout: restarted after every answer */
+    uv_timer_t timer;   /* hello-timeout: bounds the read or write under way */
     uv_write_t write;   /* echo, work, counter: the rest of an output the socket could not take at once */
     int open_handles;   /* freed when the last handle has closed */
-    int closing;        /* work, counter: close once the output is written (a bad request) */
+    int closing;        /* work, counter: close once the output is written (sb_serve's last) */
     size_t in_len;      /* work, counter: request bytes in buf not yet answered */
     char buf[];         /* echo: in and out; work, counter: in, then out */
 };
@@ -41,7 +42,8 @@ static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
     (void)suggested;
     struct conn *c = h->data;
     if (args.scenario >= SB_WORK) *buf = uv_buf_init(c->buf + c->in_len, SB_BUF_BYTES - c->in_len);
-    else *buf = uv_buf_init(args.scenario == SB_ECHO ? c->buf : scratch, SB_BUF_BYTES);
+    else if (args.scenario == SB_ECHO) *buf = uv_buf_init(c->buf, SB_ECHO_BYTES);
+    else *buf = uv_buf_init(scratch, SB_BUF_BYTES);
 }
 
 static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf);
@@ -76,7 +78,7 @@ static int conn_write(struct conn *c, char *data, size_t len)
 static void conn_answer(struct conn *c)
 {
     char *out = c->buf + SB_BUF_BYTES;
-    for (size_t n; (n = sb_serve(args.scenario, c->buf, &c->in_len, out, SB_BUF_BYTES, &c->closing)) > 0;) {
+    for (size_t n; (n = sb_serve(args.scenario, c->buf, &c->in_len, out, SB_BUF_BYTES, &c->closing, NULL)) > 0;) {
         if (conn_write(c, out, n) <= 0) return;
         if (c->closing) { conn_close(c); return; }
     }
@@ -93,9 +95,16 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
         return;
     }
     if (args.scenario != SB_ECHO) {
+        int timed = args.scenario == SB_HELLO_TIMEOUT;
+        if (timed) { /* the read has completed; the write starts */
+            uv_timer_stop(&c->timer);
+            uv_timer_start(&c->timer, on_timeout, args.timeout_ms, 0);
+        }
         uv_buf_t resp = uv_buf_init((char *)SB_HELLO_RESPONSE, SB_HELLO_LEN);
-        if (uv_try_write(s, &resp, 1) != SB_HELLO_LEN) conn_close(c); /* one write or give up */
-        else if (args.scenario == SB_HELLO_TIMEOUT) uv_timer_start(&c->timer, on_timeout, args.timeout_ms, 0);
+        int written = uv_try_write(s, &resp, 1) == SB_HELLO_LEN; /* one write or give up */
+        if (timed) uv_timer_stop(&c->timer);
+        if (!written) conn_close(c);
+        else if (timed) uv_timer_start(&c->timer, on_timeout, args.timeout_ms, 0); /* the next read */
         return;
     }
     conn_write(c, buf->base, nread); /* echo: straight from the read buffer */
@@ -104,7 +113,7 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
 static void on_connection(uv_stream_t *server, int status)
 {
     if (status < 0) return;
-    size_t bytes = args.scenario == SB_ECHO ? SB_BUF_BYTES : args.scenario >= SB_WORK ? 2 * SB_BUF_BYTES : 0;
+    size_t bytes = args.scenario == SB_ECHO ? SB_ECHO_BYTES : args.scenario >= SB_WORK ? 2 * SB_BUF_BYTES : 0;
     struct conn *c = calloc(1, sizeof *c + bytes);
     uv_tcp_init(server->loop, &c->tcp);
     c->tcp.data = c, c->open_handles = 1;
@@ -113,7 +122,7 @@ static void on_connection(uv_stream_t *server, int status)
     if (args.scenario == SB_HELLO_TIMEOUT) {
         uv_timer_init(server->loop, &c->timer);
         c->timer.data = c, c->open_handles = 2;
-        uv_timer_start(&c->timer, on_timeout, args.timeout_ms, 0);
+        uv_timer_start(&c->timer, on_timeout, args.timeout_ms, 0); /* the first read */
     }
     uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read);
 }

@@ -2,7 +2,10 @@
 // node-http: the http module (its parser, keep-alive and pipelining); one event loop per process,
 // `workers` processes through cluster.
 
+const fs = require('node:fs');
 const http = require('node:http');
+const path = require('node:path');
+const { pipeline } = require('node:stream');
 const { runWorkers, parseArgs } = require('../common/cluster');
 
 function notFound(res) {
@@ -39,9 +42,26 @@ const handlers = {
       res.end(body);
     });
   },
+  // The file is opened and streamed per request: fs.createReadStream piped into the response
+  // (stream.pipeline, which also closes the file if the client goes away first).
+  file(req, res) {
+    if (req.method !== 'GET' || req.url !== '/file/4k') return notFound(res);
+    const file = path.join(filesFolder, '4k');
+    fs.stat(file, (err, stats) => {
+      if (req.destroyed) return; // the client went away (pipelined requests of a reset connection)
+      if (err) return notFound(res);
+      res.writeHead(200, { 'Content-Length': stats.size });
+      pipeline(fs.createReadStream(file), res, () => {});
+    });
+  },
 };
 
 const { scenario, host, port, workers } = parseArgs('node-http', Object.keys(handlers));
+const filesFolder = process.env.SB_FILES;
+if (scenario === 'file' && !filesFolder) {
+  console.error('node-http: the file scenario needs SB_FILES (the folder of its files)');
+  process.exit(2);
+}
 runWorkers(workers, () => {
   // http adds Date and keep-alive headers by itself.
   const server = http.createServer(handlers[scenario]);

@@ -157,7 +157,7 @@ fn hint_for_command(cmd: &str) -> &'static str {
     match cmd {
         "cargo" | "rustc" => "Rust (https://rustup.rs) and put it on PATH",
         "go" => "Go (https://go.dev/dl) and put it on PATH",
-        "java" | "javac" => "a JDK 17 or newer and put it on PATH",
+        "java" | "javac" => "a JDK 25 (the version the Java contestants pin) and put it on PATH or under /usr/lib/jvm",
         "node" | "npm" => "Node.js 20 or newer and put it on PATH",
         _ => "it and put it on PATH",
     }

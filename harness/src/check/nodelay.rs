@@ -5,6 +5,11 @@
 //! the socket of the connection's addresses, the server's process tree the descriptor that holds it. It
 //! is read after one exchange (some servers set it only once serving).
 
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
 use crate::os::{peer_socket, proc};
 use crate::wire::client::Conn;
 
@@ -21,9 +26,8 @@ pub fn tcp_nodelay(t: &Target, o: &Options) -> Verdict {
     }
 }
 
-/// The option and the process holding the socket; the inner error is why it could not be read here.
-fn read_option(t: &Target, o: &Options) -> Result<Result<(bool, i32), String>, Failed> {
-    let mut c = Conn::open(t.addr, o.answer_timeout)?;
+/// One exchange on the connection: the scenario's ordinary request and its answer, or 8 echoed bytes.
+fn exchange(c: &mut Conn, t: &Target) -> Result<(), Failed> {
     match t.scenario.request() {
         Some(request) => {
             c.send(&request.render(0))?;
@@ -34,7 +38,40 @@ fn read_option(t: &Target, o: &Options) -> Result<Result<(bool, i32), String>, F
             c.read_exact(8)?;
         }
     }
+    Ok(())
+}
+
+/// How often the connection is used while its socket is looked up, so that a server with a short idle
+/// timeout (`hello-timeout` is checked with 300 ms) does not close it under a slow lookup.
+const KEEP_BUSY: Duration = Duration::from_millis(50);
+
+/// The option and the process holding the socket; the inner error is why it could not be read here.
+fn read_option(t: &Target, o: &Options) -> Result<Result<(bool, i32), String>, Failed> {
+    let mut c = Conn::open(t.addr, o.answer_timeout)?;
+    exchange(&mut c, t)?;
     let local = c.stream.local_addr().map_err(|e| Failed(format!("the client's address: {e}")))?;
+    let done = Arc::new(AtomicBool::new(false));
+    let keeper = {
+        let (done, t) = (done.clone(), *t);
+        std::thread::spawn(move || -> Result<(), Failed> {
+            while !done.load(Ordering::Relaxed) {
+                std::thread::sleep(KEEP_BUSY);
+                exchange(&mut c, &t)?;
+            }
+            Ok(())
+        })
+    };
+    let found = look_up(t, local);
+    done.store(true, Ordering::Relaxed);
+    let kept = keeper.join().unwrap_or_else(|_| Err("the exchanges during the lookup panicked".into()));
+    match (found, kept) {
+        (Err(e), Err(lost)) => Err(format!("{}; the connection was lost meanwhile: {}", e.0, lost.0).into()),
+        (found, _) => found,
+    }
+}
+
+/// Finds the server's side of the connection from `local` and reads its option.
+fn look_up(t: &Target, local: SocketAddr) -> Result<Result<(bool, i32), String>, Failed> {
     let Some(socket) = proc::tcp_socket(t.addr, local) else {
         return Err(format!("the kernel's TCP table shows no connection {} <- {local}", t.addr).into());
     };

@@ -142,7 +142,7 @@ pub enum CpuSharing {
 pub struct BenchArgs {
     #[command(flatten)]
     pub select: SelectArgs,
-    /// Scenarios to run, one or a list (hello, hello-timeout, plaintext, json, echo, work, counter).
+    /// Scenarios to run, one or a list (hello, hello-timeout, plaintext, json, echo, work, counter, file).
     #[arg(long, value_delimiter = ',', default_value = Scenario::Hello.name(), value_name = "LIST")]
     pub scenario: Vec<String>,
     /// How requests are paced.

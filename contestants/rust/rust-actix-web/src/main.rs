@@ -1,21 +1,23 @@
 //! actix-web 4: HttpServer starts `workers` threads, each running its own single-threaded
 //! runtime with its own copy of the App; an acceptor thread hands connections to them.
 use std::io;
+use std::path::Path;
 
+use actix_files::NamedFile;
 use actix_web::body::MessageBody;
 use actix_web::dev::{ServiceRequest, ServiceResponse};
 use actix_web::http::StatusCode;
 use actix_web::middleware::{from_fn, Next};
-use actix_web::{web, App, Error, HttpResponse, HttpServer};
+use actix_web::{web, App, Error, HttpRequest, HttpResponse, HttpServer};
 use serde::{Deserialize, Serialize};
-use sb_args::Http as Scenario;
+use sb_args::{files, Http as Scenario};
 
 #[derive(Deserialize, Serialize)]
 struct Ping {
     sequence: u64,
 }
 
-// actix adds Content-Length and Date itself.
+// actix adds Content-Length and Date itself; it has no way to leave Date out.
 async fn hello() -> HttpResponse {
     HttpResponse::Ok().body("Hello world!")
 }
@@ -26,6 +28,16 @@ async fn plaintext() -> HttpResponse {
 
 async fn ping(ping: web::Json<Ping>) -> web::Json<Ping> {
     ping
+}
+
+/// actix-files' NamedFile, opened anew at every request (std's open and stat, on the worker thread);
+/// its body is read in chunks on actix's blocking pool (web::block). It adds its own headers
+/// (Content-Type, Content-Disposition, ETag, Last-Modified, Accept-Ranges).
+async fn file(folder: &Path, req: HttpRequest) -> actix_web::Result<HttpResponse> {
+    match files::named(folder, req.path().as_bytes()) {
+        Some(path) => Ok(NamedFile::open(path)?.into_response(&req)),
+        None => Ok(HttpResponse::NotFound().finish()),
+    }
 }
 
 // actix-http 3 has no header-size setting (only its fixed 128 KiB read buffer): refuse headers over 64 KiB here.
@@ -45,7 +57,7 @@ async fn limit_headers(
 }
 
 fn main() -> io::Result<()> {
-    let (args, scenario) = Scenario::from_args();
+    let (args, scenario) = Scenario::from_args_among(&[Scenario::SCENARIOS, &["file"]].concat());
     let host = args.host.clone();
     let port: u16 = args.port;
     let workers: usize = args.workers;
@@ -58,9 +70,11 @@ fn main() -> io::Result<()> {
                 Scenario::Hello => app.default_service(web::to(hello)),
                 Scenario::Plaintext => app.route("/plaintext", web::get().to(plaintext)),
                 Scenario::Json => app.route("/ping", web::post().to(ping)),
+                Scenario::File(folder) => app.route("/file/{name}", web::get().to(move |req| file(folder, req))),
             }
         })
         .workers(workers)
+        .tcp_nodelay(true)
         .bind((host, port))?
         .run()
         .await

@@ -7,7 +7,7 @@ use async_std::net::{TcpListener, TcpStream};
 use async_std::stream::StreamExt;
 use async_std::task;
 
-use sb_args::{Raw as Scenario, Requests, Route, HELLO};
+use sb_args::{Raw as Scenario, Requests, Route, ECHO_BUFFER_BYTES, HELLO};
 
 fn main() {
     let (args, scenario) = Scenario::from_args();
@@ -61,7 +61,7 @@ async fn hello_timeout(mut stream: TcpStream, limit: Duration) -> io::Result<()>
 }
 
 async fn echo(mut stream: TcpStream) -> io::Result<()> {
-    let mut buf = vec![0u8; 64 * 1024];
+    let mut buf = [0u8; ECHO_BUFFER_BYTES];
     loop {
         let n = stream.read(&mut buf).await?;
         if n == 0 {

@@ -9,7 +9,7 @@ use monoio::net::{ListenerOpts, TcpListener, TcpStream};
 use monoio::time::timeout;
 use monoio::{IoUringDriver, RuntimeBuilder};
 
-use sb_args::{Raw as Scenario, Requests, Route, HELLO};
+use sb_args::{Raw as Scenario, Requests, Route, ECHO_BUFFER_BYTES, HELLO};
 
 fn main() {
     let (args, scenario) = Scenario::from_args();
@@ -84,7 +84,7 @@ async fn hello_timeout(mut stream: TcpStream, limit: Duration) -> io::Result<()>
 }
 
 async fn echo(mut stream: TcpStream) -> io::Result<()> {
-    let mut buf = vec![0u8; 64 * 1024];
+    let mut buf = vec![0u8; ECHO_BUFFER_BYTES];
     loop {
         let (n, b) = stream.read(buf).await;
         let n = n?;

@@ -8,7 +8,7 @@ use smol::future::{self, FutureExt};
 use smol::io::{AsyncReadExt, AsyncWriteExt};
 use smol::{Async, Executor, Timer};
 
-use sb_args::{Raw as Scenario, Requests, Route, HELLO};
+use sb_args::{Raw as Scenario, Requests, Route, ECHO_BUFFER_BYTES, HELLO};
 
 static EX: Executor<'static> = Executor::new();
 
@@ -74,7 +74,7 @@ async fn expire<T>(limit: Duration) -> io::Result<T> {
 }
 
 async fn echo(mut stream: Async<TcpStream>) -> io::Result<()> {
-    let mut buf = vec![0u8; 64 * 1024];
+    let mut buf = [0u8; ECHO_BUFFER_BYTES];
     loop {
         let n = stream.read(&mut buf).await?;
         if n == 0 {

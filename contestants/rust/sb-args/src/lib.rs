@@ -1,15 +1,21 @@
 //! What every Rust contestant shares: the command line `<server> <scenario> <host> <port> <workers>`,
-//! the `SB_TIMEOUT_MS` limit of `hello-timeout`, the `hello` response, and (module `requests`) the
-//! parsing and answers of the raw contestants' `work` and `counter` scenarios.
+//! the `SB_TIMEOUT_MS` limit of `hello-timeout`, the `hello` response, the `echo` buffer size, (module
+//! `requests`) the parsing and answers of the raw contestants' `work` and `counter` scenarios, and
+//! (module `files`) the file of the `file` scenario.
 
+pub mod files;
 pub mod requests;
 
+use std::path::Path;
 use std::time::Duration;
 use std::{env, process};
 
 pub use requests::{Requests, Route};
 
 pub const HELLO: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Length: 12\r\n\r\nHello world!";
+
+/// `echo` reads what has arrived into a buffer of this size and writes it all back before reading again.
+pub const ECHO_BUFFER_BYTES: usize = 512;
 
 pub struct Args {
     pub scenario: String,
@@ -49,17 +55,26 @@ pub enum Raw {
 }
 
 impl Raw {
-    /// The command line and the scenario it names (hello, hello-timeout, echo, work or counter).
+    /// The scenarios every raw contestant answers.
+    pub const SCENARIOS: &'static [&'static str] = &["hello", "hello-timeout", "echo", "work", "counter"];
+
+    /// The command line and the scenario it names (one of [`Raw::SCENARIOS`]).
     pub fn from_args() -> (Args, Raw) {
-        let args = parse(&["hello", "hello-timeout", "echo", "work", "counter"]);
-        let scenario = match args.scenario.as_str() {
+        let args = parse(Raw::SCENARIOS);
+        let scenario = Raw::named(&args.scenario);
+        (args, scenario)
+    }
+
+    /// The scenario called `name`, one of [`Raw::SCENARIOS`].
+    pub fn named(name: &str) -> Raw {
+        match name {
             "hello" => Raw::Hello,
             "hello-timeout" => Raw::HelloTimeout(timeout_from_env()),
             "work" => Raw::Requests(Route::Work),
             "counter" => Raw::Requests(Route::Counter),
-            _ => Raw::Echo,
-        };
-        (args, scenario)
+            "echo" => Raw::Echo,
+            _ => panic!("not a raw scenario: {name}"),
+        }
     }
 }
 
@@ -69,16 +84,29 @@ pub enum Http {
     Hello,
     Plaintext,
     Json,
+    /// `file`, with the folder `SB_FILES` names.
+    File(&'static Path),
 }
 
 impl Http {
-    /// The command line and the scenario it names (hello, plaintext or json).
+    /// The scenarios every framework contestant answers.
+    pub const SCENARIOS: &'static [&'static str] = &["hello", "plaintext", "json"];
+
+    /// The command line and the scenario it names (one of [`Http::SCENARIOS`]).
     pub fn from_args() -> (Args, Http) {
-        let args = parse(&["hello", "plaintext", "json"]);
+        Http::from_args_among(Http::SCENARIOS)
+    }
+
+    /// The command line and the scenario it names, one of `scenarios` (some of [`Http::SCENARIOS`]
+    /// and `file`).
+    pub fn from_args_among(scenarios: &[&str]) -> (Args, Http) {
+        let args = parse(scenarios);
         let scenario = match args.scenario.as_str() {
             "hello" => Http::Hello,
             "plaintext" => Http::Plaintext,
-            _ => Http::Json,
+            "json" => Http::Json,
+            "file" => Http::File(files::folder_from_env()),
+            name => panic!("not a framework scenario: {name}"),
         };
         (args, scenario)
     }

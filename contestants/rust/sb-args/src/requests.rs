@@ -75,6 +75,34 @@ impl Route {
     }
 }
 
+/// What a route answers to a request target.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Answer {
+    /// 200 with this number as the body.
+    Ok(u64),
+    /// A path outside the route: 404.
+    NotFound,
+    /// A missing, malformed or too large number: 400.
+    BadRequest,
+}
+
+impl Route {
+    /// Does what `target` (`/work/<N>` or `/counter/<k>`) asks: busy-waits N µs counted from `start`,
+    /// the moment the request was taken up, or increments counter k. Shared with the framework
+    /// contestants, whose own HTTP stack parses the request and hands over its path.
+    pub fn answer(self, target: &[u8], start: Instant) -> Answer {
+        let Some(digits) = target.strip_prefix(self.prefix()) else { return Answer::NotFound };
+        let Some(n) = decimal(digits, self.max()) else { return Answer::BadRequest };
+        Answer::Ok(match self {
+            Route::Work => {
+                busy_wait(start, n);
+                n
+            }
+            Route::Counter => increment(n as usize),
+        })
+    }
+}
+
 /// One connection's requests: the part of a request that has arrived without its end, kept until the
 /// rest comes.
 pub struct Requests {
@@ -113,54 +141,49 @@ impl Requests {
 fn answer_all(route: Route, input: &[u8], out: &mut Vec<u8>) -> (usize, bool) {
     let mut used = 0;
     loop {
-        let rest = &input[used..];
-        let Some(end) = head_end(rest) else {
-            if rest.len() > MAX_HEAD {
+        let start = Instant::now();
+        let answer = match parse_head(&input[used..]) {
+            Head::Partial => return (used, false),
+            Head::Bad => Answer::BadRequest,
+            Head::Get { target, len } => {
+                used += len;
+                route.answer(target, start)
+            }
+        };
+        match answer {
+            Answer::Ok(value) => ok(out, value),
+            Answer::NotFound => out.extend_from_slice(NOT_FOUND),
+            Answer::BadRequest => {
                 out.extend_from_slice(BAD_REQUEST);
                 return (input.len(), true);
             }
-            return (used, false);
-        };
-        if !answer_one(route, &rest[..end], out) {
-            out.extend_from_slice(BAD_REQUEST);
-            return (input.len(), true);
         }
-        used += end;
     }
 }
 
-/// The length of the head at the front of `buf` up to and including its blank line, if it has arrived.
-fn head_end(buf: &[u8]) -> Option<usize> {
-    buf.windows(4).position(|w| w == b"\r\n\r\n").map(|i| i + 4)
+/// The request at the front of a connection's input.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Head<'a> {
+    /// Its blank line has not arrived yet.
+    Partial,
+    /// Malformed, not a GET (a GET carries no body; any other method is refused rather than
+    /// guessing where its body ends), or longer than `MAX_HEAD`: a 400, then the connection closes.
+    Bad,
+    /// `GET <target> HTTP/1.x`, whose head (request line and headers) takes `len` bytes.
+    Get { target: &'a [u8], len: usize },
 }
 
-/// Answers one request from its head (request line and headers); false when it is malformed. A GET
-/// carries no body, and any other method is refused rather than guessing where its body ends.
-fn answer_one(route: Route, head: &[u8], out: &mut Vec<u8>) -> bool {
-    let start = Instant::now();
-    let line_end = head.windows(2).position(|w| w == b"\r\n").unwrap_or(head.len());
-    let mut parts = head[..line_end].split(|&c| c == b' ');
-    let (Some(b"GET"), Some(target), Some(version), None) = (parts.next(), parts.next(), parts.next(), parts.next())
-    else {
-        return false;
+/// Parses the request line of the request at the front of `input`.
+pub fn parse_head(input: &[u8]) -> Head<'_> {
+    let Some(len) = input.windows(4).position(|w| w == b"\r\n\r\n").map(|i| i + 4) else {
+        return if input.len() > MAX_HEAD { Head::Bad } else { Head::Partial };
     };
-    if !version.starts_with(b"HTTP/1.") {
-        return false;
+    let line_end = input.windows(2).position(|w| w == b"\r\n").unwrap_or(len);
+    let mut parts = input[..line_end].split(|&c| c == b' ');
+    match (parts.next(), parts.next(), parts.next(), parts.next()) {
+        (Some(b"GET"), Some(target), Some(version), None) if version.starts_with(b"HTTP/1.") => Head::Get { target, len },
+        _ => Head::Bad,
     }
-    let Some(digits) = target.strip_prefix(route.prefix()) else {
-        out.extend_from_slice(NOT_FOUND);
-        return true;
-    };
-    let Some(n) = decimal(digits, route.max()) else { return false };
-    let value = match route {
-        Route::Work => {
-            busy_wait(start, n);
-            n
-        }
-        Route::Counter => increment(n as usize),
-    };
-    ok(out, value);
-    true
 }
 
 /// The decimal number `digits` spells if it has at least one digit, only digits, and is at most `max`.

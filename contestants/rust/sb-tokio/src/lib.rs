@@ -2,23 +2,43 @@
 //! listeners are arranged (work-stealing vs per-core), not in what a connection does.
 
 use std::io;
+use std::path::Path;
 use std::time::Duration;
 
-use sb_args::{Requests, Route, HELLO};
+use sb_args::requests::{parse_head, Head, BAD_REQUEST, NOT_FOUND};
+use sb_args::{files, Args, Raw, Requests, Route, ECHO_BUFFER_BYTES, HELLO};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::time::timeout;
 
-pub use sb_args::Raw as Scenario;
+/// The raw scenarios, and `file` with its folder.
+#[derive(Clone, Copy, Debug)]
+pub enum Scenario {
+    Raw(Raw),
+    File(&'static Path),
+}
+
+impl Scenario {
+    /// The command line and the scenario it names: a raw one or `file`.
+    pub fn from_args() -> (Args, Scenario) {
+        let args = sb_args::parse(&[Raw::SCENARIOS, &["file"]].concat());
+        let scenario = match args.scenario.as_str() {
+            "file" => Scenario::File(files::folder_from_env()),
+            name => Scenario::Raw(Raw::named(name)),
+        };
+        (args, scenario)
+    }
+}
 
 /// Serves one connection until the peer closes, an error occurs or a timeout expires.
 pub async fn serve_connection(stream: TcpStream, scenario: Scenario) {
     let _ = stream.set_nodelay(true);
     let _ = match scenario {
-        Scenario::Hello => hello(stream).await,
-        Scenario::HelloTimeout(limit) => hello_timeout(stream, limit).await,
-        Scenario::Echo => echo(stream).await,
-        Scenario::Requests(route) => requests(stream, route).await,
+        Scenario::Raw(Raw::Hello) => hello(stream).await,
+        Scenario::Raw(Raw::HelloTimeout(limit)) => hello_timeout(stream, limit).await,
+        Scenario::Raw(Raw::Echo) => echo(stream).await,
+        Scenario::Raw(Raw::Requests(route)) => requests(stream, route).await,
+        Scenario::File(folder) => file(stream, folder).await,
     };
 }
 
@@ -32,7 +52,8 @@ async fn hello(mut stream: TcpStream) -> io::Result<()> {
 
 async fn hello_timeout(mut stream: TcpStream, limit: Duration) -> io::Result<()> {
     let mut buf = [0u8; 4096];
-    // An elapsed timeout becomes an io::Error, which ends the task and closes the connection.
+    // A timer per read and per write; an elapsed one becomes an io::Error, which ends the task and
+    // closes the connection.
     while timeout(limit, stream.read(&mut buf)).await?? > 0 {
         timeout(limit, stream.write_all(HELLO)).await??;
     }
@@ -40,7 +61,7 @@ async fn hello_timeout(mut stream: TcpStream, limit: Duration) -> io::Result<()>
 }
 
 async fn echo(mut stream: TcpStream) -> io::Result<()> {
-    let mut buf = vec![0u8; 64 * 1024];
+    let mut buf = [0u8; ECHO_BUFFER_BYTES];
     loop {
         let n = stream.read(&mut buf).await?;
         if n == 0 {
@@ -67,4 +88,37 @@ async fn requests(mut stream: TcpStream, route: Route) -> io::Result<()> {
             return Ok(());
         }
     }
+}
+
+/// `file`: answers each complete request in order, `GET /file/4k` with the file opened and copied
+/// anew by tokio's fs (its blocking pool does the file's reads), anything else with a 404 or a 400.
+async fn file(mut stream: TcpStream, folder: &Path) -> io::Result<()> {
+    let (mut buf, mut input) = ([0u8; 4096], Vec::with_capacity(4096));
+    loop {
+        loop {
+            let (path, len) = match parse_head(&input) {
+                Head::Partial => break,
+                Head::Bad => return stream.write_all(BAD_REQUEST).await,
+                Head::Get { target, len } => (files::named(folder, target), len),
+            };
+            input.drain(..len);
+            match path {
+                Some(path) => send_file(&mut stream, &path).await?,
+                None => stream.write_all(NOT_FOUND).await?,
+            }
+        }
+        let n = stream.read(&mut buf).await?;
+        if n == 0 {
+            return Ok(());
+        }
+        input.extend_from_slice(&buf[..n]);
+    }
+}
+
+async fn send_file(stream: &mut TcpStream, path: &Path) -> io::Result<()> {
+    let mut file = tokio::fs::File::open(path).await?;
+    let length_bytes = file.metadata().await?.len();
+    stream.write_all(files::head(length_bytes).as_bytes()).await?;
+    tokio::io::copy(&mut file, stream).await?;
+    Ok(())
 }

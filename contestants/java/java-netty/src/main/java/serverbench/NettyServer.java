@@ -13,33 +13,44 @@ import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
+import io.netty.channel.DefaultFileRegion;
 import io.netty.channel.EventLoopGroup;
+import io.netty.channel.FixedRecvByteBufAllocator;
 import io.netty.channel.IoHandlerFactory;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.epoll.EpollIoHandler;
 import io.netty.channel.epoll.EpollServerSocketChannel;
 import io.netty.channel.socket.SocketChannel;
 import io.netty.handler.codec.http.DefaultFullHttpResponse;
+import io.netty.handler.codec.http.DefaultHttpResponse;
 import io.netty.handler.codec.http.FullHttpResponse;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpHeaderValues;
 import io.netty.handler.codec.http.HttpRequest;
+import io.netty.handler.codec.http.HttpResponse;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.HttpServerCodec;
+import io.netty.handler.codec.http.HttpUtil;
 import io.netty.handler.codec.http.HttpVersion;
-import io.netty.handler.timeout.ReadTimeoutHandler;
+import io.netty.handler.codec.http.LastHttpContent;
 import io.netty.handler.timeout.WriteTimeoutHandler;
 import io.netty.util.AsciiString;
 import io.netty.util.ReferenceCountUtil;
+import java.io.File;
+import java.io.IOException;
+import java.io.RandomAccessFile;
 import java.nio.charset.StandardCharsets;
+import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.function.LongUnaryOperator;
 
 /**
  * java-netty: Netty on its native epoll transport. One boss loop accepts; each accepted channel is
- * pinned to one of `workers` child loops for its whole life. `work` and `counter` decode requests with
- * Netty's HttpServerCodec and answer them on that loop.
+ * pinned to one of `workers` child loops for its whole life. `work`, `counter` and `file` decode
+ * requests with Netty's HttpServerCodec and answer them on that loop.
  *
- * <p>Usage: server {hello|hello-timeout|echo|work|counter} HOST PORT WORKERS (SB_TIMEOUT_MS, default
- * 5000).
+ * <p>Usage: server {hello|hello-timeout|echo|work|counter|file} HOST PORT WORKERS (SB_TIMEOUT_MS,
+ * default 5000; SB_FILES, the folder of `file`).
  */
 public final class NettyServer {
     private static final ByteBuf HELLO = Unpooled.unreleasableBuffer(Unpooled.directBuffer(51)
@@ -51,14 +62,14 @@ public final class NettyServer {
 
     public static void main(String[] args) throws InterruptedException {
         if (args.length != 4) {
-            System.err.println("usage: server {hello|hello-timeout|echo|work|counter} HOST PORT WORKERS");
+            System.err.println("usage: server {hello|hello-timeout|echo|work|counter|file} HOST PORT WORKERS");
             System.exit(2);
         }
         String scenario = args[0];
         ChannelHandler handler = switch (scenario) {
             case "hello", "hello-timeout" -> new Hello();
             case "echo" -> new Echo();
-            case "work", "counter" -> null; // one Http handler per channel, below
+            case "work", "counter", "file" -> null; // one handler per channel, below
             default -> {
                 System.err.println("java-netty: unsupported scenario '" + scenario + "'");
                 System.exit(2);
@@ -66,6 +77,7 @@ public final class NettyServer {
             }
         };
         boolean timeouts = scenario.equals("hello-timeout");
+        File files = scenario.equals("file") ? filesFolder() : null;
         long timeoutMs = Long.parseLong(System.getenv().getOrDefault("SB_TIMEOUT_MS", "5000"));
         int workers = Integer.parseInt(args[3]);
 
@@ -82,22 +94,90 @@ public final class NettyServer {
                     @Override
                     protected void initChannel(SocketChannel ch) {
                         if (timeouts) {
-                            // Read: closes after timeoutMs without a read. Write: closes when one
-                            // write has not completed within timeoutMs.
-                            ch.pipeline().addLast(new ReadTimeoutHandler(timeoutMs, MILLISECONDS),
+                            // A timer per read (ReadTimer) and per write (WriteTimeoutHandler), each
+                            // closing the channel when its operation has not completed in timeoutMs.
+                            ch.pipeline().addLast(new ReadTimer(timeoutMs),
                                     new WriteTimeoutHandler(timeoutMs, MILLISECONDS));
                         }
                         switch (scenario) {
+                            case "echo" -> {
+                                // Reads into 512-byte buffers, as the scenario asks (the default adapts the size).
+                                ch.config().setRecvByteBufAllocator(new FixedRecvByteBufAllocator(512));
+                                ch.pipeline().addLast(handler);
+                            }
                             case "work" -> ch.pipeline().addLast(new HttpServerCodec(),
                                     new Http("/work/", 1_000_000, NettyServer::work));
                             case "counter" -> ch.pipeline().addLast(new HttpServerCodec(),
                                     new Http("/counter/", 65535, k -> COUNTERS.incrementAndGet((int) k)));
+                            case "file" -> ch.pipeline().addLast(new HttpServerCodec(), new FileAnswer(files));
                             default -> ch.pipeline().addLast(handler);
                         }
                     }
                 })
                 .bind(args[1], Integer.parseInt(args[2])).sync()
                 .channel().closeFuture().sync();
+    }
+
+    /** $SB_FILES, the folder `file` serves from; exits 2 when it is not set. */
+    private static File filesFolder() {
+        String folder = System.getenv("SB_FILES");
+        if (folder == null || folder.isEmpty()) {
+            System.err.println("java-netty: the file scenario needs SB_FILES (the folder of its files)");
+            System.exit(2);
+        }
+        return new File(folder);
+    }
+
+    /**
+     * hello-timeout's read timer, on the channel's event loop: armed whenever the channel waits for
+     * data (from the start, and again once each batch of reads is answered), cancelled when data
+     * arrives; on expiry it closes the channel. Netty's ReadTimeoutHandler is an idle timer instead
+     * (one task that reschedules itself until nothing was read for a whole timeout).
+     */
+    static final class ReadTimer extends ChannelInboundHandlerAdapter {
+        private final long timeoutMs;
+        private Future<?> timer;
+
+        ReadTimer(long timeoutMs) {
+            this.timeoutMs = timeoutMs;
+        }
+
+        @Override
+        public void channelActive(ChannelHandlerContext ctx) {
+            arm(ctx);
+            ctx.fireChannelActive();
+        }
+
+        @Override
+        public void channelRead(ChannelHandlerContext ctx, Object msg) {
+            cancel();
+            ctx.fireChannelRead(msg);
+        }
+
+        @Override
+        public void channelReadComplete(ChannelHandlerContext ctx) {
+            ctx.fireChannelReadComplete(); // the answers are written and flushed; the next read starts
+            arm(ctx);
+        }
+
+        @Override
+        public void channelInactive(ChannelHandlerContext ctx) {
+            cancel();
+            ctx.fireChannelInactive();
+        }
+
+        private void arm(ChannelHandlerContext ctx) {
+            if (timer == null && ctx.channel().isActive()) {
+                timer = ctx.executor().schedule(() -> ctx.close(), timeoutMs, MILLISECONDS);
+            }
+        }
+
+        private void cancel() {
+            if (timer != null) {
+                timer.cancel(false);
+                timer = null;
+            }
+        }
     }
 
     /** One response per read; the writes of one event-loop pass leave in one flush. */
@@ -198,11 +278,11 @@ public final class NettyServer {
                         ctx.writeAndFlush(response(HttpResponseStatus.BAD_REQUEST, Unpooled.EMPTY_BUFFER))
                                 .addListener(ChannelFutureListener.CLOSE);
                     } else if (n == NOT_FOUND) {
-                        ctx.write(response(HttpResponseStatus.NOT_FOUND, Unpooled.EMPTY_BUFFER), ctx.voidPromise());
+                        closing = !send(ctx, request, response(HttpResponseStatus.NOT_FOUND, Unpooled.EMPTY_BUFFER));
                     } else {
                         String body = Long.toString(answer.applyAsLong(n));
-                        ctx.write(response(HttpResponseStatus.OK, ByteBufUtil.writeAscii(ctx.alloc(), body)),
-                                ctx.voidPromise());
+                        closing = !send(ctx, request,
+                                response(HttpResponseStatus.OK, ByteBufUtil.writeAscii(ctx.alloc(), body)));
                     }
                 }
             } finally {
@@ -228,11 +308,97 @@ public final class NettyServer {
             return n;
         }
 
+        /**
+         * Writes the answer to request with Netty's keep-alive idiom: an HTTP/1.0 keep-alive request is
+         * answered with Connection: keep-alive, and a request that does not keep the connection alive
+         * (HTTP/1.0 without it, or Connection: close) closes it after its answer. Whether it stays open.
+         */
+        static boolean send(ChannelHandlerContext ctx, HttpRequest request, HttpResponse response) {
+            boolean keepAlive = keepAlive(request, response);
+            if (keepAlive) {
+                ctx.write(response, ctx.voidPromise());
+            } else {
+                ctx.writeAndFlush(response).addListener(ChannelFutureListener.CLOSE);
+            }
+            return keepAlive;
+        }
+
+        /** Whether the connection stays open after the answer to request; sets the header HTTP/1.0 needs. */
+        static boolean keepAlive(HttpRequest request, HttpResponse response) {
+            boolean keepAlive = HttpUtil.isKeepAlive(request);
+            if (keepAlive && request.protocolVersion().equals(HttpVersion.HTTP_1_0)) {
+                response.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.KEEP_ALIVE);
+            }
+            return keepAlive;
+        }
+
         /** Status line, Content-Length and body: HttpServerCodec adds no other header. */
         private static FullHttpResponse response(HttpResponseStatus status, ByteBuf body) {
             FullHttpResponse response = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, status, body);
             response.headers().set(CONTENT_LENGTH, body.readableBytes());
             return response;
+        }
+
+        @Override
+        public void channelReadComplete(ChannelHandlerContext ctx) {
+            ctx.flush();
+        }
+
+        @Override
+        public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+            ctx.close();
+        }
+    }
+
+    /**
+     * `file`: GET /file/4k is answered with the file opened for this request and sent as a
+     * DefaultFileRegion (sendfile(2) on the epoll transport), behind a head with only Content-Length;
+     * any other path is 404. Pipelined requests are answered in order.
+     */
+    static final class FileAnswer extends ChannelInboundHandlerAdapter {
+        private final File file;
+        private boolean closing;
+
+        FileAnswer(File folder) {
+            this.file = new File(folder, "4k");
+        }
+
+        @Override
+        public void channelRead(ChannelHandlerContext ctx, Object msg) {
+            try {
+                if (msg instanceof HttpRequest request && !closing) {
+                    if (request.decoderResult().isSuccess() && request.uri().equals("/file/4k")) {
+                        sendFile(ctx, request);
+                    } else {
+                        closing = !Http.send(ctx, request, Http.response(HttpResponseStatus.NOT_FOUND, Unpooled.EMPTY_BUFFER));
+                    }
+                }
+            } finally {
+                ReferenceCountUtil.release(msg);
+            }
+        }
+
+        private void sendFile(ChannelHandlerContext ctx, HttpRequest request) {
+            RandomAccessFile raf;
+            long length;
+            try {
+                raf = new RandomAccessFile(file, "r");
+                length = raf.length();
+            } catch (IOException e) {
+                closing = !Http.send(ctx, request, Http.response(HttpResponseStatus.NOT_FOUND, Unpooled.EMPTY_BUFFER));
+                return;
+            }
+            DefaultHttpResponse head = new DefaultHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.OK);
+            head.headers().set(CONTENT_LENGTH, length);
+            closing = !Http.keepAlive(request, head);
+            ctx.write(head, ctx.voidPromise());
+            // The region closes the file once it has been sent (or the channel closes).
+            ctx.write(new DefaultFileRegion(raf.getChannel(), 0, length), ctx.voidPromise());
+            if (closing) {
+                ctx.writeAndFlush(LastHttpContent.EMPTY_LAST_CONTENT).addListener(ChannelFutureListener.CLOSE);
+            } else {
+                ctx.write(LastHttpContent.EMPTY_LAST_CONTENT, ctx.voidPromise());
+            }
         }
 
         @Override

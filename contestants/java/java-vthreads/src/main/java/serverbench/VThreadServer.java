@@ -9,8 +9,8 @@ import java.net.ServerSocket;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.util.concurrent.Executors;
+import java.util.concurrent.ForkJoinPool;
 import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.function.LongUnaryOperator;
@@ -28,14 +28,6 @@ public final class VThreadServer {
             .getBytes(StandardCharsets.US_ASCII);
     private static final int TIMEOUT_MS =
             Integer.parseInt(System.getenv().getOrDefault("SB_TIMEOUT_MS", "5000"));
-
-    /** Closes sockets whose write is still blocked after TIMEOUT_MS (see helloTimeout). */
-    private static final ScheduledThreadPoolExecutor WATCHDOG = new ScheduledThreadPoolExecutor(1,
-            Thread.ofPlatform().name("write-watchdog").daemon().factory());
-
-    static {
-        WATCHDOG.setRemoveOnCancelPolicy(true);
-    }
 
     /** The counters of `counter`, shared by every virtual thread. */
     private static final AtomicLongArray COUNTERS = new AtomicLongArray(65536);
@@ -72,7 +64,7 @@ public final class VThreadServer {
                         socket.setTcpNoDelay(true);
                         handler.serve(socket);
                     } catch (IOException e) {
-                        // peer reset, timeout or watchdog close: the connection is done
+                        // peer reset, read timeout or write timer: the connection is done
                     }
                     return null;
                 });
@@ -90,9 +82,10 @@ public final class VThreadServer {
     }
 
     /**
-     * java.net bounds reads (SO_TIMEOUT) but not writes: a blocked write would wait forever.
-     * A watchdog task scheduled around each write closes the socket if the write is still
-     * blocked after TIMEOUT_MS, which makes the write throw.
+     * Reads are bounded by SO_TIMEOUT: a read that blocks parks the virtual thread with a timer on
+     * the scheduler's ForkJoinPool. java.net does not bound writes, so each write gets a timer of
+     * its own on the common ForkJoinPool (lock-free to schedule and cancel): if the write is still
+     * blocked after TIMEOUT_MS it closes the socket, which makes the write throw.
      */
     static void helloTimeout(Socket socket) throws IOException {
         socket.setSoTimeout(TIMEOUT_MS);
@@ -100,17 +93,17 @@ public final class VThreadServer {
         OutputStream out = socket.getOutputStream();
         byte[] buf = new byte[4096];
         while (in.read(buf) > 0) {
-            ScheduledFuture<?> watchdog =
-                    WATCHDOG.schedule(() -> closeQuietly(socket), TIMEOUT_MS, TimeUnit.MILLISECONDS);
+            ScheduledFuture<?> timer = ForkJoinPool.commonPool()
+                    .schedule(() -> closeQuietly(socket), TIMEOUT_MS, TimeUnit.MILLISECONDS);
             out.write(HELLO);
-            watchdog.cancel(false);
+            timer.cancel(false);
         }
     }
 
     static void echo(Socket socket) throws IOException {
         InputStream in = socket.getInputStream();
         OutputStream out = socket.getOutputStream();
-        byte[] buf = new byte[16384];
+        byte[] buf = new byte[512];
         for (int n; (n = in.read(buf)) > 0; ) {
             out.write(buf, 0, n);
         }
