@@ -216,7 +216,8 @@ fn rate_mode_sends_the_rate_asked(io: IoBackend) {
     assert!(r.backlog <= 4, "{} requests of the timetable never sent", r.backlog);
 }
 
-/// A server that answers only the first half of its connections: half are starved and Jain's index is 1/2.
+/// A server that answers only the first half of its connections: half are starved and Jain's index is at
+/// most 1/2.
 fn half_the_connections_starved_is_unfair(io: IoBackend) {
     let next = Arc::new(AtomicU64::new(0));
     let server = serve(Arc::new(move |mut s: TcpStream, _c: &Counters| {
@@ -234,8 +235,13 @@ fn half_the_connections_starved_is_unfair(io: IoBackend) {
     let s = r.per_connection.expect("four connections");
     assert_eq!((s.starved, s.min), (2, 0), "{s:?}");
     assert!(s.max > 0 && s.median > 0, "{s:?}");
+    // The two answered connections need not get the same share (their server threads compete for two
+    // CPUs with everything else), so the index is held to its definition over the counts seen: with two
+    // of four starved it is at most 1/2, exactly 1/2 when the other two are served equally.
     let jain = s.jain.unwrap();
-    assert!((jain - 0.5).abs() < 0.05, "Jain's index {jain}");
+    let (lo, hi) = (s.median as f64, s.max as f64);
+    let expected = (lo + hi).powi(2) / (4.0 * (lo * lo + hi * hi));
+    assert!((jain - expected).abs() < 1e-9 && jain <= 0.5 + 1e-9, "Jain's index {jain}, expected {expected} from {s:?}");
 
     let fair = hello_server();
     c.target = fair.addr;
