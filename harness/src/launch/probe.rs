@@ -101,13 +101,9 @@ pub struct Probe {
 }
 
 impl Probe {
-    /// Takes the first sample: the CPU time already spent is the baseline.
-    pub fn start(root: i32, pgid: i32) -> Probe {
-        Probe::start_counting(root, pgid, Err("not asked for".into()))
-    }
-
-    /// As `start`, reading `syscalls` at the same edges as the CPU time.
-    pub fn start_counting(root: i32, pgid: i32, syscalls: Result<SyscallCounters, String>) -> Probe {
+    /// Takes the first sample: the CPU time already spent is the baseline; `syscalls` (the counters, or
+    /// why there are none) is read at the same edges as the CPU time.
+    pub fn start(root: i32, pgid: i32, syscalls: Result<SyscallCounters, String>) -> Probe {
         let mut probe = Probe { root, pgid, start: HashMap::new(), last: HashMap::new(), peak_rss_pages: 0, states: ThreadStates::default(), known: Vec::new(), samples: 0, opened: None, threads_at_open: HashMap::new(), closed: None, syscalls, syscalls_at_open: None };
         probe.syscalls_at_open = probe.count_syscalls().ok();
         let now = probe.read();
@@ -313,7 +309,7 @@ impl Sampler {
         let done = Arc::new(AtomicBool::new(false));
         let pending = Arc::new(AtomicU8::new(0));
         let closed = Arc::new(AtomicBool::new(false));
-        let mut probe = Probe::start_counting(root, pgid, syscalls);
+        let mut probe = Probe::start(root, pgid, syscalls);
         let (flag, edges, read_close) = (done.clone(), pending.clone(), closed.clone());
         let handle = std::thread::Builder::new()
             .name("probe".into())
