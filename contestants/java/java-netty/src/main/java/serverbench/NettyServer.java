@@ -180,15 +180,8 @@ public final class NettyServer {
         }
     }
 
-    /** One response per read; the writes of one event-loop pass leave in one flush. */
-    @Sharable
-    static final class Hello extends ChannelInboundHandlerAdapter {
-        @Override
-        public void channelRead(ChannelHandlerContext ctx, Object msg) {
-            ReferenceCountUtil.release(msg);
-            ctx.write(HELLO.duplicate(), ctx.voidPromise());
-        }
-
+    /** What every answering handler does the same: one flush per batch of reads, close on any error. */
+    abstract static class Answering extends ChannelInboundHandlerAdapter {
         @Override
         public void channelReadComplete(ChannelHandlerContext ctx) {
             ctx.flush();
@@ -200,27 +193,27 @@ public final class NettyServer {
         }
     }
 
+    /** One response per read; the writes of one event-loop pass leave in one flush. */
+    @Sharable
+    static final class Hello extends Answering {
+        @Override
+        public void channelRead(ChannelHandlerContext ctx, Object msg) {
+            ReferenceCountUtil.release(msg);
+            ctx.write(HELLO.duplicate(), ctx.voidPromise());
+        }
+    }
+
     /** Writes every buffer back; stops reading while the peer is not draining (backpressure). */
     @Sharable
-    static final class Echo extends ChannelInboundHandlerAdapter {
+    static final class Echo extends Answering {
         @Override
         public void channelRead(ChannelHandlerContext ctx, Object msg) {
             ctx.write(msg, ctx.voidPromise());
         }
 
         @Override
-        public void channelReadComplete(ChannelHandlerContext ctx) {
-            ctx.flush();
-        }
-
-        @Override
         public void channelWritabilityChanged(ChannelHandlerContext ctx) {
             ctx.channel().config().setAutoRead(ctx.channel().isWritable());
-        }
-
-        @Override
-        public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
-            ctx.close();
         }
     }
 
@@ -256,7 +249,7 @@ public final class NettyServer {
      * answer(N), or 400 (then the connection closes) for an N that is empty, not a decimal or above
      * max. One instance per channel: after a 400 it ignores what the codec still decodes.
      */
-    static final class Http extends ChannelInboundHandlerAdapter {
+    static final class Http extends Answering {
         private final String prefix;
         private final long max;
         private final LongUnaryOperator answer;
@@ -338,16 +331,6 @@ public final class NettyServer {
             response.headers().set(CONTENT_LENGTH, body.readableBytes());
             return response;
         }
-
-        @Override
-        public void channelReadComplete(ChannelHandlerContext ctx) {
-            ctx.flush();
-        }
-
-        @Override
-        public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
-            ctx.close();
-        }
     }
 
     /**
@@ -355,7 +338,7 @@ public final class NettyServer {
      * DefaultFileRegion (sendfile(2) on the epoll transport), behind a head with only Content-Length;
      * any other path is 404. Pipelined requests are answered in order.
      */
-    static final class FileAnswer extends ChannelInboundHandlerAdapter {
+    static final class FileAnswer extends Answering {
         private final File file;
         private boolean closing;
 
@@ -399,16 +382,6 @@ public final class NettyServer {
             } else {
                 ctx.write(LastHttpContent.EMPTY_LAST_CONTENT, ctx.voidPromise());
             }
-        }
-
-        @Override
-        public void channelReadComplete(ChannelHandlerContext ctx) {
-            ctx.flush();
-        }
-
-        @Override
-        public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
-            ctx.close();
         }
     }
 }
