@@ -68,7 +68,9 @@ fn one_read_and_one_write_per_request_are_counted_as_such() {
         // One epoll_wait serves every connection that is ready: some, and not one per request.
         let waits = per.by_name["epoll_wait"] + per.by_name["epoll_pwait"];
         assert!(waits > 0.0 && waits < 1.0, "round {}: {waits:.3} epoll waits per request", r.index);
-        assert!(per.total >= 2.0 + waits - 1e-9, "the total holds every named call: {per:?}");
+        let named: f64 = per.by_name.values().sum();
+        // The counters are read one after another while the server may still run, hence the small allowance.
+        assert!((per.total - named).abs() <= 1e-3 * per.total, "the total is the sum of the calls by name (other included): {per:?}");
     }
     let summary = m.summary();
     let per = summary.server_syscalls_per_request.expect("every round counted");
