@@ -96,12 +96,15 @@ fn many_connections_dropped_at_once() {
 
     let fragile = start(Scenario::Hello, Flaws { die_above: Some(200), ..Flaws::default() });
     // It dies at its 201st accept: while the connections are opened (those after it are refused, so they
-    // cannot be dropped), or, when its accept loop lagged behind the kernel's queue, after the drop (nothing
-    // listens any more). Which one depends on how fast it was scheduled; either way the check fails.
+    // cannot be dropped), or, when its accept loop lagged behind the kernel's queue, after the drop: then
+    // nothing listens any more, or the fresh connection was queued by the kernel just before the process
+    // died and is reset. Which one depends on how fast it was scheduled; either way the check fails.
     match bad_input::drop_many(&fragile.target(true), &o) {
         Ok(pass) => panic!("a server that dies at its 201st connection passed: {pass}"),
         Err(serverbench::check::Failed(reason)) => assert!(
-            reason.contains("refused or failed: all 1000 must be") || reason.contains("nothing listens"),
+            reason.contains("refused or failed: all 1000 must be")
+                || reason.contains("nothing listens")
+                || reason.contains("a fresh connection got no correct answer"),
             "{reason}"
         ),
     }

@@ -89,7 +89,7 @@ fn only_the_measured_server_runs_and_the_harness_keeps_off_its_cpus() {
     let mine_before = threads()[0].1.clone();
     let mut checks = 0;
     let run = bench(&opts, &mut |_| {
-        // Between rounds every server process is stopped, the spinning child included.
+        // Between passes (when the run saves) every server process is stopped, the spinning child included.
         let servers: Vec<(u32, char)> = fixture_processes(tmp.path());
         if servers.is_empty() {
             return; // the saves after the servers were stopped
@@ -104,7 +104,8 @@ fn only_the_measured_server_runs_and_the_harness_keeps_off_its_cpus() {
         }
         checks += 1;
     });
-    assert!(checks >= 8, "{checks} checks");
+    // The run saves once a pass: a warm-up pass and at least three measured ones, each seen here.
+    assert!(checks >= 4, "{checks} checks");
     let busy = run.measurements.iter().find(|m| m.contestant == "cost-busy").unwrap();
     for r in busy.rounds.iter() {
         let foreign = r.machine.foreign_pct.expect("foreign time was read");

@@ -81,8 +81,9 @@ pub enum Command {
     Versions(ListArgs),
     /// Regenerate every summary of a run (summary.md, summary.csv, report.html) from its run.json alone.
     Report(ReportArgs),
-    /// Compare two runs: B/A of req/s, p99 and CPU per request per configuration, with Welch's t-test over
-    /// the rounds; Markdown to stdout, an HTML page to compare.html (or -o FILE).
+    /// Compare two runs: B/A of req/s, p99 and CPU per request per configuration, with the Mann-Whitney U
+    /// test over the rounds and the machine's own change taken out; Markdown to stdout, an HTML page to
+    /// compare-<run A>.html in run B's folder (or -o FILE).
     Compare(compare::CompareArgs),
 }
 
@@ -185,7 +186,7 @@ pub struct BenchArgs {
     #[arg(long, default_value_t = 1, value_name = "N")]
     pub warmup: u32,
     /// Measured rounds per configuration: auto (until the median's 95% interval is within --target-ci, at
-    /// least 6, at most --max-rounds) or a count. Rounds left out as disturbed or cpu-drift are run again.
+    /// least 6, at most --max-rounds) or a count. Rounds left out as disturbed are run again.
     #[arg(long, default_value = "auto", value_name = "auto|N")]
     pub rounds: String,
     /// With --rounds auto: the half-width of the median's 95% interval to reach, in percent.
