@@ -413,3 +413,30 @@ fn the_server_cost_per_request_is_drawn_as_user_then_kernel() {
     assert!(svg.contains("class=\"part0\"") && svg.contains("class=\"part1\""), "{svg}");
     assert!(svg.contains("3.00 µs + 9.00 µs"), "each bar's parts are 3 µs user and 9 µs kernel: {svg}");
 }
+
+#[test]
+fn the_servers_system_calls_are_drawn_by_kind() {
+    let mut run = small_run();
+    assert!(!chart_ids(&html::render(&run)).iter().any(|i| i.ends_with("-syscalls")), "no chart without the counts");
+    for m in &mut run.measurements {
+        for r in &mut m.rounds {
+            let requests = r.load.requests;
+            // A read and a write per request, an epoll_wait per 50 and an accept4 ("other") per 100.
+            let by_name = [("read", requests), ("write", requests), ("epoll_wait", requests / 50), ("accept4", requests / 100)];
+            r.server.syscalls = Some(serverbench::os::syscalls::SyscallCounts {
+                total: by_name.iter().map(|(_, n)| n).sum(),
+                by_name: by_name.iter().map(|(name, n)| (name.to_string(), *n)).collect(),
+            });
+        }
+    }
+    let page = html::render(&run);
+    let id = chart_ids(&page).into_iter().find(|i| i.ends_with("-syscalls")).expect("a system calls chart");
+    let svg = chart(&page, &id);
+    for kind in ["receive", "send", "wait", "futex", "other"] {
+        assert!(svg.contains(&format!(">{kind}</text>")), "the legend names {kind}: {svg}");
+    }
+    assert!(svg.contains("class=\"part0\"") && svg.contains("class=\"part2\"") && svg.contains("class=\"part4\""), "{svg}");
+    // Each bar's parts in the legend's order: a receive and a send per request first, no futex.
+    assert!(svg.contains("(1.00 + 1.00 + 0.0"), "{svg}");
+    assert!(svg.contains(" + 0 + 0.0"), "{svg}");
+}

@@ -2,7 +2,8 @@
 //! each request comes out at that cost per request and saturated; one that sleeps 2 ms per request shows a
 //! low CPU share, its thread asleep at most samples, and `server-sleeping` as its limit; a round whose
 //! responses cost the client far more than the server is flagged client-bound from what was measured; a server that closes after each answer is flagged keepalive-lost;
-//! one that fails every other request has only its valid answers counted. In a file of its own so that no other test shares the server's
+//! one that fails every other request has only its valid answers counted; a thread per connection makes a
+//! context switch per request and an event loop seldom one. In a file of its own so that no other test shares the server's
 //! CPU meanwhile.
 
 mod common;
@@ -69,6 +70,25 @@ fn a_known_cost_per_request_and_a_sleeping_server_are_measured_as_such() {
     a_rate_the_server_cannot_hold_is_flagged();
     a_capacity_search_finds_the_known_capacity();
     a_server_that_starves_half_its_connections_is_flagged_unfair();
+    a_thread_per_connection_switches_once_a_request_and_an_event_loop_seldom();
+}
+
+/// Context switches per request of two servers whose count is known from how they wait: a thread per
+/// connection blocks in recv(2) before every request (one voluntary switch each, at least), where one
+/// event loop under 32 busy connections finds several ready at each epoll_wait and seldom sleeps.
+fn a_thread_per_connection_switches_once_a_request_and_an_event_loop_seldom() {
+    let per_request = |name: &str| {
+        let m = measurement_of(name, |c| c.connections = vec![32]);
+        let rounds: Vec<&Round> = m.measured_rounds().collect();
+        assert!(!rounds.is_empty(), "{name}: no round counted");
+        let switches: u64 = rounds.iter().map(|r| r.server.cost.as_ref().expect("the server's threads were read").voluntary_switches).sum();
+        switches as f64 / rounds.iter().map(|r| r.load.requests).sum::<u64>() as f64
+    };
+    let threads = per_request("cost-threads");
+    assert!(threads >= 0.9, "a thread per connection: {threads:.3} voluntary switches per request");
+    let event_loop = per_request("cost-counted");
+    assert!(event_loop <= 0.1, "one event loop: {event_loop:.3} voluntary switches per request");
+    eprintln!("voluntary context switches per request: a thread per connection {threads:.3}, one event loop {event_loop:.3}");
 }
 
 /// A server that never answers on every other connection: the round's window waits for them in vain

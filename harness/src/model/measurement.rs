@@ -253,6 +253,18 @@ impl SyscallsPerRequest {
         named
     }
 
+    /// The calls per request of each of `syscalls::KINDS`, then of every other call (named calls of no kind
+    /// and `other`): parts that add up to the total.
+    pub fn by_kind(&self) -> Vec<f64> {
+        use crate::os::syscalls::KINDS;
+        // Folded from 0.0: a sum of no calls is 0, not the -0 of f64's Sum.
+        let mut parts: Vec<f64> =
+            KINDS.iter().map(|(_, names)| names.iter().filter_map(|n| self.by_name.get(*n)).fold(0.0, |a, c| a + c)).collect();
+        let of_a_kind = |name: &str| KINDS.iter().any(|(_, names)| names.contains(&name));
+        parts.push(self.by_name.iter().filter(|(name, _)| !of_a_kind(name)).fold(0.0, |a, (_, c)| a + c));
+        parts
+    }
+
     /// The leading calls as the tables print them: `read 1.00, write 1.00, epoll_wait 0.02`.
     pub fn leading_words(&self, n: usize) -> String {
         self.leading(n).iter().map(|(name, c)| format!("{name} {c:.2}")).collect::<Vec<_>>().join(", ")

@@ -18,6 +18,14 @@ pub const COUNTED: &[&str] = &[
 ];
 /// What the total less the named calls is called.
 pub const OTHER: &str = "other";
+/// The counted calls by what they do for a request, as the report draws them; every call not named here
+/// (epoll_ctl, accept4, close and the uncounted ones) is `OTHER`.
+pub const KINDS: &[(&str, &[&str])] = &[
+    ("receive", &["read", "readv", "recvfrom", "recvmsg"]),
+    ("send", &["write", "writev", "sendto", "sendmsg", "sendfile64"]),
+    ("wait", &["epoll_wait", "epoll_pwait", "io_uring_enter"]),
+    ("futex", &["futex"]),
+];
 /// The method recorded in run.json for counts taken here.
 pub const METHOD: &str = "tracepoints";
 
@@ -182,6 +190,24 @@ mod tests {
         assert!(spent.by_name["read"] >= 1, "{spent:?}");
         assert!(spent.total >= getppid + spent.by_name["read"], "{spent:?}");
         assert_eq!(spent.other(), spent.total - getppid - spent.by_name["read"]);
+    }
+
+    #[test]
+    fn every_kind_names_counted_calls_and_none_twice() {
+        let mut seen = std::collections::BTreeSet::new();
+        for (_, names) in KINDS {
+            for name in *names {
+                assert!(COUNTED.contains(name), "{name} is not counted");
+                assert!(seen.insert(*name), "{name} is of two kinds");
+            }
+        }
+        // Per request: a read, a write, an epoll_wait per 50, and an accept4 per 100 (of no kind: other).
+        let counts = SyscallCounts {
+            total: 20_300,
+            by_name: [("read", 10_000), ("write", 10_000), ("epoll_wait", 200), ("accept4", 100)].map(|(n, c)| (n.to_string(), c)).into(),
+        };
+        let per = crate::model::SyscallsPerRequest::of(&counts, 10_000).unwrap();
+        assert_eq!(per.by_kind(), vec![1.0, 1.0, 0.02, 0.0, 0.01]);
     }
 
     #[test]

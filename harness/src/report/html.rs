@@ -13,6 +13,7 @@ use super::Exporter;
 use crate::model::{
     ContestantStatus, Measurement, MeasurementStatus, MeasurementSummary, RunResult, FLAG_CLIENT_BOUND, FLAG_KEEPALIVE_LOST, FLAG_RAMP_INCOMPLETE, FLAG_RATE_NOT_HELD, FLAG_UNFAIR, UNFAIR_JAIN,
 };
+use crate::os::syscalls::{KINDS, OTHER};
 use crate::stats::rounds::Summary;
 use crate::wire::Scenario;
 
@@ -286,6 +287,23 @@ fn configuration(page: &mut Page, run: &RunResult, id: &str, scenario: &str, row
             )
         };
         page.figure(&svg::bar_chart(&format!("{id}-cost-split"), &chart), None);
+    }
+
+    let calls = grouped_bars(&rows, |r| {
+        let c = r.s.server_syscalls_per_request.as_ref()?;
+        Some(Bar { label: r.m.contestant.clone(), value: c.total, ci95: None, flag: None, parts: c.by_kind() })
+    });
+    if !calls.is_empty() {
+        let chart = BarChart {
+            parts: KINDS.iter().map(|(kind, _)| kind.to_string()).chain([OTHER.to_string()]).collect(),
+            ..BarChart::new(
+                format!("{scenario}: the server's system calls per request"),
+                "system calls per request by kind, counted on the server's CPUs by the kernel's tracepoints (--syscall-counts)",
+                Unit::Count,
+                calls,
+            )
+        };
+        page.figure(&svg::bar_chart(&format!("{id}-syscalls"), &chart), None);
     }
 
     fairness(page, id, scenario, &rows);
