@@ -60,6 +60,11 @@ fn many_servers_run() -> serverbench::model::RunResult {
 }
 
 /// The id of every chart in a page.
+/// Sets figures on every round of every measurement.
+fn each_round(run: &mut serverbench::model::RunResult, mut set: impl FnMut(&mut serverbench::model::Round)) {
+    run.measurements.iter_mut().flat_map(|m| m.rounds.iter_mut()).for_each(|r| set(r));
+}
+
 fn chart_ids(page: &str) -> Vec<String> {
     page.match_indices("<svg id=\"").map(|(i, m)| page[i + m.len()..].split('"').next().unwrap().to_string()).collect()
 }
@@ -395,17 +400,15 @@ fn a_workers_sweep_is_drawn_against_workers_and_kept_apart_in_the_tables() {
 fn the_server_cost_per_request_is_drawn_as_user_then_kernel() {
     let mut run = small_run();
     assert!(!chart_ids(&html::render(&run)).iter().any(|i| i.ends_with("-cost-split")), "no chart without the figures");
-    for m in &mut run.measurements {
-        for r in &mut m.rounds {
-            let requests = r.load.requests as f64;
-            r.server.cost = Some(serverbench::model::CostBreakdown {
-                user_s: 3e-6 * requests,
-                system_s: 9e-6 * requests,
-                voluntary_switches: 0,
-                involuntary_switches: 0,
-            });
-        }
-    }
+    each_round(&mut run, |r| {
+        let requests = r.load.requests as f64;
+        r.server.cost = Some(serverbench::model::CostBreakdown {
+            user_s: 3e-6 * requests,
+            system_s: 9e-6 * requests,
+            voluntary_switches: 0,
+            involuntary_switches: 0,
+        });
+    });
     let page = html::render(&run);
     let id = chart_ids(&page).into_iter().find(|i| i.ends_with("-cost-split")).expect("a cost split chart");
     let svg = chart(&page, &id);
@@ -418,17 +421,15 @@ fn the_server_cost_per_request_is_drawn_as_user_then_kernel() {
 fn the_servers_system_calls_are_drawn_by_kind() {
     let mut run = small_run();
     assert!(!chart_ids(&html::render(&run)).iter().any(|i| i.ends_with("-syscalls")), "no chart without the counts");
-    for m in &mut run.measurements {
-        for r in &mut m.rounds {
-            let requests = r.load.requests;
-            // A read and a write per request, an epoll_wait per 50 and an accept4 ("other") per 100.
-            let by_name = [("read", requests), ("write", requests), ("epoll_wait", requests / 50), ("accept4", requests / 100)];
-            r.server.syscalls = Some(serverbench::os::syscalls::SyscallCounts {
-                total: by_name.iter().map(|(_, n)| n).sum(),
-                by_name: by_name.iter().map(|(name, n)| (name.to_string(), *n)).collect(),
-            });
-        }
-    }
+    each_round(&mut run, |r| {
+        let requests = r.load.requests;
+        // A read and a write per request, an epoll_wait per 50 and an accept4 ("other") per 100.
+        let by_name = [("read", requests), ("write", requests), ("epoll_wait", requests / 50), ("accept4", requests / 100)];
+        r.server.syscalls = Some(serverbench::os::syscalls::SyscallCounts {
+            total: by_name.iter().map(|(_, n)| n).sum(),
+            by_name: by_name.iter().map(|(name, n)| (name.to_string(), *n)).collect(),
+        });
+    });
     let page = html::render(&run);
     let id = chart_ids(&page).into_iter().find(|i| i.ends_with("-syscalls")).expect("a system calls chart");
     let svg = chart(&page, &id);

@@ -45,9 +45,14 @@ fn rounds_of(name: &str) -> Vec<Round> {
     rounds
 }
 
-/// The measurement of one fixture contestant, with `options_with`'s `tweak`.
+/// The measurement of one contestant of the `cost` fixtures, with `options_with`'s `tweak`.
 fn measurement_of(name: &str, tweak: impl FnOnce(&mut BenchChoices)) -> Measurement {
-    let (tmp, catalog) = common::fixture_copy("cost");
+    measurement_in("cost", name, tweak)
+}
+
+/// The measurement of one contestant of the fixture catalog `fixture`, with `options_with`'s `tweak`.
+fn measurement_in(fixture: &str, name: &str, tweak: impl FnOnce(&mut BenchChoices)) -> Measurement {
+    let (tmp, catalog) = common::fixture_copy(fixture);
     let opts = options_with(name, &catalog, &tmp.path().join("results"), tweak);
     let catalog = Catalog::discover(&opts.catalog_root).unwrap();
     let (id, dir) = serverbench::run::create_run_dir(&opts.out_dir).unwrap();
@@ -74,19 +79,23 @@ fn a_known_cost_per_request_and_a_sleeping_server_are_measured_as_such() {
 }
 
 /// Context switches per request of two servers whose count is known from how they wait: a thread per
-/// connection blocks in recv(2) before every request (one voluntary switch each, at least), where one
-/// event loop under 32 busy connections finds several ready at each epoll_wait and seldom sleeps.
+/// connection (http-good) blocks in recv(2) before every request (one voluntary switch each, at least),
+/// where one event loop (cost-counted) under 32 busy connections finds several ready at each epoll_wait
+/// and seldom sleeps.
 fn a_thread_per_connection_switches_once_a_request_and_an_event_loop_seldom() {
-    let per_request = |name: &str| {
-        let m = measurement_of(name, |c| c.connections = vec![32]);
+    let per_request = |fixture: &str, name: &str, scenario: &str| {
+        let m = measurement_in(fixture, name, |c| {
+            c.connections = vec![32];
+            c.scenarios = vec![scenario.into()];
+        });
         let rounds: Vec<&Round> = m.measured_rounds().collect();
         assert!(!rounds.is_empty(), "{name}: no round counted");
         let switches: u64 = rounds.iter().map(|r| r.server.cost.as_ref().expect("the server's threads were read").voluntary_switches).sum();
         switches as f64 / rounds.iter().map(|r| r.load.requests).sum::<u64>() as f64
     };
-    let threads = per_request("cost-threads");
+    let threads = per_request("http", "http-good", "plaintext");
     assert!(threads >= 0.9, "a thread per connection: {threads:.3} voluntary switches per request");
-    let event_loop = per_request("cost-counted");
+    let event_loop = per_request("cost", "cost-counted", "hello");
     assert!(event_loop <= 0.1, "one event loop: {event_loop:.3} voluntary switches per request");
     eprintln!("voluntary context switches per request: a thread per connection {threads:.3}, one event loop {event_loop:.3}");
 }

@@ -2,7 +2,8 @@
 //! `--check` runs the conformance suite on them (`conformance`), starts and verifies their servers through
 //! `launch`, runs warm-up and measured rounds interleaved across contestants while probing each server's
 //! process tree (`measure`, `rounds`), stops the servers, and keeps the result model current. It knows
-//! nothing of output formats: after every round it hands the model to a `save` callback.
+//! nothing of output formats: after every pass of rounds (and when it stops) it hands the model to a `save`
+//! callback.
 //!
 //! A server keeps running across all rounds and connection counts of a scenario: warm-up exists to warm
 //! the process that is then measured (JIT compilers, allocator pools, page faults), which a restart per

@@ -141,7 +141,7 @@ pub fn bar_chart(id: &str, chart: &BarChart) -> String {
                         n(sx(from)),
                         n(mid - BAR_PX / 2.0),
                         n(sx(from + part) - sx(from)),
-                        part_opacity(pi, chart.parts.len())
+                        part_opacity(pi)
                     );
                     from += part;
                 }
@@ -186,7 +186,7 @@ pub fn bar_chart(id: &str, chart: &BarChart) -> String {
             n(lx),
             n(top - 22.0),
             PALETTE[0],
-            part_opacity(pi, chart.parts.len()),
+            part_opacity(pi),
             PALETTE[0],
             n(lx + 16.0),
             n(top - 12.0),
@@ -210,14 +210,10 @@ pub fn bar_chart(id: &str, chart: &BarChart) -> String {
     s
 }
 
-/// How solid part `i` of `parts` of a stacked bar is: the first in full, the later ones paler (evenly, from
-/// four parts on, so that each stays told apart).
-fn part_opacity(i: usize, parts: usize) -> f64 {
-    if parts <= 3 {
-        [1.0, 0.35, 0.15][i.min(2)]
-    } else {
-        ((1.0 - 0.9 * i.min(parts - 1) as f64 / (parts - 1) as f64) * 100.0).round() / 100.0
-    }
+/// How solid part `i` of a stacked bar is: the first in full, each later one paler, so that up to five
+/// parts stay told apart.
+fn part_opacity(i: usize) -> f64 {
+    [1.0, 0.55, 0.3, 0.15, 0.05][i.min(4)]
 }
 
 /// "512k ± 2.19%": the value and half its interval relative to it.
