@@ -80,7 +80,15 @@ fn every_failure_is_reported_while_the_good_one_is_measured() {
             assert!(r.server.processes >= 1);
             assert!(r.server.peak_rss_bytes.is_some_and(|b| b > 0));
             assert!(r.load.latency.len() > 0, "the builtin engine keeps a histogram");
+            // The machine around the round, as run.json names it for other tools.
+            let machine = &r.machine;
+            assert!(machine.started_s.is_some() && machine.quiet_wait_ms.is_some_and(|ms| ms >= 0.0), "{name}: {machine:?}");
+            assert!(machine.foreign_pct.is_some() && machine.steal_pct.is_some(), "{name}: {machine:?}");
+            let roles: std::collections::BTreeSet<&str> = machine.cpu_speed.iter().map(|c| c.role.as_str()).collect();
+            assert_eq!(roles, ["client", "server"].into(), "{name}: every server and client CPU probed: {machine:?}");
+            assert!(machine.cpu_speed.iter().all(|c| c.user_per_ms > 0.0 && c.syscall_per_ms > 0.0), "{name}: {machine:?}");
         }
+        assert!(m.summary().median_rps.is_some_and(|rps| rps > 0.0) && m.summary().rounds_used == 2, "{name}: {:?}", m.summary());
     }
     let stubborn = run.contestant("fake-stubborn").unwrap();
     assert!(stubborn.warnings.iter().any(|w| w.contains("SIGTERM")), "{:?}", stubborn.warnings);
