@@ -192,10 +192,10 @@ pub struct BenchArgs {
     /// With --rounds auto: the half-width of the median's 95% interval to reach, in percent.
     #[arg(long = "target-ci", value_parser = parse_percent, default_value = "3%", value_name = "PCT")]
     pub target_ci: f64,
-    /// The most measured rounds per configuration, left-out ones included [default: 10 with auto, 2 x N]
+    /// The most measured rounds per configuration, left-out ones included [default: 16 with auto, 2 x N]
     #[arg(long, value_name = "N")]
     pub max_rounds: Option<u32>,
-    /// Length of a round: 1, 1s, 500ms, 1m [default: 1s]
+    /// Length of a round: 1, 1s, 500ms, 1m [default: 500ms]
     #[arg(short, long, value_parser = parse_duration, value_name = "TIME")]
     pub duration: Option<Duration>,
     /// Requests per connection in a round, instead of a duration.
@@ -375,6 +375,15 @@ mod tests {
         assert_eq!(b.run_type, RunType::SingleCore);
         assert_eq!(b.tool, Tool::Builtin);
         assert_eq!(b.mode, ModeKind::Throughput);
+    }
+
+    #[test]
+    fn the_help_states_the_defaults_the_runner_uses() {
+        let help = Cli::command().find_subcommand_mut("bench").expect("bench").render_long_help().to_string();
+        let round = crate::run::options::DEFAULT_ROUND.as_millis();
+        let max = crate::run::options::DEFAULT_MAX_ROUNDS;
+        assert!(help.contains(&format!("[default: {round}ms]")), "round length: {help}");
+        assert!(help.contains(&format!("[default: {max} with auto")), "max rounds: {help}");
     }
 
     #[test]
