@@ -13,7 +13,7 @@ use serverbench::stats::histogram::new_latency_histogram;
 fn round(index: u32, warmup: bool, requests: u64, latencies_us: &[u64], cpu_s: f64, flags: &[&str]) -> Round {
     // One read and one write per request, an epoll_wait per 50, and a few other calls.
     let syscalls = SyscallCounts {
-        total: 2 * requests + requests / 50 + 7,
+        total: Some(2 * requests + requests / 50 + 7),
         by_name: [("read".to_string(), requests), ("write".to_string(), requests), ("epoll_wait".to_string(), requests / 50), ("accept4".to_string(), 0)].into(),
     };
     let mut latency = new_latency_histogram();
@@ -124,6 +124,7 @@ fn measurement(name: &str, status: MeasurementStatus, reason: Option<&str>, roun
         response_bytes: (status == MeasurementStatus::Measured).then_some(51),
         server_log: Some(format!("logs/{name}.hello.log")),
         rounds,
+        counting_rounds: Vec::new(),
         capacity: None,
         rate_rps: None,
         load_fraction: None,
@@ -371,4 +372,50 @@ fn an_unsaturated_round_says_what_limited_it() {
     assert!(m.rounds.iter().all(|r| r.limit.is_none() && r.server.threads.is_none()));
     let flags = String::from_utf8(report::markdown::Markdown.serialize(&old).unwrap()).unwrap();
     assert!(flags.contains("unsaturated 1/3") && !flags.contains("unsaturated 1/3 ("), "{flags}");
+}
+
+/// Counted in an extra round (the default), the system calls come from that round alone, every other figure
+/// from the measured rounds, and summary.md says where the counts come from; counted by /proc, the total is
+/// absent, not the sum of the two calls it sees.
+#[test]
+fn system_calls_of_an_extra_round_or_of_proc_are_said_as_such() {
+    let mut run = model();
+    let m = run.measurements.iter_mut().find(|m| m.status == MeasurementStatus::Measured && m.tool == "builtin").unwrap();
+    let before = m.summary();
+    let mut counting = m.rounds.iter().find(|r| !r.warmup).unwrap().clone();
+    // The counting round: four times the requests of a measured one, and a fifth of their req/s.
+    counting.load.requests *= 4;
+    counting.load.duration_s *= 20.0;
+    let counts = SyscallCounts { total: Some(counting.load.requests * 3), by_name: [("read".to_string(), counting.load.requests)].into() };
+    counting.server.syscalls_per_request = SyscallsPerRequest::of(&counts, counting.load.requests);
+    counting.server.syscalls = Some(counts);
+    for r in m.rounds.iter_mut() {
+        (r.server.syscalls, r.server.syscalls_per_request, r.server.syscalls_method) = (None, None, None);
+        r.server.syscalls_unavailable = Some("counted in an extra round after the measured ones".into());
+    }
+    m.counting_rounds.push(counting);
+    let s = m.summary();
+    assert_eq!(s.server_syscalls_from.as_deref(), Some("extra-round"));
+    let per = s.server_syscalls_per_request.clone().unwrap();
+    assert_eq!((per.total, per.by_name["read"]), (Some(3.0), 1.0));
+    assert_eq!((s.median_rps, s.requests, s.rounds), (before.median_rps, before.requests, before.rounds), "no other figure reads the counting round");
+    let markdown = String::from_utf8(report::markdown::Markdown.serialize(&run).unwrap()).unwrap();
+    assert!(markdown.contains("counted in one extra round after the measured ones"), "{markdown}");
+
+    let m = run.measurements.iter_mut().find(|m| !m.counting_rounds.is_empty()).unwrap();
+    let r = &mut m.counting_rounds[0];
+    let counts = SyscallCounts { total: None, by_name: [("syscr".to_string(), r.load.requests), ("syscw".to_string(), r.load.requests)].into() };
+    r.server.syscalls_per_request = SyscallsPerRequest::of(&counts, r.load.requests);
+    (r.server.syscalls, r.server.syscalls_method) = (Some(counts), Some("proc-io".into()));
+    let s = m.summary();
+    let per = s.server_syscalls_per_request.clone().unwrap();
+    assert_eq!((per.total, per.by_name.get("other")), (None, None), "no total, no `other`: {per:?}");
+    assert_eq!(s.server_syscalls_method.as_deref(), Some("proc-io"));
+    let name = m.contestant.clone();
+    let csv = String::from_utf8(report::csv::Csv.serialize(&run).unwrap()).unwrap();
+    let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    let row: Vec<&str> = csv.lines().find(|l| l.split(',').nth(1) == Some(name.as_str())).unwrap().split(',').collect();
+    let at = |column: &str| row[header.iter().position(|h| *h == column).unwrap()];
+    assert_eq!(at("server_syscalls_per_request"), "", "the total is absent, not 2");
+    assert_eq!((at("server_syscall_1"), at("server_syscall_2")), ("syscr", "syscw"));
 }

@@ -426,7 +426,7 @@ fn the_servers_system_calls_are_drawn_by_kind() {
         // A read and a write per request, an epoll_wait per 50 and an accept4 ("other") per 100.
         let by_name = [("read", requests), ("write", requests), ("epoll_wait", requests / 50), ("accept4", requests / 100)];
         r.server.syscalls = Some(serverbench::os::syscalls::SyscallCounts {
-            total: by_name.iter().map(|(_, n)| n).sum(),
+            total: Some(by_name.iter().map(|(_, n)| n).sum()),
             by_name: by_name.iter().map(|(name, n)| (name.to_string(), *n)).collect(),
         });
     });

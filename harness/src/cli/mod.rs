@@ -12,7 +12,7 @@ use std::time::Duration;
 use clap::{Args, Parser, Subcommand};
 
 use crate::catalog::Selection;
-use crate::run::options::{BenchChoices, ModeKind, Rounds, RunType, Tool};
+use crate::run::options::{BenchChoices, ModeKind, Rounds, RunType, SyscallCounting, Tool};
 use crate::wire::Scenario;
 
 /// A command-line value that does not parse; clap prints it after the option's name.
@@ -245,11 +245,12 @@ pub struct BenchArgs {
     /// and record the outcome in run.json and summary.md.
     #[arg(long)]
     pub check: bool,
-    /// Count the servers' system calls per request, by name (kernel tracepoints on the server CPUs).
-    /// Off by default: while counting, every system call on the machine costs about 200 ns more (6% of
-    /// c-epoll's CPU per request), which the round's other figures would carry.
-    #[arg(long)]
-    pub syscall_counts: bool,
+    /// When to count the servers' system calls per request, by name (kernel tracepoints on the server
+    /// CPUs). While counting, every system call on the machine costs about 200 ns more (6% of c-epoll's CPU
+    /// per request), so by default the counts come from one extra round after the measured ones, which no
+    /// other figure reads; `rounds` counts in every measured round (the flag alone means that), `off` not at all.
+    #[arg(long, value_enum, value_name = "WHEN", default_value = "extra", num_args = 0..=1, default_missing_value = "rounds")]
+    pub syscall_counts: SyscallCounting,
 }
 
 impl BenchArgs {
@@ -292,7 +293,7 @@ impl BenchArgs {
             rebuild: self.rebuild,
             install: !self.no_install,
             check: self.check,
-            count_syscalls: self.syscall_counts,
+            syscall_counts: self.syscall_counts,
             command_line,
         })
     }

@@ -21,7 +21,7 @@
 
 use crate::os::cpustat::{ticks_per_s, CpuStat};
 use crate::model::ThreadStates;
-use crate::os::syscalls::{SyscallCounters, SyscallCounts};
+use crate::os::syscalls::{Counter, SyscallCounts};
 use crate::os::proc::{all_processes, page_bytes, pss_bytes, thread_costs, thread_states, tree, ProcKey, ProcStat, ThreadCost};
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
@@ -63,6 +63,8 @@ pub struct Usage {
     /// The system calls made on the server's CPUs over the same span; absent with the reason in
     /// `syscalls_unavailable` when they could not be counted.
     pub syscalls: Option<SyscallCounts>,
+    /// How they were counted (`os::syscalls::Counter::method`).
+    pub syscalls_method: Option<&'static str>,
     pub syscalls_unavailable: Option<String>,
 }
 
@@ -96,17 +98,17 @@ pub struct Probe {
     /// The figures at the closing edge.
     closed: Option<Usage>,
     /// The system call counters, or why there are none; their reading at the start of the span.
-    syscalls: Result<SyscallCounters, String>,
+    syscalls: Result<Counter, String>,
     syscalls_at_open: Option<SyscallCounts>,
 }
 
 impl Probe {
     /// Takes the first sample: the CPU time already spent is the baseline; `syscalls` (the counters, or
     /// why there are none) is read at the same edges as the CPU time.
-    pub fn start(root: i32, pgid: i32, syscalls: Result<SyscallCounters, String>) -> Probe {
+    pub fn start(root: i32, pgid: i32, syscalls: Result<Counter, String>) -> Probe {
         let mut probe = Probe { root, pgid, start: HashMap::new(), last: HashMap::new(), peak_rss_pages: 0, states: ThreadStates::default(), known: Vec::new(), samples: 0, opened: None, threads_at_open: HashMap::new(), closed: None, syscalls, syscalls_at_open: None };
-        probe.syscalls_at_open = probe.count_syscalls().ok();
         let now = probe.read();
+        probe.syscalls_at_open = probe.count_syscalls().ok();
         probe.start = now.iter().map(|p| (p.key(), p.cpu_ticks)).collect();
         probe.record(&now);
         probe.count_states(&now);
@@ -151,8 +153,8 @@ impl Probe {
         // Read in the reverse order of `close_window`, so that each reading spans the same window.
         let at = Instant::now();
         let stat = CpuStat::read();
-        self.syscalls_at_open = self.count_syscalls().ok();
         let now = self.read();
+        self.syscalls_at_open = self.count_syscalls().ok();
         self.start = now.iter().map(|p| (p.key(), p.cpu_ticks)).collect();
         // A process that ended before the window has no part in it.
         self.last.clear();
@@ -228,12 +230,14 @@ impl Probe {
             thread_cpu_s: Vec::new(),
             thread_cost: None,
             syscalls: None,
+            syscalls_method: None,
             syscalls_unavailable: None,
         }
     }
 
+    /// The system calls so far: on the server's CPUs, or of the tree's processes as last read.
     fn count_syscalls(&self) -> Result<SyscallCounts, String> {
-        self.syscalls.as_ref().map_err(Clone::clone)?.read()
+        self.syscalls.as_ref().map_err(Clone::clone)?.read(self.known.iter().map(|k| k.0))
     }
 
     /// The system calls since the span opened, or why they are missing.
@@ -243,9 +247,9 @@ impl Probe {
             (Err(why), _) => Err(why),
             (Ok(_), None) => Err("the counters could not be read when the window opened".into()),
         };
-        (usage.syscalls, usage.syscalls_unavailable) = match counted {
-            Ok(c) => (Some(c), None),
-            Err(why) => (None, Some(why)),
+        (usage.syscalls, usage.syscalls_method, usage.syscalls_unavailable) = match counted {
+            Ok(c) => (Some(c), self.syscalls.as_ref().ok().map(Counter::method), None),
+            Err(why) => (None, None, Some(why)),
         };
     }
 }
@@ -305,7 +309,7 @@ impl Sampler {
     }
 
     /// As `spawn`, with the server CPUs' system call counters read at the window's edges.
-    pub fn spawn_counting(root: i32, pgid: i32, syscalls: Result<SyscallCounters, String>) -> Sampler {
+    pub fn spawn_counting(root: i32, pgid: i32, syscalls: Result<Counter, String>) -> Sampler {
         let done = Arc::new(AtomicBool::new(false));
         let pending = Arc::new(AtomicU8::new(0));
         let closed = Arc::new(AtomicBool::new(false));

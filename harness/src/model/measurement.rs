@@ -86,6 +86,11 @@ pub struct Measurement {
     pub response_bytes: Option<u64>,
     pub server_log: Option<String>,
     pub rounds: Vec<Round>,
+    /// The extra rounds after the measured ones that counted the server's system calls
+    /// (`--syscall-counts extra`, the default): only the system-call figures are read from them, since
+    /// counting makes every call dearer. More than one when a counting round was disturbed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub counting_rounds: Vec<Round>,
     /// Rate mode: the total rate its rounds asked for, requests per second.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rate_rps: Option<f64>,
@@ -227,10 +232,11 @@ pub struct ServerUsage {
     pub syscalls_unavailable: Option<String>,
 }
 
-/// System calls per request: all of them, and by name with `other` for the rest.
+/// System calls per request: all of them, and by name with `other` for the rest (both absent where the
+/// method counts no total: `proc-io`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct SyscallsPerRequest {
-    pub total: f64,
+    pub total: Option<f64>,
     pub by_name: std::collections::BTreeMap<String, f64>,
 }
 
@@ -239,8 +245,10 @@ impl SyscallsPerRequest {
     pub fn of(counts: &crate::os::syscalls::SyscallCounts, requests: u64) -> Option<SyscallsPerRequest> {
         let n = (requests > 0).then_some(requests as f64)?;
         let mut by_name: std::collections::BTreeMap<String, f64> = counts.by_name.iter().map(|(name, c)| (name.clone(), *c as f64 / n)).collect();
-        by_name.insert(crate::os::syscalls::OTHER.into(), counts.other() as f64 / n);
-        Some(SyscallsPerRequest { total: counts.total as f64 / n, by_name })
+        if let Some(other) = counts.other() {
+            by_name.insert(crate::os::syscalls::OTHER.into(), other as f64 / n);
+        }
+        Some(SyscallsPerRequest { total: counts.total.map(|t| t as f64 / n), by_name })
     }
 
     /// The `n` named calls made most often per request, most first (`other` is not a name); calls never
@@ -455,6 +463,10 @@ pub struct MeasurementSummary {
     pub server_syscalls_per_request: Option<SyscallsPerRequest>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_syscalls_method: Option<String>,
+    /// Which rounds the counts come from: `extra-round` (counted apart from the measured rounds, the
+    /// default) or `measured-rounds` (`--syscall-counts rounds`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_syscalls_from: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_syscalls_unavailable: Option<String>,
     pub client_busy_pct: Option<f64>,
@@ -528,6 +540,7 @@ impl Measurement {
             return MeasurementSummary { response_bytes: self.response_bytes, rounds_disturbed, rounds_cpu_drift, ..Default::default() };
         }
         let requests_per_s = self.requests_per_s();
+        let syscalls = self.server_syscalls(&rounds);
         let mut errors = ErrorCounts::default();
         rounds.iter().for_each(|r| errors.add(&r.load.errors));
         let requests: u64 = rounds.iter().map(|r| r.load.requests).sum();
@@ -569,9 +582,10 @@ impl Measurement {
                 let requests: u64 = with.iter().map(|r| r.load.requests).sum();
                 (requests > 0).then(|| with.iter().map(|r| r.load.client_system_calls).sum::<u64>() as f64 / requests as f64)
             },
-            server_syscalls_per_request: server_syscalls(&rounds).ok(),
-            server_syscalls_method: server_syscalls(&rounds).ok().and(rounds[0].server.syscalls_method.clone()),
-            server_syscalls_unavailable: server_syscalls(&rounds).err(),
+            server_syscalls_per_request: syscalls.as_ref().ok().map(|(per, _, _)| per.clone()),
+            server_syscalls_method: syscalls.as_ref().ok().and_then(|(_, method, _)| method.clone()),
+            server_syscalls_from: syscalls.as_ref().ok().map(|(_, _, from)| from.to_string()),
+            server_syscalls_unavailable: syscalls.err(),
             worker_imbalance: {
                 let v: Vec<f64> = rounds.iter().filter_map(|r| r.server.workers.map(|w| w.imbalance)).collect();
                 (!v.is_empty()).then(|| crate::stats::rounds::median(&v))
@@ -594,15 +608,33 @@ impl Measurement {
     }
 }
 
+impl Measurement {
+    /// The server's system calls per request, with the method that counted them and which rounds they
+    /// come from: the extra counting rounds where there are any (those not disturbed), else the measured
+    /// `rounds`; or why there are none.
+    fn server_syscalls(&self, rounds: &[&Round]) -> Result<(SyscallsPerRequest, Option<String>, &'static str), String> {
+        let (from, rounds): (&str, Vec<&Round>) = if self.counting_rounds.is_empty() {
+            ("measured-rounds", rounds.to_vec())
+        } else {
+            ("extra-round", self.counting_rounds.iter().filter(|r| r.counts()).collect())
+        };
+        if rounds.is_empty() {
+            return Err("every round counting system calls was disturbed (something else ran on the server's CPUs)".into());
+        }
+        let per = server_syscalls(&rounds)?;
+        Ok((per, rounds[0].server.syscalls_method.clone(), from))
+    }
+}
+
 /// The server's system calls per request summed over `rounds`, or why a round has none: a sum over the other
 /// rounds would pass for one over all of them.
 fn server_syscalls(rounds: &[&Round]) -> Result<SyscallsPerRequest, String> {
-    let mut sum = crate::os::syscalls::SyscallCounts::default();
+    let mut sum = crate::os::syscalls::SyscallCounts { total: Some(0), ..Default::default() };
     for r in rounds {
         let Some(c) = &r.server.syscalls else {
             return Err(r.server.syscalls_unavailable.clone().unwrap_or_else(|| "not counted".into()));
         };
-        sum.total += c.total;
+        sum.total = sum.total.zip(c.total).map(|(a, b)| a + b);
         for (name, n) in &c.by_name {
             *sum.by_name.entry(name.clone()).or_default() += n;
         }

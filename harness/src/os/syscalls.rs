@@ -2,6 +2,10 @@
 //! them and `syscalls:sys_enter_<name>` for each counted name, one counting (not sampling) perf event per
 //! tracepoint and CPU, for every task that runs there. The runner pins a server to CPUs of its own and
 //! flags a round in which anything else ran on them, so on those CPUs the counts are the server's.
+//!
+//! Where the tracepoints cannot be opened (not root, a kernel without them), `/proc/<pid>/io` of each of the
+//! server's processes gives what it can: `syscr` and `syscw`, the read-like and write-like calls (read,
+//! readv, pread64, preadv and write, writev, pwrite64, pwritev, sendfile; not recv*, send*), and no total.
 
 use std::collections::BTreeMap;
 use std::fs::File;
@@ -21,21 +25,26 @@ pub const OTHER: &str = "other";
 /// The counted calls by what they do for a request, as the report draws them; every call not named here
 /// (epoll_ctl, accept4, close and the uncounted ones) is `OTHER`.
 pub const KINDS: &[(&str, &[&str])] = &[
-    ("receive", &["read", "readv", "recvfrom", "recvmsg"]),
-    ("send", &["write", "writev", "sendto", "sendmsg", "sendfile64"]),
+    ("receive", &["read", "readv", "recvfrom", "recvmsg", PROC_READS]),
+    ("send", &["write", "writev", "sendto", "sendmsg", "sendfile64", PROC_WRITES]),
     ("wait", &["epoll_wait", "epoll_pwait", "io_uring_enter"]),
     ("futex", &["futex"]),
 ];
-/// The method recorded in run.json for counts taken here.
+/// The method recorded in run.json for counts taken by the tracepoints.
 pub const METHOD: &str = "tracepoints";
+/// The method recorded for counts read from /proc/<pid>/io, and the names its two counts go by.
+pub const PROC_METHOD: &str = "proc-io";
+pub const PROC_READS: &str = "syscr";
+pub const PROC_WRITES: &str = "syscw";
 
 /// Where tracefs may be mounted.
 const TRACEFS: &[&str] = &["/sys/kernel/tracing", "/sys/kernel/debug/tracing"];
 
-/// Calls counted over some span: all of them, and those of each counted name.
+/// Calls counted over some span: all of them (absent where the method cannot count them all), and those of
+/// each counted name.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SyscallCounts {
-    pub total: u64,
+    pub total: Option<u64>,
     pub by_name: BTreeMap<String, u64>,
 }
 
@@ -43,15 +52,76 @@ impl SyscallCounts {
     /// What was counted between `before` and `self`.
     pub fn since(&self, before: &SyscallCounts) -> SyscallCounts {
         SyscallCounts {
-            total: self.total.saturating_sub(before.total),
+            total: self.total.zip(before.total).map(|(now, then)| now.saturating_sub(then)),
             by_name: self.by_name.iter().map(|(n, c)| (n.clone(), c.saturating_sub(before.by_name.get(n).copied().unwrap_or(0)))).collect(),
         }
     }
 
-    /// The total less the named calls.
-    pub fn other(&self) -> u64 {
-        self.total.saturating_sub(self.by_name.values().sum())
+    /// The total less the named calls, where there is a total.
+    pub fn other(&self) -> Option<u64> {
+        self.total.map(|t| t.saturating_sub(self.by_name.values().sum()))
     }
+}
+
+/// How a span's system calls are counted.
+#[derive(Debug)]
+pub enum Counter {
+    /// The tracepoints on the server's CPUs: every call, and the counted ones by name.
+    Tracepoints(SyscallCounters),
+    /// `/proc/<pid>/io` of the server's processes, read-like and write-like calls only, because the
+    /// tracepoints could not be opened (why is kept).
+    ProcIo { tracepoints_refused: String },
+}
+
+impl Counter {
+    /// The tracepoints on `cpus`, else /proc.
+    pub fn open(cpus: &[usize]) -> Counter {
+        match SyscallCounters::open(cpus, COUNTED) {
+            Ok(c) => Counter::Tracepoints(c),
+            Err(why) => Counter::ProcIo { tracepoints_refused: why },
+        }
+    }
+
+    /// The method run.json records.
+    pub fn method(&self) -> &'static str {
+        match self {
+            Counter::Tracepoints(_) => METHOD,
+            Counter::ProcIo { .. } => PROC_METHOD,
+        }
+    }
+
+    /// The counts so far: of the CPUs, or of the processes `pids` (the server's tree as last read).
+    pub fn read(&self, pids: impl Iterator<Item = i32>) -> Result<SyscallCounts, String> {
+        match self {
+            Counter::Tracepoints(c) => c.read(),
+            Counter::ProcIo { tracepoints_refused } => proc_io(pids).map_err(|e| format!("{e}; the tracepoints were refused too: {tracepoints_refused}")),
+        }
+    }
+}
+
+/// `syscr` and `syscw` summed over `pids`. A process that ended meanwhile is skipped (its calls are lost,
+/// as its threads' CPU time is).
+fn proc_io(pids: impl Iterator<Item = i32>) -> Result<SyscallCounts, String> {
+    let (mut reads, mut writes, mut read_any) = (0u64, 0u64, false);
+    let mut refused = None;
+    for pid in pids {
+        let text = match std::fs::read_to_string(format!("/proc/{pid}/io")) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) => {
+                refused = Some(format!("cannot read /proc/{pid}/io: {e}"));
+                continue;
+            }
+        };
+        let field = |name: &str| text.lines().find_map(|l| l.strip_prefix(name)?.trim().parse::<u64>().ok());
+        if let (Some(r), Some(w)) = (field("syscr:"), field("syscw:")) {
+            (reads, writes, read_any) = (reads + r, writes + w, true);
+        }
+    }
+    if !read_any {
+        return Err(refused.unwrap_or_else(|| "no process of the server had a /proc/<pid>/io to read".into()));
+    }
+    Ok(SyscallCounts { total: None, by_name: [(PROC_READS.to_string(), reads), (PROC_WRITES.to_string(), writes)].into() })
 }
 
 /// Open counters: one perf event per tracepoint and CPU. Closed when dropped.
@@ -85,7 +155,7 @@ impl SyscallCounters {
         for (name, files) in &self.by_name {
             by_name.insert(name.clone(), sum(files)?);
         }
-        Ok(SyscallCounts { total: sum(&self.total)?, by_name })
+        Ok(SyscallCounts { total: Some(sum(&self.total)?), by_name })
     }
 }
 
@@ -188,8 +258,9 @@ mod tests {
         assert!(getppid >= 1000, "1,000 getppid calls counted as {getppid}");
         // The reads of the counters themselves are calls too, and the total holds every named call.
         assert!(spent.by_name["read"] >= 1, "{spent:?}");
-        assert!(spent.total >= getppid + spent.by_name["read"], "{spent:?}");
-        assert_eq!(spent.other(), spent.total - getppid - spent.by_name["read"]);
+        let total = spent.total.expect("the tracepoints count every call");
+        assert!(total >= getppid + spent.by_name["read"], "{spent:?}");
+        assert_eq!(spent.other(), Some(total - getppid - spent.by_name["read"]));
     }
 
     #[test]
@@ -197,13 +268,13 @@ mod tests {
         let mut seen = std::collections::BTreeSet::new();
         for (_, names) in KINDS {
             for name in *names {
-                assert!(COUNTED.contains(name), "{name} is not counted");
+                assert!(COUNTED.contains(name) || [PROC_READS, PROC_WRITES].contains(name), "{name} is not counted");
                 assert!(seen.insert(*name), "{name} is of two kinds");
             }
         }
         // Per request: a read, a write, an epoll_wait per 50, and an accept4 per 100 (of no kind: other).
         let counts = SyscallCounts {
-            total: 20_300,
+            total: Some(20_300),
             by_name: [("read", 10_000), ("write", 10_000), ("epoll_wait", 200), ("accept4", 100)].map(|(n, c)| (n.to_string(), c)).into(),
         };
         let per = crate::model::SyscallsPerRequest::of(&counts, 10_000).unwrap();
@@ -212,9 +283,26 @@ mod tests {
 
     #[test]
     fn counts_since_are_differences_by_name() {
-        let at = |total, read| SyscallCounts { total, by_name: [("read".to_string(), read)].into() };
+        let at = |total, read| SyscallCounts { total: Some(total), by_name: [("read".to_string(), read)].into() };
         let spent = at(10, 4).since(&at(3, 1));
         assert_eq!(spent, at(7, 3));
-        assert_eq!(spent.other(), 4);
+        assert_eq!(spent.other(), Some(4));
+    }
+
+    #[test]
+    fn proc_io_counts_this_processes_reads_and_writes() {
+        let me = std::process::id() as i32;
+        let before = proc_io([me].into_iter()).expect("a process may read its own /proc/<pid>/io");
+        let (mut r, mut w) = (std::fs::File::open("/dev/zero").unwrap(), std::fs::OpenOptions::new().write(true).open("/dev/null").unwrap());
+        let mut buf = [0u8; 16];
+        for _ in 0..100 {
+            std::io::Read::read_exact(&mut r, &mut buf).unwrap();
+            std::io::Write::write_all(&mut w, &buf).unwrap();
+        }
+        let spent = proc_io([me].into_iter()).unwrap().since(&before);
+        assert_eq!(spent.total, None, "/proc gives no total");
+        // Other tests of this binary may read and write meanwhile: at least ours.
+        assert!(spent.by_name[PROC_READS] >= 100 && spent.by_name[PROC_WRITES] >= 100, "{spent:?}");
+        assert!(proc_io([i32::MAX].into_iter()).is_err(), "no process, no counts");
     }
 }

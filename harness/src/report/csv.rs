@@ -125,7 +125,7 @@ fn row(run: &RunResult, m: &Measurement) -> Vec<String> {
         num(s.client_cost_per_request.map(|c| c.voluntary_switches)),
         num(s.client_cost_per_request.map(|c| c.involuntary_switches)),
         num(s.client_system_calls_per_request),
-        num(s.server_syscalls_per_request.as_ref().map(|c| c.total)),
+        num(s.server_syscalls_per_request.as_ref().and_then(|c| c.total)),
     ];
     // The three leading calls by name, empty cells for those missing.
     let leading = s.server_syscalls_per_request.as_ref().map(|c| c.leading(3)).unwrap_or_default();

@@ -291,14 +291,14 @@ fn configuration(page: &mut Page, run: &RunResult, id: &str, scenario: &str, row
 
     let calls = grouped_bars(&rows, |r| {
         let c = r.s.server_syscalls_per_request.as_ref()?;
-        Some(Bar { label: r.m.contestant.clone(), value: c.total, ci95: None, flag: None, parts: c.by_kind() })
+        Some(Bar { label: r.m.contestant.clone(), value: c.total?, ci95: None, flag: None, parts: c.by_kind() })
     });
     if !calls.is_empty() {
         let chart = BarChart {
             parts: KINDS.iter().map(|(kind, _)| kind.to_string()).chain([OTHER.to_string()]).collect(),
             ..BarChart::new(
                 format!("{scenario}: the server's system calls per request"),
-                "system calls per request by kind, counted on the server's CPUs by the kernel's tracepoints (--syscall-counts)",
+                "system calls per request by kind, counted on the server's CPUs by the kernel's tracepoints (in one extra round after the measured ones unless --syscall-counts rounds)",
                 Unit::Count,
                 calls,
             )

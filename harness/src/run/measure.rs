@@ -11,7 +11,7 @@ use crate::os::cpus::pin_process;
 
 use super::levels::{levels, Level};
 use super::machine::drifted;
-use super::options::Rounds;
+use super::options::{Rounds, SyscallCounting};
 use super::progress::{measurement_line, round_line};
 use super::rounds::{self, RoundPlan};
 use super::runner::{Live, Runner};
@@ -21,7 +21,7 @@ impl Runner<'_, '_> {
         let o = self.opts;
         // With --rounds auto the count is not known ahead: the bar counts up to max_rounds and drops what
         // a measurement did not need.
-        let rounds_each = u64::from(o.warmup + o.max_rounds * levels(o).len() as u32) * o.connections.len() as u64;
+        let rounds_each = u64::from(o.warmup + (o.max_rounds + extra_rounds(o)) * levels(o).len() as u32) * o.connections.len() as u64;
         // The harness's own threads (this one, probes, log readers, the progress display) keep off the
         // servers' CPUs; the speed probe alone visits them, between rounds. The process's CPUs are given
         // back at the end, so that what runs next in it (another benchmark, in tests) sees them all.
@@ -88,6 +88,7 @@ impl Runner<'_, '_> {
                 response_bytes: None,
                 server_log: None,
                 rounds: Vec::new(),
+                counting_rounds: Vec::new(),
                 capacity: None,
                 rate_rps: if level == Level::Asked { o.rate_per_s.filter(|_| o.mode == super::options::ModeKind::Rate) } else { None },
                 load_fraction: if let Level::Share(f) = level { Some(f) } else { None },
@@ -160,9 +161,19 @@ impl Runner<'_, '_> {
                         return Ok(());
                     }
                 }
+                for _ in 0..extra_rounds(o) * COUNTING_ATTEMPTS {
+                    if !(0..live.len()).any(|k| self.needs_counting_round(&live[k], slot)) {
+                        break;
+                    }
+                    if !self.pass(scenario, live, slot, Pass::Counting) {
+                        return Ok(());
+                    }
+                }
                 for l in live.iter().filter(|l| !l.failed) {
                     let mi = l.measurements[ci][li];
-                    let left = u64::from(o.max_rounds).saturating_sub(self.run.measurements[mi].rounds.iter().filter(|r| !r.warmup).count() as u64);
+                    let m = &self.run.measurements[mi];
+                    let taken = m.rounds.iter().filter(|r| !r.warmup).count() + m.counting_rounds.len();
+                    let left = u64::from(o.max_rounds + extra_rounds(o)).saturating_sub(taken as u64);
                     self.ui.drop_steps(left);
                     let m = &mut self.run.measurements[mi];
                     if m.status == MeasurementStatus::Running || m.status == MeasurementStatus::Pending {
@@ -202,6 +213,18 @@ impl Runner<'_, '_> {
         }
     }
 
+    /// Whether a live server's measurement at `slot` needs its extra round counting system calls: it has
+    /// measured rounds, neither it nor the server failed, and it has no counting round yet that was not
+    /// disturbed (the counts per CPU would hold what else ran there).
+    fn needs_counting_round(&self, l: &Live, slot: Slot) -> bool {
+        let m = &self.run.measurements[l.measurements[slot.ci][slot.li]];
+        !l.failed
+            && m.status != MeasurementStatus::Failed
+            && m.rounds.iter().any(|r| !r.warmup)
+            && !m.counting_rounds.iter().any(Round::counts)
+            && m.counting_rounds.len() < COUNTING_ATTEMPTS as usize
+    }
+
     /// One pass: a round of each live server that still needs one, in a new random order. False when the
     /// run was interrupted.
     fn pass(&mut self, scenario: &str, live: &mut [Live], slot: Slot, pass: Pass) -> bool {
@@ -209,6 +232,7 @@ impl Runner<'_, '_> {
             .filter(|&k| match pass {
                 Pass::Warmup(_) => !live[k].failed,
                 Pass::Measured(_) => self.needs_round(&live[k], slot),
+                Pass::Counting => self.needs_counting_round(&live[k], slot),
             })
             .collect();
         self.shuffle.shuffle(&mut order);
@@ -216,6 +240,7 @@ impl Runner<'_, '_> {
             let what = match pass {
                 Pass::Warmup(i) => format!("warm-up {i} of {}", self.opts.warmup),
                 Pass::Measured(i) => format!("measured pass {i} (at most {})", self.opts.max_rounds),
+                Pass::Counting => "an extra round counting system calls, left out of every other figure,".into(),
             };
             let load = self.run.measurements[live[order[0]].measurements[slot.ci][slot.li]].load_label();
             self.ui.line(&format!("{scenario} c={} {load}: {what} across {} server(s)", slot.connections, order.len()));
@@ -244,13 +269,24 @@ impl Runner<'_, '_> {
         let (warmup, kind) = match pass {
             Pass::Warmup(_) => (true, "warm-up"),
             Pass::Measured(_) => (false, "round"),
+            Pass::Counting => (false, "system-call counting round"),
         };
-        let index = self.run.measurements[mi].rounds.iter().filter(|r| r.warmup == warmup).count() as u32 + 1;
+        let m = &self.run.measurements[mi];
+        let index = match pass {
+            Pass::Counting => m.counting_rounds.len(),
+            _ => m.rounds.iter().filter(|r| r.warmup == warmup).count(),
+        } as u32
+            + 1;
+        let count_syscalls = match self.opts.syscall_counts {
+            SyscallCounting::Rounds => true,
+            SyscallCounting::Extra => matches!(pass, Pass::Counting),
+            SyscallCounting::Off => false,
+        };
         self.ui.status(format!("{} {scenario} c={connections} {kind} {index}", l.contestant.name));
         self.run.measurements[mi].status = MeasurementStatus::Running;
         // A share of the capacity has its own rate; any other round takes the run's mode as asked.
         let rate = self.run.measurements[mi].load_fraction.and(self.run.measurements[mi].rate_rps);
-        let outcome = self.probed_round(scenario, l, connections, rate, index, warmup);
+        let outcome = self.probed_round(scenario, l, connections, rate, index, warmup, count_syscalls);
         self.ui.step();
         let died = l.server.exited();
         let failure = match (outcome, died) {
@@ -270,7 +306,11 @@ impl Runner<'_, '_> {
             (Err(e), None) => Some(format!("the load could not run in {kind} {index}: {e:#}")),
             (Ok(round), None) => {
                 self.ui.detail(&round_line(&l.contestant.name, scenario, connections, &round));
-                self.run.measurements[mi].rounds.push(round);
+                let m = &mut self.run.measurements[mi];
+                match pass {
+                    Pass::Counting => m.counting_rounds.push(round),
+                    _ => m.rounds.push(round),
+                }
                 None
             }
         };
@@ -279,8 +319,8 @@ impl Runner<'_, '_> {
             self.ui.line(&format!("{} {scenario}: failed: {first}", l.contestant.name));
             l.failed = true;
             let o = self.opts;
-            let done: u64 = l.measurements[ci..].iter().flatten().map(|&m| self.run.measurements[m].rounds.len() as u64).sum();
-            let left = (o.connections.len() - ci) as u64 * u64::from(o.warmup + o.max_rounds * l.measurements[ci].len() as u32);
+            let done: u64 = l.measurements[ci..].iter().flatten().map(|&m| (self.run.measurements[m].rounds.len() + self.run.measurements[m].counting_rounds.len()) as u64).sum();
+            let left = (o.connections.len() - ci) as u64 * u64::from(o.warmup + (o.max_rounds + extra_rounds(o)) * l.measurements[ci].len() as u32);
             self.ui.drop_steps(left.saturating_sub(done));
             let ms: Vec<usize> = l.measurements.iter().flatten().copied().collect();
             self.fail(&ms, reason);
@@ -297,6 +337,7 @@ impl Runner<'_, '_> {
         rate: Option<f64>,
         index: u32,
         warmup: bool,
+        count_syscalls: bool,
     ) -> anyhow::Result<Round> {
         let workdir = self.run_dir.join("logs");
         // The probes and the wait for quiet CPUs see the machine without the server: frozen, it cannot
@@ -315,6 +356,7 @@ impl Runner<'_, '_> {
             workdir: &workdir,
             rate,
             workers: l.workers,
+            count_syscalls,
         };
         let outcome = rounds::run_round(&mut l.server, &plan, index, warmup, self.stop);
         l.server.freeze();
@@ -345,4 +387,14 @@ struct Slot {
 enum Pass {
     Warmup(u32),
     Measured(u32),
+    /// After the measured passes: the extra round that counts system calls (`SyscallCounting::Extra`).
+    Counting,
+}
+
+/// Counting rounds a measurement may take when they come out disturbed.
+const COUNTING_ATTEMPTS: u32 = 3;
+
+/// Rounds per measurement beyond the measured ones: the extra round counting system calls, if any.
+fn extra_rounds(o: &super::options::BenchOptions) -> u32 {
+    u32::from(o.syscall_counts == SyscallCounting::Extra)
 }

@@ -16,9 +16,9 @@ use crate::model::{
 };
 use crate::os::cpustat::{ticks_per_s, CpuStat, CpuTimes};
 use crate::os::proc;
-use crate::os::syscalls::{SyscallCounters, COUNTED, METHOD};
+use crate::os::syscalls::Counter;
 
-use super::options::{BenchOptions, ModeKind, StopRule, Tool};
+use super::options::{BenchOptions, ModeKind, StopRule, SyscallCounting, Tool};
 use super::tools::{self, ToolRun};
 
 /// What one round of one server does.
@@ -37,6 +37,8 @@ pub struct RoundPlan<'a> {
     pub rate: Option<f64>,
     /// The `{workers}` the server runs with.
     pub workers: usize,
+    /// Whether the server's system calls are counted in this round (`--syscall-counts`).
+    pub count_syscalls: bool,
 }
 
 impl RoundPlan<'_> {
@@ -80,6 +82,14 @@ pub fn load_config(plan: &RoundPlan, target: std::net::SocketAddr) -> anyhow::Re
     })
 }
 
+/// Why a round's system calls were not counted.
+fn not_counted(when: SyscallCounting) -> &'static str {
+    match when {
+        SyscallCounting::Off => "not counted (--syscall-counts off)",
+        _ => "counted in an extra round after the measured ones (counting makes every system call about 200 ns dearer)",
+    }
+}
+
 /// Runs one round. An error means the load could not run at all (not that requests failed: those are
 /// counted in the round).
 pub fn run_round(server: &mut Server, plan: &RoundPlan, index: u32, warmup: bool, stop: &Arc<AtomicBool>) -> anyhow::Result<Round> {
@@ -87,12 +97,12 @@ pub fn run_round(server: &mut Server, plan: &RoundPlan, index: u32, warmup: bool
     let label = format!("{}.{}.c{}", plan.contestant, plan.scenario, plan.connections);
     // Counted on the server's own CPUs, where nothing else may run (a round that shares them is
     // `disturbed`); with the client on them too the counts would be of both.
-    let syscalls = if !o.count_syscalls {
-        Err("not counted (--syscall-counts counts them, at about 200 ns more per system call while it does)".into())
+    let syscalls = if !plan.count_syscalls {
+        Err(not_counted(o.syscall_counts).into())
     } else if o.server_cpus.overlaps(&o.client_cpus) {
         Err(format!("server CPUs {} and client CPUs {} overlap: the counts per CPU would hold the client's calls too", o.server_cpus, o.client_cpus))
     } else {
-        SyscallCounters::open(o.server_cpus.cpus(), COUNTED)
+        Ok(Counter::open(o.server_cpus.cpus()))
     };
     let sampler = Sampler::spawn_counting(server.pid(), server.pid(), syscalls);
     let listen_before = proc::listen_overflows_and_drops();
@@ -237,7 +247,7 @@ pub fn run_round(server: &mut Server, plan: &RoundPlan, index: u32, warmup: bool
             workers: crate::model::worker_balance(&usage.thread_cpu_s, plan.workers),
             cost: usage.thread_cost.and_then(crate::model::CostBreakdown::of_threads),
             syscalls_per_request: usage.syscalls.as_ref().and_then(|c| SyscallsPerRequest::of(c, load.requests)),
-            syscalls_method: usage.syscalls.as_ref().map(|_| METHOD.to_string()),
+            syscalls_method: usage.syscalls_method.map(String::from),
             syscalls_unavailable: usage.syscalls_unavailable,
             syscalls: usage.syscalls,
         },

@@ -5,6 +5,7 @@ use crate::load::search::{judge, search, SearchResult, Slo, Step};
 use crate::model::FLAG_DISTURBED;
 
 use super::runner::{Live, Runner};
+use super::options::SyscallCounting;
 
 /// The search starts at this share of the measured (closed-loop) req/s: usually a rate that passes, from
 /// which doubling brackets the capacity in a step or two.
@@ -59,7 +60,7 @@ impl Runner<'_, '_> {
                 index += 1;
                 attempt += 1;
                 self.ui.status(format!("{} {scenario} c={connections} search step {index} at {rate:.0}/s", l.contestant.name));
-                let round = self.probed_round(scenario, l, connections, Some(rate), index, false);
+                let round = self.probed_round(scenario, l, connections, Some(rate), index, false, self.opts.syscall_counts == SyscallCounting::Rounds);
                 if let Some(status) = l.server.exited() {
                     anyhow::bail!(l.server.explain(&format!("the server exited ({status}) at {rate:.0} req/s")));
                 }
