@@ -5,9 +5,12 @@
 //!   the largest k for which P(B ≤ k − 1) ≤ 0.025, B ~ Binomial(n, ½) (the number of rounds below the
 //!   true median). It assumes nothing about the shape of the distribution, which matters here: rounds on a
 //!   shared machine are mostly within a percent of each other with a few at half speed (docs/methodology.md).
-//!   Coverage is at least 95%; fewer than 6 rounds cannot give one (with 5, P(B = 0) = 1/32 > 0.025).
-//!   See W. J. Conover, "Practical Nonparametric Statistics", 3rd ed., §3.2, or any text on quantile
-//!   intervals; it is the interval hyperfine's and criterion's bootstrap approaches approximate.
+//!   Its coverage is at least 95% but jumps with n (97.9% with 16 rounds, 99.2% with 8), so each end is
+//!   then interpolated toward the next order statistic in, as far as brings the coverage to 95%
+//!   (T. P. Hettmansperger and S. J. Sheather, "Confidence intervals based on interpolated order
+//!   statistics", Statistics & Probability Letters 4, 1986, pp. 75-79): still distribution-free to a close
+//!   approximation, and no wider than the level asked. Fewer than 6 rounds cannot give one (with 5,
+//!   P(B = 0) = 1/32 > 0.025). See W. J. Conover, "Practical Nonparametric Statistics", 3rd ed., §3.2.
 //! - Outliers: the modified Z-score M = 0.6745 · (x − median) / MAD, where MAD is the median absolute
 //!   deviation; a sample with |M| > 3.5 is an outlier (Iglewicz & Hoaglin, "How to Detect and Handle
 //!   Outliers", 1993). It is robust where the plain Z-score is not: one wild round cannot hide itself by
@@ -133,12 +136,34 @@ pub fn median_ci_rank(n: usize) -> Option<usize> {
     k
 }
 
-/// The order-statistic 95% confidence interval of the median; None below `MIN_FOR_CI` values.
+/// The 95% confidence interval of the median: the order statistics [x_(k), x_(n+1−k)], each interpolated
+/// toward the next one in (Hettmansperger and Sheather) so that the coverage is 95% rather than the
+/// order statistics' own, higher one; None below `MIN_FOR_CI` values.
 pub fn median_ci95(values: &[f64]) -> Option<(f64, f64)> {
-    let k = median_ci_rank(values.len())?;
+    let n = values.len();
+    let k = median_ci_rank(n)?;
     let mut sorted = values.to_vec();
     sorted.sort_by(f64::total_cmp);
-    Some((sorted[k - 1], sorted[values.len() - k]))
+    let (low, high) = (sorted[k - 1], sorted[n - k]);
+    // The inner pair must exist (k + 1 ≤ n − k) and its coverage be computable exactly.
+    if n > 1000 || k + 1 > n - k {
+        return Some((low, high));
+    }
+    let (outer, inner) = (order_statistic_coverage(n, k), order_statistic_coverage(n, k + 1));
+    let share = (outer - 0.95) / (outer - inner);
+    let lambda = (n - k) as f64 * share / (k as f64 + (n - 2 * k) as f64 * share);
+    Some(((1.0 - lambda) * low + lambda * sorted[k], (1.0 - lambda) * high + lambda * sorted[n - k - 1]))
+}
+
+/// The coverage of [x_(k), x_(n+1−k)] as an interval of the median: 1 − 2 P(B ≤ k − 1), B ~ Binomial(n, ½).
+fn order_statistic_coverage(n: usize, k: usize) -> f64 {
+    let mut pmf = 0.5f64.powi(n as i32);
+    let mut below = 0.0;
+    for j in 0..k {
+        below += pmf;
+        pmf *= (n - j) as f64 / (j + 1) as f64;
+    }
+    1.0 - 2.0 * below
 }
 
 #[cfg(test)]
@@ -158,9 +183,11 @@ mod tests {
         assert_eq!(s.median, 4.5);
         assert!(close(s.stdev, (32.0f64 / 7.0).sqrt(), 1e-12));
         assert_eq!((s.min, s.max), (2.0, 9.0));
-        // n = 8: P(B = 0) = 1/256, P(B ≤ 1) = 9/256 = 0.035 > 0.025, so k = 1: the extremes.
-        assert_eq!(s.ci95, Some((2.0, 9.0)));
-        assert!(close(s.ci95_relative_pct().unwrap(), 3.5 / 4.5 * 100.0, 1e-12));
+        // n = 8: P(B = 0) = 1/256, P(B ≤ 1) = 9/256 = 0.035 > 0.025, so k = 1: the extremes 2 and 9, which
+        // cover 99.2%; [x_(2), x_(7)] = [4, 7] covers 92.97%. Interpolated: share (0.99219 − 0.95) /
+        // (0.99219 − 0.92969) = 0.675, λ = 7 · 0.675 / (1 + 6 · 0.675) = 0.9356.
+        let (low, high) = s.ci95.unwrap();
+        assert!(close(low, 0.0644 * 2.0 + 0.9356 * 4.0, 1e-3) && close(high, 0.0644 * 9.0 + 0.9356 * 7.0, 1e-3), "{low} {high}");
         // MAD is 0.5 (most values sit within 0.5 of the median 4.5), so 9 scores 0.6745 * 4.5 / 0.5 = 6.07
         // while 2 and 7 score 3.37: only 9 stands out.
         assert_eq!(s.outliers, vec![7]);
@@ -194,9 +221,29 @@ mod tests {
         let rps = [154.0, 155.0, 153.5, 77.0, 154.5, 155.2, 153.8, 154.1, 154.9, 153.9];
         let s = Summary::of(&rps).unwrap();
         let (low, high) = s.ci95.unwrap();
-        // k = 2: the second smallest and second largest.
-        assert_eq!((low, high), (153.5, 155.0));
+        // k = 2, interpolated toward the third smallest and largest: the half-speed round is out of it.
+        assert!(153.5 < low && low < 153.8 && 154.9 < high && high < 155.0, "{low} {high}");
         assert!(s.ci95_relative_pct().unwrap() < 0.5);
+    }
+
+    #[test]
+    fn the_interval_covers_the_median_95_times_in_100() {
+        // Rounds drawn from a skewed distribution of known median (exponential: ln 2), 20,000 times for each
+        // count the runner uses; with 20,000 draws a coverage is known to about ±0.3%. The order statistics
+        // alone cover 96.4-99.3% at these counts, which the upper bound rejects.
+        let mut rng = fastrand::Rng::with_seed(7);
+        for n in [6, 8, 10, 12, 16] {
+            let trials = 20_000;
+            let covered = (0..trials)
+                .filter(|_| {
+                    let v: Vec<f64> = (0..n).map(|_| -(1.0 - rng.f64()).ln()).collect();
+                    let (low, high) = median_ci95(&v).unwrap();
+                    low <= std::f64::consts::LN_2 && std::f64::consts::LN_2 <= high
+                })
+                .count() as f64
+                / trials as f64;
+            assert!((0.935..=0.962).contains(&covered), "n = {n}: covered {covered}");
+        }
     }
 
     #[test]
