@@ -204,6 +204,14 @@ for needle in ("| Name", "req/s", "server CPU %", "q0.9999", "| Language | Frame
 rows = list(csv.DictReader((run_dir / "summary.csv").open()))
 if len(rows) != len(run["measurements"]):
     problems.append(f"summary.csv has {len(rows)} rows for {len(run['measurements'])} measurements")
+# Where a request's cost goes, for every measured row: the server's user and kernel time and switches (from
+# /proc), and its system calls (a leading call by name: counted by the tracepoints, or by /proc/<pid>/io).
+for row in rows:
+    if row["status"] != "measured":
+        continue
+    for column in ("server_user_us_per_request", "server_system_us_per_request", "server_voluntary_switches_per_request", "server_syscall_1"):
+        if not row[column]:
+            problems.append(f'{row["contestant"]} {row["scenario"]}: summary.csv has no {column}')
 
 if problems:
     print("\nFAILED:\n- " + "\n- ".join(problems))

@@ -93,8 +93,10 @@ pub struct Probe {
     samples: u32,
     /// When the measured window opened, and the CPUs' counters then.
     opened: Option<(Instant, Option<CpuStat>)>,
-    /// What each thread had spent when the window opened, by (process, thread id).
+    /// What each thread had spent when the window opened, by (process, thread id), and each process's
+    /// user and kernel ticks.
     threads_at_open: HashMap<(ProcKey, i32), ThreadCost>,
+    ticks_at_open: HashMap<ProcKey, (u64, u64)>,
     /// The figures at the closing edge.
     closed: Option<Usage>,
     /// The system call counters, or why there are none; their reading at the start of the span.
@@ -106,7 +108,7 @@ impl Probe {
     /// Takes the first sample: the CPU time already spent is the baseline; `syscalls` (the counters, or
     /// why there are none) is read at the same edges as the CPU time.
     pub fn start(root: i32, pgid: i32, syscalls: Result<Counter, String>) -> Probe {
-        let mut probe = Probe { root, pgid, start: HashMap::new(), last: HashMap::new(), peak_rss_pages: 0, states: ThreadStates::default(), known: Vec::new(), samples: 0, opened: None, threads_at_open: HashMap::new(), closed: None, syscalls, syscalls_at_open: None };
+        let mut probe = Probe { root, pgid, start: HashMap::new(), last: HashMap::new(), peak_rss_pages: 0, states: ThreadStates::default(), known: Vec::new(), samples: 0, opened: None, threads_at_open: HashMap::new(), ticks_at_open: HashMap::new(), closed: None, syscalls, syscalls_at_open: None };
         let now = probe.read();
         probe.syscalls_at_open = probe.count_syscalls().ok();
         probe.start = now.iter().map(|p| (p.key(), p.cpu_ticks)).collect();
@@ -160,6 +162,7 @@ impl Probe {
         self.last.clear();
         self.record(&now);
         self.threads_at_open = costs_by_thread(&now);
+        self.ticks_at_open = now.iter().map(|p| (p.key(), (p.user_ticks, p.system_ticks))).collect();
         self.opened = Some((at, stat));
         self.closed = None;
         self.states = ThreadStates::default();
@@ -178,10 +181,21 @@ impl Probe {
             .collect();
         usage.thread_cpu_s = spent.iter().map(|c| c.cpu_ns as f64 / 1e9).collect();
         usage.thread_cost = (!spent.is_empty()).then(|| {
-            spent.iter().fold(ThreadCost::default(), |mut sum, c| {
+            let mut sum = spent.iter().fold(ThreadCost::default(), |mut sum, c| {
                 sum.add(c);
                 sum
-            })
+            });
+            // A thread's user and kernel ticks are whole ticks of its own life: threads that live for one
+            // round and run a few ms each (a thread per connection) show none. The processes' ticks, which
+            // add up every thread's time before rounding, then give the user/kernel split.
+            let (user, system) = now.iter().fold((0, 0), |(u, s), p| {
+                let (u0, s0) = self.ticks_at_open.get(&p.key()).copied().unwrap_or_default();
+                (u + p.user_ticks.saturating_sub(u0), s + p.system_ticks.saturating_sub(s0))
+            });
+            if user + system > sum.user_ticks + sum.system_ticks {
+                (sum.user_ticks, sum.system_ticks) = (user, system);
+            }
+            sum
         });
         self.account_syscalls(&mut usage);
         let stat_close = CpuStat::read();

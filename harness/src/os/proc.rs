@@ -21,6 +21,9 @@ pub struct ProcStat {
     pub pgrp: i32,
     /// utime + stime + cutime + cstime, in clock ticks.
     pub cpu_ticks: u64,
+    /// utime and stime alone: every thread of the process, ended ones included, in clock ticks.
+    pub user_ticks: u64,
+    pub system_ticks: u64,
     /// Start time after boot in clock ticks: with the pid it names a process even if the pid is reused.
     pub start_ticks: u64,
     pub rss_pages: u64,
@@ -57,6 +60,8 @@ impl From<procfs::process::Stat> for ProcStat {
             ppid: s.ppid,
             pgrp: s.pgrp,
             cpu_ticks: s.utime + s.stime + s.cutime.max(0) as u64 + s.cstime.max(0) as u64,
+            user_ticks: s.utime,
+            system_ticks: s.stime,
             start_ticks: s.starttime,
             rss_pages: s.rss,
         }
@@ -352,6 +357,8 @@ mod tests {
             ppid,
             pgrp,
             cpu_ticks: 0,
+            user_ticks: 0,
+            system_ticks: 0,
             start_ticks: 0,
             rss_pages: 0,
         };
