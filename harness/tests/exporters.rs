@@ -54,6 +54,7 @@ fn round(index: u32, warmup: bool, requests: u64, latencies_us: &[u64], cpu_s: f
             client_system_s: 1.7,
             client_voluntary_switches: 40,
             client_involuntary_switches: 2,
+            client_migrations: Some(1),
             client_system_calls: 28_000,
             threads: 1,
             connections: 64,
@@ -76,7 +77,7 @@ fn round(index: u32, warmup: bool, requests: u64, latencies_us: &[u64], cpu_s: f
                 ThreadStates { samples: 20, running: 20, sleeping: 0, blocked_io: 0, other: 0 }
             }),
             workers: Some(WorkerBalance { workers: 2, busiest_cpu_s: cpu_s * 0.55, mean_cpu_s: cpu_s * 0.5, imbalance: 1.1 }),
-            cost: Some(CostBreakdown { user_s: cpu_s * 0.1, system_s: cpu_s * 0.9, voluntary_switches: requests / 50, involuntary_switches: 3 }),
+            cost: Some(CostBreakdown { user_s: cpu_s * 0.1, system_s: cpu_s * 0.9, voluntary_switches: requests / 50, involuntary_switches: 3, migrations: Some(0) }),
             syscalls_per_request: SyscallsPerRequest::of(&syscalls, requests),
             syscalls: Some(syscalls),
             syscalls_method: Some("tracepoints".into()),

@@ -407,6 +407,7 @@ fn the_server_cost_per_request_is_drawn_as_user_then_kernel() {
             system_s: 9e-6 * requests,
             voluntary_switches: 0,
             involuntary_switches: 0,
+            migrations: None,
         });
     });
     let page = html::render(&run);

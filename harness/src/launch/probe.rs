@@ -181,7 +181,7 @@ impl Probe {
             .collect();
         usage.thread_cpu_s = spent.iter().map(|c| c.cpu_ns as f64 / 1e9).collect();
         usage.thread_cost = (!spent.is_empty()).then(|| {
-            let mut sum = spent.iter().fold(ThreadCost::default(), |mut sum, c| {
+            let mut sum = spent.iter().fold(ThreadCost::zero(), |mut sum, c| {
                 sum.add(c);
                 sum
             });

@@ -177,6 +177,10 @@ pub struct LoadReport {
     pub client_voluntary_switches: u64,
     #[serde(default)]
     pub client_involuntary_switches: u64,
+    /// The worker threads' moves to another CPU in the window; absent where the kernel does not say, and
+    /// for external tools.
+    #[serde(default)]
+    pub client_migrations: Option<u64>,
     /// System calls the built-in client's threads made in the window, counted where they are made (reads,
     /// writes and waits with epoll; `io_uring_enter`s with io_uring); 0 for external tools.
     #[serde(default)]
@@ -228,6 +232,7 @@ impl LoadReport {
             client_system_s: 0.0,
             client_voluntary_switches: 0,
             client_involuntary_switches: 0,
+            client_migrations: None,
             client_system_calls: 0,
             poll: String::new(),
             counter: None,

@@ -23,6 +23,8 @@ pub struct ThreadUsage {
     pub system_s: f64,
     pub voluntary_switches: u64,
     pub involuntary_switches: u64,
+    /// Moves to another CPU (from /proc/thread-self/sched); None where the kernel does not say.
+    pub migrations: Option<u64>,
 }
 
 impl ThreadUsage {
@@ -35,6 +37,7 @@ impl ThreadUsage {
             system_s: tv(ru.ru_stime),
             voluntary_switches: ru.ru_nvcsw as u64,
             involuntary_switches: ru.ru_nivcsw as u64,
+            migrations: crate::os::proc::migrations(std::path::Path::new("/proc/thread-self/sched")),
         }
     }
 
@@ -49,6 +52,7 @@ impl ThreadUsage {
             system_s: (self.system_s - before.system_s).max(0.0),
             voluntary_switches: self.voluntary_switches.saturating_sub(before.voluntary_switches),
             involuntary_switches: self.involuntary_switches.saturating_sub(before.involuntary_switches),
+            migrations: self.migrations.zip(before.migrations).map(|(now, then)| now.saturating_sub(then)),
         }
     }
 }

@@ -107,6 +107,8 @@ pub(super) fn merge(config: &LoadConfig, results: Vec<WorkerResult>) -> LoadRepo
     let mut counter = CounterTally::default();
     let mut sent = 0;
     let mut repeats_counted = 0;
+    // Summed over the threads: a thread that could not say makes the sum unknown.
+    rep.client_migrations = Some(0);
     for r in &results {
         sent += r.sent;
         repeats_counted += r.repeats_counted;
@@ -140,6 +142,7 @@ pub(super) fn merge(config: &LoadConfig, results: Vec<WorkerResult>) -> LoadRepo
         rep.client_system_s += r.usage.system_s;
         rep.client_voluntary_switches += r.usage.voluntary_switches;
         rep.client_involuntary_switches += r.usage.involuntary_switches;
+        rep.client_migrations = rep.client_migrations.zip(r.usage.migrations).map(|(a, b)| a + b);
         rep.client_system_calls += r.system_calls;
         rep.thread_poll_s.push(r.poll_s);
         first = first.min(r.first_send_ns);

@@ -288,6 +288,9 @@ pub struct CostBreakdown {
     pub system_s: f64,
     pub voluntary_switches: u64,
     pub involuntary_switches: u64,
+    /// Moves of the threads to another CPU; absent where the kernel does not say.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub migrations: Option<u64>,
 }
 
 impl CostBreakdown {
@@ -303,6 +306,7 @@ impl CostBreakdown {
             system_s: load.client_system_s,
             voluntary_switches: load.client_voluntary_switches,
             involuntary_switches: load.client_involuntary_switches,
+            migrations: load.client_migrations,
         })
     }
 
@@ -316,6 +320,7 @@ impl CostBreakdown {
                 system_s: cpu_s * (1.0 - user_share),
                 voluntary_switches: c.voluntary_switches,
                 involuntary_switches: c.involuntary_switches,
+                migrations: c.migrations,
             }
         })
     }
@@ -328,19 +333,23 @@ pub struct CostPerRequest {
     pub system_us: f64,
     pub voluntary_switches: f64,
     pub involuntary_switches: f64,
+    /// Absent when a round's threads could not say.
+    #[serde(default)]
+    pub migrations: Option<f64>,
 }
 
 impl CostPerRequest {
     /// The costs of the rounds that have one, summed and divided by those rounds' requests; absent without
     /// a request.
     pub fn over(rounds: &[&Round], cost: impl Fn(&Round) -> Option<CostBreakdown>) -> Option<CostPerRequest> {
-        let (mut sum, mut requests) = (CostBreakdown::default(), 0u64);
+        let (mut sum, mut requests) = (CostBreakdown { migrations: Some(0), ..CostBreakdown::default() }, 0u64);
         for r in rounds {
             if let Some(c) = cost(r) {
                 sum.user_s += c.user_s;
                 sum.system_s += c.system_s;
                 sum.voluntary_switches += c.voluntary_switches;
                 sum.involuntary_switches += c.involuntary_switches;
+                sum.migrations = sum.migrations.zip(c.migrations).map(|(a, b)| a + b);
                 requests += r.load.requests;
             }
         }
@@ -350,6 +359,7 @@ impl CostPerRequest {
             system_us: sum.system_s * 1e6 / n,
             voluntary_switches: sum.voluntary_switches as f64 / n,
             involuntary_switches: sum.involuntary_switches as f64 / n,
+            migrations: sum.migrations.map(|m| m as f64 / n),
         })
     }
 }

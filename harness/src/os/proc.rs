@@ -127,6 +127,9 @@ pub struct ThreadCost {
     pub system_ticks: u64,
     pub voluntary_switches: u64,
     pub involuntary_switches: u64,
+    /// Moves to another CPU (`se.nr_migrations` in `sched`, which kernels without scheduler debugging
+    /// lack: absent then).
+    pub migrations: Option<u64>,
 }
 
 impl ThreadCost {
@@ -138,10 +141,18 @@ impl ThreadCost {
             system_ticks: self.system_ticks.saturating_sub(before.system_ticks),
             voluntary_switches: self.voluntary_switches.saturating_sub(before.voluntary_switches),
             involuntary_switches: self.involuntary_switches.saturating_sub(before.involuntary_switches),
+            migrations: self.migrations.map(|m| m.saturating_sub(before.migrations.unwrap_or(0))),
         }
     }
 
+    /// Nothing spent yet, every figure known: where sums start.
+    pub fn zero() -> ThreadCost {
+        ThreadCost { migrations: Some(0), ..ThreadCost::default() }
+    }
+
+    /// Adds `other`; a figure missing from either is missing from the sum.
     pub fn add(&mut self, other: &ThreadCost) {
+        self.migrations = self.migrations.zip(other.migrations).map(|(a, b)| a + b);
         self.cpu_ns += other.cpu_ns;
         self.user_ticks += other.user_ticks;
         self.system_ticks += other.system_ticks;
@@ -172,10 +183,17 @@ pub fn thread_costs(pid: i32) -> Vec<(i32, ThreadCost)> {
                     system_ticks: after_comm.get(12)?.parse().ok()?,
                     voluntary_switches: switches("voluntary_ctxt_switches:")?,
                     involuntary_switches: switches("nonvoluntary_ctxt_switches:")?,
+                    migrations: migrations(&dir.join("sched")),
                 },
             ))
         })
         .collect()
+}
+
+/// A thread's moves to another CPU so far, from its `sched` file; None where the kernel has none.
+pub fn migrations(sched: &std::path::Path) -> Option<u64> {
+    let text = std::fs::read_to_string(sched).ok()?;
+    text.lines().find_map(|l| l.strip_prefix("se.nr_migrations")?.trim_start().strip_prefix(':')?.trim().parse().ok())
 }
 
 /// The state field of a stat line: the first character after the command name's closing parenthesis (the
@@ -339,6 +357,30 @@ mod tests {
     fn reads_the_listen_counters() {
         let (overflows, drops) = listen_overflows_and_drops().expect("/proc/net/netstat");
         assert!(drops >= overflows, "every overflow is also a drop: {overflows} > {drops}");
+    }
+
+    #[test]
+    fn a_thread_moved_between_cpus_counts_its_migrations() {
+        let cpus = crate::os::cpus::CpuSet::allowed().cpus().to_vec();
+        if cpus.len() < 2 {
+            return eprintln!("SKIPPED a_thread_moved_between_cpus_counts_its_migrations: one CPU only");
+        }
+        let moved = std::thread::spawn(move || {
+            let sched = std::path::Path::new("/proc/thread-self/sched");
+            crate::os::cpus::pin_current_thread(cpus[0]).unwrap();
+            let before = migrations(sched)?;
+            for i in 1..=4 {
+                crate::os::cpus::pin_current_thread(cpus[i % 2]).unwrap();
+            }
+            Some(migrations(sched)? - before)
+        })
+        .join()
+        .unwrap();
+        // A kernel without scheduler debugging has no `sched` file: the figure is then absent, never 0.
+        match moved {
+            Some(n) => assert!(n >= 4, "pinned to another CPU four times, {n} migrations counted"),
+            None => assert!(!std::path::Path::new("/proc/self/sched").exists(), "sched exists but was not read"),
+        }
     }
 
     #[test]

@@ -25,6 +25,7 @@ const COLUMNS: &[&str] = &[
     "client_system_us_per_request", "client_voluntary_switches_per_request", "client_involuntary_switches_per_request",
     "client_system_calls_per_request", "server_syscalls_per_request", "server_syscall_1", "server_syscall_1_per_request",
     "server_syscall_2", "server_syscall_2_per_request", "server_syscall_3", "server_syscall_3_per_request",
+    "server_migrations_per_request", "client_migrations_per_request",
 ];
 
 impl Exporter for Csv {
@@ -133,6 +134,8 @@ fn row(run: &RunResult, m: &Measurement) -> Vec<String> {
         cells.push(leading.get(i).map(|(name, _)| name.to_string()).unwrap_or_default());
         cells.push(num(leading.get(i).map(|(_, c)| *c)));
     }
+    cells.push(num(s.server_cost_per_request.and_then(|c| c.migrations)));
+    cells.push(num(s.client_cost_per_request.and_then(|c| c.migrations)));
     cells
 }
 

@@ -77,7 +77,7 @@ pub fn render(run: &RunResult) -> String {
             out.push_str(
                 "\nWhere a request's cost goes, per request over the measured rounds: user and kernel CPU microseconds \
                  and context switches (voluntary / involuntary), of the server's threads (from /proc) and of the \
-                 client's (getrusage), and the client's own system calls; the server's system calls per request, \
+                 client's (getrusage), their moves to another CPU (migrations, server / client), and the client's own system calls; the server's system calls per request, \
                  counted on its CPUs by the kernel's tracepoints, and the three it made most.\n\n",
             );
             out.push_str(&cost(&sorted).markdown());
@@ -308,6 +308,7 @@ fn cost(rows: &[(&Measurement, MeasurementSummary)]) -> Table {
         ("client user us", R),
         ("client kernel us", R),
         ("client switches", R),
+        ("migrations", R),
         ("client calls", R),
         ("syscalls/req", R),
         ("leading calls", L),
@@ -323,6 +324,10 @@ fn cost(rows: &[(&Measurement, MeasurementSummary)]) -> Table {
             or_absent(client.map(|c| c.user_us), one),
             or_absent(client.map(|c| c.system_us), one),
             client.map(switches).unwrap_or_else(|| ABSENT.into()),
+            {
+                let migrations = |c: Option<&crate::model::CostPerRequest>| c.and_then(|c| c.migrations).map_or_else(|| ABSENT.into(), |m| format!("{m:.2}"));
+                format!("{} / {}", migrations(server), migrations(client))
+            },
             s.client_system_calls_per_request.map(|c| format!("{c:.2}")).unwrap_or_else(|| ABSENT.into()),
             or_absent(s.server_syscalls_per_request.as_ref().and_then(|c| c.total), |c| format!("{c:.2}")),
             s.server_syscalls_per_request.as_ref().map(|c| c.leading_words(3)).filter(|w| !w.is_empty()).unwrap_or_else(|| ABSENT.into()),
