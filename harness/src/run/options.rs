@@ -434,6 +434,11 @@ impl BenchOptions {
 
         let (client_io, client_io_name) = crate::load::resolve_io(c.client_io).map_err(|e| anyhow::anyhow!("--client-{e}"))?;
         let client_poll = client_poll(c.client_poll, &server_cpus, &client_cpus, client_threads)?;
+        anyhow::ensure!(
+            client_io != crate::load::IoBackend::IoUringSqpoll || !server_cpus.overlaps(&client_cpus),
+            "--client-io io_uring-sqpoll pins a kernel thread to each client thread's CPU, which must not be a server's: \
+             client on CPUs {client_cpus}, servers on {server_cpus}"
+        );
 
         Ok(BenchOptions {
             catalog_root: c.catalog_root,
