@@ -5,7 +5,10 @@ Servers, each pinned to one CPU with one worker:
   reference  benches/hello-epoll.c: one thread, one level-triggered epoll loop, no parsing
   nginx      Debian's nginx, 1 worker, `return 200 "Hello world!"` (installed when missing)
 Clients, each pinned to another CPU with one thread: wrk, h2load (HTTP/1.1), and `serverbench load`
-with each I/O backend (io_uring, epoll), sleeping in its waits and busy-polling.
+with each I/O backend (io_uring, epoll), sleeping in its waits and busy-polling, and io_uring with an
+SQPOLL thread on the client's CPU (sleeping). `--baseline NAME=PATH` adds the io_uring clients of another
+build of serverbench (an earlier commit, say), so that a change is measured side by side with what it
+changed.
 
 Every client runs against every server at every connection count, in turn, for --runs rounds (the
 order of the clients rotates from round to round); the table gives medians. Per run:
@@ -13,14 +16,16 @@ order of the clients rotates from round to round); the table gives medians. Per 
   server busy %      the server's CPU (utime + stime from /proc) over the client process's whole life,
                      divided by that same wall time
   server us/req      that CPU divided by the responses the client reported
-  client us/resp     the client's CPU (user + system, from wait4) divided by its responses; for a
-                     busy-polling client the polls that found nothing (client_poll_s) are left out
+  client us/resp     the client's CPU (user + system, from wait4: every thread of the process, the
+                     SQPOLL kernel thread included) divided by its responses; the polls that found
+                     nothing (client_poll_s: a busy-polling client's, an SQPOLL thread's) are left out
   client cs          the client's voluntary context switches per 1,000 responses (each one is a sleep the
                      server's CPU pays to wake up on loopback)
 Then the client's peak RSS with 20,000 connections to the reference server (--rss-connections), for
 wrk and each serverbench backend.
 
     python3 benches/client-cost.py [--runs 5] [--duration 3] [--connections 64,1024] [--servers reference,nginx]
+                                   [--baseline NAME=PATH ...]
 """
 import argparse, json, os, re, resource, shutil, socket, statistics, subprocess, sys, tempfile, time
 
@@ -145,18 +150,25 @@ def parse(name, out):
     return j["requests"], j["requests_per_s"], j["errors_total"], j.get("client_poll_s", 0.0)
 
 
-def clients(sb, cpu, connections, duration, url, exact):
-    # nginx adds headers (Server, Date, Content-Type): its responses are held to their body.
-    sbl = [sb, "load", "-t1", f"-c{connections}", f"-d{duration}s", "--cpus", str(cpu), "--json", url] + ([] if exact else ["--no-expect"])
+def clients(sb, cpu, connections, duration, url, exact, baselines=()):
+    """Every client's command line; `baselines` are (name, path) of other serverbench builds."""
+    def sbl(binary):
+        # nginx adds headers (Server, Date, Content-Type): its responses are held to their body.
+        return [binary, "load", "-t1", f"-c{connections}", f"-d{duration}s", "--cpus", str(cpu), "--json", url] + ([] if exact else ["--no-expect"])
     pin = ["taskset", "-c", str(cpu)]
-    return {
+    table = {
         "wrk": pin + ["wrk", "-t1", f"-c{connections}", f"-d{duration}s", url],
         "h2load": pin + ["h2load", "--h1", "-t1", f"-c{connections}", f"-D{duration}", url],
-        "serverbench io_uring sleep": sbl + ["--io", "io_uring", "--poll", "sleep"],
-        "serverbench io_uring busy": sbl + ["--io", "io_uring", "--poll", "busy"],
-        "serverbench epoll sleep": sbl + ["--io", "epoll", "--poll", "sleep"],
-        "serverbench epoll busy": sbl + ["--io", "epoll", "--poll", "busy"],
+        "serverbench io_uring sleep": sbl(sb) + ["--io", "io_uring", "--poll", "sleep"],
+        "serverbench io_uring busy": sbl(sb) + ["--io", "io_uring", "--poll", "busy"],
+        "serverbench io_uring-sqpoll sleep": sbl(sb) + ["--io", "io_uring-sqpoll", "--poll", "sleep"],
+        "serverbench epoll sleep": sbl(sb) + ["--io", "epoll", "--poll", "sleep"],
+        "serverbench epoll busy": sbl(sb) + ["--io", "epoll", "--poll", "busy"],
     }
+    for name, path in baselines:
+        for poll in ["sleep", "busy"]:
+            table[f"serverbench@{name} io_uring {poll}"] = sbl(path) + ["--io", "io_uring", "--poll", poll]
+    return table
 
 
 def median(rows, key):
@@ -174,7 +186,13 @@ def main():
     ap.add_argument("--rss-duration", type=int, default=10, help="seconds of each memory run (connecting takes a while)")
     ap.add_argument("--server-cpu", type=int, default=1)
     ap.add_argument("--client-cpu", type=int, default=0)
+    ap.add_argument("--baseline", action="append", default=[], metavar="NAME=PATH",
+                    help="another serverbench binary whose io_uring clients run alongside, named NAME")
     a = ap.parse_args()
+    baselines = [tuple(b.split("=", 1)) for b in a.baseline]
+    for name, path in baselines:
+        if not os.access(path, os.X_OK):
+            sys.exit(f"--baseline {name}={path}: not an executable")
 
     install("wrk", "wrk")
     install("h2load", "nghttp2-client")
@@ -200,13 +218,13 @@ def main():
             wait_listening(port)
             url = f"http://127.0.0.1:{port}/"
             for conns in [int(c) for c in a.connections.split(",")]:
-                table = clients(sb, a.client_cpu, conns, a.duration, url, kind == "reference")
+                table = clients(sb, a.client_cpu, conns, a.duration, url, kind == "reference", baselines)
                 names = [n for n in table if not wanted or any(w in n for w in wanted)]
                 for run in range(a.runs):
                     order = names[run % len(names):] + names[:run % len(names)]
                     for name in order:
                         out, wall, server_cpu, usage = run_client(table[name], server.pid)
-                        reqs, rps, errors, poll_s = parse(name.split()[0], out)
+                        reqs, rps, errors, poll_s = parse(name.split()[0].split("@")[0], out)
                         if errors or not reqs:
                             sys.exit(f"{name} against {kind}: {reqs} responses, {errors} errors: the figures would not be of served requests\n{out}")
                         client_cpu = usage.ru_utime + usage.ru_stime - poll_s
@@ -219,7 +237,7 @@ def main():
                             "errors": errors,
                         }
                         results.setdefault((kind, conns, name), []).append(row)
-                        print(f"{kind:9} c={conns:<5} run {run + 1} {name:27} {rps:9.0f} req/s  server {row['busy']:5.1f}% "
+                        print(f"{kind:9} c={conns:<5} run {run + 1} {name:34} {rps:9.0f} req/s  server {row['busy']:5.1f}% "
                               f"{row['server_us']:5.2f} us/req  client {row['client_us']:5.2f} us/resp "
                               f"{row['cs']:.1f} cs/1k resp  errors {errors}", flush=True)
         finally:

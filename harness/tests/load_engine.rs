@@ -18,6 +18,13 @@ fn config(io: IoBackend, addr: std::net::SocketAddr, threads: usize, connections
         connections,
         stop: Stop::RequestsPerConnection(per_connection),
         io,
+        // SQPOLL pins its kernel threads to the client's CPUs, so the client must name them: the next CPU
+        // in turn, so that tests running side by side are not all pinned to one.
+        cpus: (io == IoBackend::IoUringSqpoll).then(|| {
+            static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+            let allowed = serverbench::os::cpus::CpuSet::allowed();
+            vec![allowed.cpus()[NEXT.fetch_add(1, Ordering::Relaxed) % allowed.cpus().len()]]
+        }),
         ..LoadConfig::new(addr)
     }
 }
@@ -46,6 +53,9 @@ fn sends_exactly_threads_times_connections_times_r(io: IoBackend) {
     assert_eq!(r.threads, 3);
     assert!(r.duration_s > 0.0);
     assert_eq!(r.io, io.name(), "the report names the backend that ran");
+    // Every request went out whole, once: what the server read is 600 requests and what the client wrote.
+    let request_bytes = b"GET / HTTP/1.1\r\nHost: bench\r\n\r\n".len() as u64;
+    assert_eq!((server.counters.bytes_in.load(Ordering::SeqCst), r.bytes_written), (600 * request_bytes, 600 * request_bytes));
     // The client counts its own system calls: with epoll at least a read and a write per response; with
     // io_uring some `io_uring_enter`s, each of which may carry many sends and receives.
     assert!(r.client_system_calls > 0, "no system call counted");
@@ -152,8 +162,12 @@ fn busy_polling_counts_its_empty_polls_apart(io: IoBackend) {
     assert_eq!(busy.thread_poll_s.len(), 1);
     c.poll = Poll::Sleep;
     let sleeping = run(&c);
-    assert_eq!((sleeping.requests, sleeping.client_poll_s, sleeping.poll.as_str()), (200, 0.0, "sleep"));
-    assert_eq!(sleeping.client_work_s(), sleeping.client_cpu_s);
+    assert_eq!((sleeping.requests, sleeping.poll.as_str()), (200, "sleep"));
+    // An SQPOLL thread polls whatever its worker does (see `sqpoll_thread_time_is_client_time`).
+    if io != IoBackend::IoUringSqpoll {
+        assert_eq!(sleeping.client_poll_s, 0.0);
+        assert_eq!(sleeping.client_work_s(), sleeping.client_cpu_s);
+    }
     // Sleeping in its waits, the thread switched out voluntarily for the server's answers; polling, it did not.
     assert!(
         sleeping.client_voluntary_switches > busy.client_voluntary_switches,
@@ -162,6 +176,34 @@ fn busy_polling_counts_its_empty_polls_apart(io: IoBackend) {
         busy.client_voluntary_switches
     );
     assert!((sleeping.client_user_s + sleeping.client_system_s - sleeping.client_cpu_s).abs() < 1e-6);
+}
+
+/// SQPOLL pins a kernel thread to each client thread's CPU: without --cpus it is refused before anything
+/// runs, with a message that says what to give.
+#[test]
+fn sqpoll_is_refused_without_client_cpus() {
+    let c = LoadConfig { cpus: None, ..config(IoBackend::IoUringSqpoll, "127.0.0.1:9".parse().unwrap(), 1, 1, 1) };
+    let e = load::validate(&c).unwrap_err().to_string();
+    assert!(e.contains("--io io_uring-sqpoll needs --cpus"), "{e}");
+}
+
+/// The SQPOLL thread works for the client, so its CPU time is the client's: reported in `client_cpu_s` as
+/// system time, and the part of it that found no work as polling. Against a server that answers after
+/// 2 ms the kernel thread mostly polls an empty queue.
+#[test]
+fn sqpoll_thread_time_is_client_time() {
+    on(IoBackend::IoUringSqpoll, "sqpoll_thread_time_is_client_time", sqpoll_thread_time_counted);
+}
+
+fn sqpoll_thread_time_counted(io: IoBackend) {
+    let slow = http_server(|n, _| {
+        std::thread::sleep(Duration::from_millis(2));
+        HELLO.repeat(n as usize)
+    });
+    let r = run(&config(io, slow.addr, 1, 2, 100));
+    assert_eq!((r.requests, r.errors.total()), (200, 0), "{:?}", r.errors);
+    assert!(r.client_poll_s > 0.0 && r.client_poll_s <= r.client_cpu_s, "poll {} of cpu {}", r.client_poll_s, r.client_cpu_s);
+    assert!((r.client_user_s + r.client_system_s - r.client_cpu_s).abs() < 1e-6);
 }
 
 /// Busy-polling needs a CPU of its own per thread: without --cpus, or with fewer CPUs than threads, it is refused.
@@ -720,25 +762,33 @@ fn a_connection_per_request_refuses_pipelining_and_streams() {
     assert!(load::validate(&c).unwrap_err().to_string().contains("--connection-per-request"));
 }
 
-/// Every test above runs once per backend. The io_uring runs are skipped only on a kernel that lacks what
-/// the backend needs: counted as skipped with the reason, and a failure under CI=true.
-macro_rules! on_both_backends {
+/// Every test above runs once per backend. The io_uring runs (with and without SQPOLL) are skipped only on a
+/// kernel that lacks what the backend needs or refuses it: counted as skipped with the reason, and a
+/// failure under CI=true.
+macro_rules! on_every_backend {
     ($($name:ident),* $(,)?) => {
         mod epoll {
             $( #[test] fn $name() { super::$name(super::IoBackend::Epoll) } )*
         }
         mod io_uring {
-            $( #[test] fn $name() {
-                match serverbench::load::resolve_io(super::IoBackend::IoUring) {
-                    Ok(_) => super::$name(super::IoBackend::IoUring),
-                    Err(e) => super::common::skip(concat!("io_uring::", stringify!($name)), &format!("io_uring unavailable: {e}")),
-                }
-            } )*
+            $( #[test] fn $name() { super::on(super::IoBackend::IoUring, concat!("io_uring::", stringify!($name)), super::$name) } )*
+        }
+        mod io_uring_sqpoll {
+            $( #[test] fn $name() { super::on(super::IoBackend::IoUringSqpoll, concat!("io_uring_sqpoll::", stringify!($name)), super::$name) } )*
         }
     };
 }
 
-on_both_backends!(
+/// Runs `test` on backend `io`, or counts it as skipped (a failure under CI=true) where this kernel lacks
+/// what the backend needs or refuses it.
+fn on(io: IoBackend, name: &str, test: fn(IoBackend)) {
+    match load::resolve_io(io) {
+        Ok(_) => test(io),
+        Err(e) => common::skip(name, &format!("{} unavailable: {e}", io.name())),
+    }
+}
+
+on_every_backend!(
     sends_exactly_threads_times_connections_times_r,
     responses_split_over_many_reads,
     pipelined_requests_and_many_responses_in_one_read,

@@ -31,6 +31,8 @@ pub enum IoArg {
     Epoll,
     #[value(name = "io_uring")]
     IoUring,
+    #[value(name = "io_uring-sqpoll")]
+    IoUringSqpoll,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -56,6 +58,7 @@ impl From<IoArg> for IoBackend {
             IoArg::Auto => IoBackend::Auto,
             IoArg::Epoll => IoBackend::Epoll,
             IoArg::IoUring => IoBackend::IoUring,
+            IoArg::IoUringSqpoll => IoBackend::IoUringSqpoll,
         }
     }
 }
@@ -135,7 +138,8 @@ pub struct LoadArgs {
     /// A request unanswered this long is a timeout error and its connection is reopened
     #[arg(long, value_parser = parse_duration, default_value = "5s")]
     pub timeout: Duration,
-    /// How the client moves bytes: io_uring (batched submissions), epoll, or auto (io_uring when the kernel has it)
+    /// How the client moves bytes: io_uring (batched submissions), io_uring-sqpoll (a kernel thread on each
+    /// client thread's CPU takes the submissions; needs --cpus), epoll, or auto (io_uring when the kernel has it)
     #[arg(long, value_enum, default_value = "auto")]
     pub io: IoArg,
     /// How a client thread waits for the kernel: sleep, or busy (poll without sleeping, on CPUs of its

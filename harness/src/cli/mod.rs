@@ -218,7 +218,8 @@ pub struct BenchArgs {
     /// The load generator: builtin, wrk / h2load where installed, or hey (built from tools/hey with Go).
     #[arg(long, value_enum, default_value_t = Tool::Builtin)]
     pub tool: Tool,
-    /// How the built-in load generator moves bytes: io_uring, epoll, or auto (io_uring when the kernel has it)
+    /// How the built-in load generator moves bytes: io_uring, io_uring-sqpoll (a kernel thread on each client
+    /// thread's CPU takes the submissions), epoll, or auto (io_uring when the kernel has it)
     #[arg(long = "client-io", value_enum, default_value = "auto")]
     pub client_io: load::IoArg,
     /// How the built-in load generator waits for the kernel: sleep, or busy (poll without sleeping, on

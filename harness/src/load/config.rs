@@ -62,6 +62,9 @@ pub enum IoBackend {
     Epoll,
     /// A ring per thread: multishot receives into provided buffers, sends submitted in batches.
     IoUring,
+    /// `IoUring` with an SQPOLL kernel thread per ring, pinned to its worker's CPU, that takes the
+    /// submissions from the queue by itself (needs `cpus`; its CPU time counts as the client's).
+    IoUringSqpoll,
 }
 
 impl IoBackend {
@@ -70,6 +73,7 @@ impl IoBackend {
             IoBackend::Auto => "auto",
             IoBackend::Epoll => "epoll",
             IoBackend::IoUring => "io_uring",
+            IoBackend::IoUringSqpoll => "io_uring-sqpoll",
         }
     }
 }

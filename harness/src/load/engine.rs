@@ -82,6 +82,15 @@ impl Shared {
     }
 }
 
+/// The most bytes a connection writes at once: its pipeline of the longest request, or an echo message.
+pub(super) fn out_capacity_bytes(cfg: &LoadConfig, paths: Option<&Paths>) -> usize {
+    match (&cfg.workload, paths) {
+        (Workload::Http { pipeline, .. }, Some(t)) => t.max_len() * (*pipeline).max(1) as usize,
+        (Workload::Echo { size_bytes, .. }, _) => *size_bytes,
+        _ => 0,
+    }
+}
+
 /// Everything a worker knows but its backend: the connections, the timers and the tally.
 pub(super) struct Engine<'a> {
     pub shared: &'a Shared,
@@ -111,11 +120,7 @@ impl<'a> Engine<'a> {
             Workload::Http { pipeline, .. } => (*pipeline).max(1) as usize,
             Workload::Echo { .. } => 1,
         };
-        let out_capacity_bytes = match (&cfg.workload, &shared.paths) {
-            (Workload::Http { .. }, Some(t)) => t.max_len() * pipeline,
-            (Workload::Echo { size_bytes, .. }, _) => *size_bytes,
-            _ => 0,
-        };
+        let out_capacity_bytes = out_capacity_bytes(cfg, shared.paths.as_ref());
         let pattern_len = match cfg.workload {
             Workload::Echo { kind: EchoKind::Stream, .. } => STREAM_WRITE_BYTES,
             Workload::Echo { size_bytes, .. } => size_bytes,

@@ -62,6 +62,9 @@ pub fn validate(config: &LoadConfig) -> anyhow::Result<()> {
             bail!("--cpus names CPU {bad}, which this process may not use; allowed: {allowed}");
         }
     }
+    if config.io == IoBackend::IoUringSqpoll && config.cpus.is_none() {
+        bail!("--io io_uring-sqpoll needs --cpus: each thread's SQPOLL kernel thread is pinned to that thread's CPU, so that it never runs on the server's");
+    }
     if config.poll == Poll::Busy {
         let cpus = config.cpus.as_ref().map_or(0, |c| c.iter().collect::<std::collections::BTreeSet<_>>().len());
         if cpus < config.threads {
@@ -187,6 +190,10 @@ pub fn resolve_io(wanted: IoBackend) -> anyhow::Result<(IoBackend, String)> {
         IoBackend::IoUring => match probe() {
             Ok(()) => (IoBackend::IoUring, "io_uring".into()),
             Err(e) => bail!("--io io_uring: {e}; use --io epoll"),
+        },
+        IoBackend::IoUringSqpoll => match probe().and_then(|()| backend::ring::Uring::probe_sqpoll()) {
+            Ok(()) => (IoBackend::IoUringSqpoll, "io_uring-sqpoll".into()),
+            Err(e) => bail!("--io io_uring-sqpoll: {e}; use --io epoll"),
         },
         IoBackend::Auto => match probe() {
             Ok(()) => (IoBackend::IoUring, "io_uring".into()),

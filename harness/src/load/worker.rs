@@ -7,6 +7,7 @@ use std::io;
 use std::sync::atomic::Ordering;
 
 use super::backend::epoll::EpollBackend;
+use super::backend::ring::{RingSetup, Uring};
 use super::backend::uring::UringBackend;
 use super::backend::Backend;
 use super::config::{EchoKind, IoBackend, Mode, Poll, Stop, Workload};
@@ -27,19 +28,29 @@ const MAX_WAIT_NS: u64 = 50_000_000;
 pub(super) fn run_worker(shared: &Shared, index: usize, conn_count: usize, first_global: usize) -> WorkerResult {
     let cfg = &shared.config;
     // The report says the client was pinned: a thread that could not be pinned fails the run instead.
-    let pinned = match &cfg.cpus {
-        Some(cpus) => {
-            let cpu = cpus[index % cpus.len()];
+    let cpu = cfg.cpus.as_ref().map(|cpus| cpus[index % cpus.len()]);
+    let pinned = match cpu {
+        Some(cpu) => {
             crate::os::cpus::pin_current_thread(cpu).map_err(|e| SetupError(format!("cannot pin client thread {index} to CPU {cpu}: {e}")))
         }
         None => Ok(()),
     };
     let spread = || SourceSpread::for_target(&cfg.target, cfg.connection_per_request, index);
     match shared.io {
-        IoBackend::IoUring => run_with(
+        IoBackend::IoUring | IoBackend::IoUringSqpoll => run_with(
             shared,
             pinned.and_then(|()| {
-                let io = UringBackend::new(&cfg.target, conn_count, spread()).map_err(|e| SetupError(format!("cannot set up io_uring: {e}")))?;
+                let sqpoll = shared.io == IoBackend::IoUringSqpoll;
+                let setup = RingSetup {
+                    conn_count,
+                    send_slot_bytes: if Uring::writes_from_registered_buffers() { send_slot_bytes(shared) } else { 0 },
+                    // Validated: with SQPOLL the client is pinned, and the kernel thread shares its worker's CPU.
+                    sqpoll_cpu: cpu.filter(|_| sqpoll),
+                };
+                let io = UringBackend::new(&cfg.target, &setup, spread()).map_err(|e| match setup.sqpoll_cpu {
+                    Some(cpu) => SetupError(format!("cannot set up io_uring with an SQPOLL thread on CPU {cpu} (the kernel refused: {e}); use --io io_uring")),
+                    None => SetupError(format!("cannot set up io_uring: {e}")),
+                })?;
                 Ok((Engine::new(shared, conn_count, first_global), io))
             }),
             first_global,
@@ -53,6 +64,17 @@ pub(super) fn run_worker(shared: &Shared, index: usize, conn_count: usize, first
             first_global,
         ),
     }
+}
+
+/// Requests up to this long are copied into a registered send slot per connection (a few MiB pinned at
+/// 20,000 connections); longer writes (long pipelines, large echo messages) are sent from where they are.
+const MAX_SEND_SLOT_BYTES: usize = 1024;
+
+/// The size of each connection's registered send slot: what it writes at once, in cache lines; 0 when
+/// that is longer than `MAX_SEND_SLOT_BYTES`.
+fn send_slot_bytes(shared: &Shared) -> usize {
+    let bytes = super::engine::out_capacity_bytes(&shared.config, shared.paths.as_ref()).next_multiple_of(64);
+    if bytes <= MAX_SEND_SLOT_BYTES { bytes } else { 0 }
 }
 
 fn run_with<B: Backend>(shared: &Shared, setup: Result<(Engine, B), SetupError>, first_global: usize) -> WorkerResult {
@@ -142,9 +164,11 @@ impl<'a> Engine<'a> {
         let mut next_scan = t0 + scan_every_ns;
         let mut cpu_start = sys::ThreadUsage::default();
         let mut calls_start = 0;
+        let mut kernel_start = None;
         if warmup_ns == 0 && !ramped {
             cpu_start = self.begin_recording(t0);
             calls_start = io.system_calls();
+            kernel_start = io.kernel_thread_ns();
             end_ns = measure_ns.map(|m| t0 + m);
         }
         for i in 0..self.conns.len() {
@@ -170,6 +194,7 @@ impl<'a> Engine<'a> {
             if !self.recording && now >= self.measure_start_ns && (!ramped || shared.ramp_over(now, began)) {
                 cpu_start = self.begin_recording(now);
                 calls_start = io.system_calls();
+                kernel_start = io.kernel_thread_ns();
                 end_ns = measure_ns.map(|m| now + m);
             }
             if end_ns.is_some_and(|e| now >= e) || (self.budget.limit().is_some() && self.done == self.conns.len()) {
@@ -204,7 +229,14 @@ impl<'a> Engine<'a> {
             now = now_ns();
         }
         let stop_ns = now_ns();
-        let spent = if self.recording { sys::ThreadUsage::now().since(&cpu_start) } else { sys::ThreadUsage::default() };
+        let mut spent = if self.recording { sys::ThreadUsage::now().since(&cpu_start) } else { sys::ThreadUsage::default() };
+        // A kernel thread that worked for this one (SQPOLL) is the client's too: its time is system time,
+        // and the part of it that found no work is polling.
+        if let (Some((total0, work0)), Some((total1, work1)), true) = (kernel_start, io.kernel_thread_ns(), self.recording) {
+            let (total_ns, work_ns) = (total1.saturating_sub(total0), work1.saturating_sub(work0));
+            spent.system_s += total_ns as f64 / 1e9;
+            poll_ns += total_ns.saturating_sub(work_ns);
+        }
         self.r.cpu_s = spent.cpu_s();
         self.r.usage = spent;
         self.r.system_calls = if self.recording { io.system_calls() - calls_start } else { 0 };

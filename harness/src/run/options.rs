@@ -448,6 +448,11 @@ impl BenchOptions {
 
         let (client_io, client_io_name) = crate::load::resolve_io(c.client_io).map_err(|e| anyhow::anyhow!("--client-{e}"))?;
         let client_poll = client_poll(c.client_poll, &server_cpus, &client_cpus, client_threads)?;
+        anyhow::ensure!(
+            client_io != crate::load::IoBackend::IoUringSqpoll || !server_cpus.overlaps(&client_cpus),
+            "--client-io io_uring-sqpoll pins a kernel thread to each client thread's CPU, which must not be a server's: \
+             client on CPUs {client_cpus}, servers on {server_cpus}"
+        );
 
         Ok(BenchOptions {
             catalog_root: c.catalog_root,
@@ -625,6 +630,24 @@ mod tests {
         shared.server_cpus = Some(all.to_string());
         shared.client_cpus = Some(all.to_string());
         assert!(BenchOptions::new(shared).unwrap_err().to_string().contains("none of them a server's"));
+    }
+
+    /// SQPOLL pins a kernel thread to each client CPU: refused where those are a server's too. (Where the
+    /// kernel refuses SQPOLL the option is refused before that, by `resolve_io`, with the kernel's reason.)
+    #[test]
+    fn sqpoll_is_refused_on_a_servers_cpu() {
+        let all = CpuSet::allowed();
+        if all.len() < 2 || crate::load::resolve_io(crate::load::IoBackend::IoUringSqpoll).is_err() {
+            return; // no CPU of the client's own, or no SQPOLL on this kernel
+        }
+        let mut shared = choices();
+        shared.client_io = crate::load::IoBackend::IoUringSqpoll;
+        assert_eq!(BenchOptions::new(shared.clone()).unwrap().client_io, crate::load::IoBackend::IoUringSqpoll);
+        shared.run_type = RunType::MultiCore;
+        shared.server_cpus = Some(all.to_string());
+        shared.client_cpus = Some(all.to_string());
+        let e = BenchOptions::new(shared).unwrap_err().to_string();
+        assert!(e.contains("--client-io io_uring-sqpoll pins a kernel thread") && e.contains("must not be a server's"), "{e}");
     }
 
     #[test]

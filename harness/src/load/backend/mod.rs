@@ -70,4 +70,9 @@ pub trait Backend {
     fn dispatch(&mut self, on_event: &mut impl FnMut(&mut Self, usize, Event));
     /// System calls this backend has made so far (counted where they are made, not traced).
     fn system_calls(&self) -> u64;
+    /// CPU a kernel thread has spent so far doing this backend's work on the worker's behalf (io_uring's
+    /// SQPOLL thread), and of it the time it found work, in nanoseconds; None when there is no such thread.
+    fn kernel_thread_ns(&self) -> Option<(u64, u64)> {
+        None
+    }
 }

@@ -4,15 +4,13 @@
 
 use std::io;
 use std::net::SocketAddr;
-use std::os::fd::RawFd;
 
-use super::ring::{self, Completion, Op, Uring};
+use super::ring::{self, Completion, Op, RingSetup, Uring};
 use super::{Backend, Event, Write};
-use crate::load::sys::{self, SourceSpread};
+use crate::load::sys::SourceSpread;
 
 #[derive(Clone, Copy)]
 struct Slot {
-    fd: RawFd,
     generation: u32,
     /// A send of this connection is in flight.
     send_busy: bool,
@@ -28,10 +26,10 @@ pub struct UringBackend {
 }
 
 impl UringBackend {
-    pub fn new(target: &SocketAddr, conn_count: usize, spread: Option<SourceSpread>) -> io::Result<Self> {
+    pub fn new(target: &SocketAddr, setup: &RingSetup, spread: Option<SourceSpread>) -> io::Result<Self> {
         Ok(UringBackend {
-            ring: Box::new(Uring::new(target)?),
-            slots: vec![Slot { fd: -1, generation: 0, send_busy: false }; conn_count],
+            ring: Box::new(Uring::new(target, setup)?),
+            slots: vec![Slot { generation: 0, send_busy: false }; setup.conn_count],
             completions: Vec::with_capacity(1024),
             rearm: Vec::new(),
             spread,
@@ -41,37 +39,25 @@ impl UringBackend {
     /// Whether a completion belongs to the connection's open socket.
     #[inline(always)]
     fn current(&self, done: &Completion) -> bool {
-        let s = &self.slots[done.conn];
-        s.fd >= 0 && ring::same_generation(done.generation, s.generation)
+        self.ring.is_open(done.conn) && ring::same_generation(done.generation, self.slots[done.conn].generation)
     }
 }
 
 impl Backend for UringBackend {
     fn connect(&mut self, conn: usize, generation: u32) -> io::Result<()> {
-        let fd = self.ring.connect(conn, generation, self.spread.as_mut())?;
-        let s = &mut self.slots[conn];
-        s.fd = fd;
-        s.generation = generation;
+        self.ring.connect(conn, generation, self.spread.as_mut())?;
+        self.slots[conn].generation = generation;
         Ok(())
     }
 
     fn opened(&mut self, _conn: usize, _notify_writable: bool) {}
 
     fn start_receiving(&mut self, conn: usize) {
-        let s = self.slots[conn];
-        self.ring.recv(s.fd, conn, s.generation);
+        self.ring.recv(conn, self.slots[conn].generation);
     }
 
-    /// The socket is shut down before it is closed: its armed receive holds a reference that would
-    /// otherwise keep the connection open.
     fn close(&mut self, conn: usize) {
-        let s = &mut self.slots[conn];
-        if s.fd >= 0 {
-            unsafe { libc::shutdown(s.fd, libc::SHUT_RDWR) };
-            sys::close(s.fd);
-            s.fd = -1;
-            self.ring.calls += 2;
-        }
+        self.ring.close(conn, self.slots[conn].generation);
     }
 
     #[inline(always)]
@@ -89,8 +75,8 @@ impl Backend for UringBackend {
         let s = &mut self.slots[conn];
         if !s.send_busy {
             s.send_busy = true;
-            // The caller keeps the bytes unchanged until this send's completion.
-            unsafe { self.ring.send(s.fd, bytes.as_ptr(), bytes.len(), conn, s.generation) };
+            // The caller keeps the bytes unchanged until this send's completion, the only one in flight.
+            unsafe { self.ring.send(conn, s.generation, bytes.as_ptr(), bytes.len()) };
         }
         Write::Pending
     }
@@ -104,9 +90,10 @@ impl Backend for UringBackend {
     }
 
     fn finished_connects(&mut self, out: &mut Vec<(usize, i32)>) {
-        // Nothing but connects is submitted before the clock starts.
+        // Nothing but connects (and their sockets' fixed-file updates, which report only a failure) is
+        // submitted before the clock starts.
         for c in &self.completions {
-            if c.op == Op::Connect {
+            if c.op == Op::Connect || c.op == Op::Register {
                 out.push((c.conn, -c.result));
             }
         }
@@ -120,6 +107,9 @@ impl Backend for UringBackend {
             match done.op {
                 Op::Connect if current => on_event(self, i, if done.result == 0 { Event::Connected } else { Event::ConnectFailed }),
                 Op::Connect => {}
+                // The socket could not be put into the fixed file table: nothing can be sent or received on it.
+                Op::Register if current => on_event(self, i, Event::ConnectFailed),
+                Op::Register => {}
                 Op::Recv => {
                     if let Some(bid) = done.buffer() {
                         if current && done.result > 0 {
@@ -158,14 +148,17 @@ impl Backend for UringBackend {
         // Hand the receive buffers back and re-arm the receives that ended.
         self.ring.publish();
         for (i, generation) in self.rearm.drain(..) {
-            let s = self.slots[i];
-            if s.fd >= 0 && s.generation == generation {
-                self.ring.recv(s.fd, i, generation);
+            if self.ring.is_open(i) && self.slots[i].generation == generation {
+                self.ring.recv(i, generation);
             }
         }
     }
 
     fn system_calls(&self) -> u64 {
         self.ring.calls
+    }
+
+    fn kernel_thread_ns(&self) -> Option<(u64, u64)> {
+        self.ring.sq_thread_ns()
     }
 }
