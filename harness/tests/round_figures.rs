@@ -224,6 +224,7 @@ fn one_round_with(behaviour: &str, connections: usize, tweak: impl FnOnce(&mut B
         workdir: tmp.path(),
         rate: None,
         workers: opts.workers,
+        hosts: None,
     };
     let stop = Arc::new(AtomicBool::new(false));
     let r = run_round(&mut server, &plan, 1, false, &stop).unwrap();

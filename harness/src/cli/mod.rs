@@ -250,6 +250,22 @@ pub struct BenchArgs {
     /// c-epoll's CPU per request), which the round's other figures would carry.
     #[arg(long)]
     pub syscall_counts: bool,
+    /// Generate the load on this host over ssh instead of here ([USER@]HOST[:PORT], repeatable): the
+    /// connections are shared over the hosts and their reports merged (docs/remote.md)
+    #[arg(long = "client-host", value_name = "[USER@]HOST[:PORT]")]
+    pub client_host: Vec<String>,
+    /// The address of this machine the servers listen on and the client hosts connect to [default:
+    /// 127.0.0.1]
+    #[arg(long = "server-address", value_name = "IP")]
+    pub server_address: Option<std::net::IpAddr>,
+    /// An ssh option for every ssh and scp call to the client hosts, as `-o` takes it (repeatable):
+    /// IdentityFile=~/.ssh/bench, UserKnownHostsFile=...
+    #[arg(long = "ssh-option", value_name = "OPTION=VALUE")]
+    pub ssh_option: Vec<String>,
+    /// How far a client host's clock may be from this machine's (each worker's start is corrected by its
+    /// measured offset; beyond this the host is refused)
+    #[arg(long = "clock-tolerance", value_parser = parse_duration, default_value = "100ms", value_name = "TIME")]
+    pub clock_tolerance: Duration,
 }
 
 impl BenchArgs {
@@ -294,6 +310,10 @@ impl BenchArgs {
             check: self.check,
             count_syscalls: self.syscall_counts,
             command_line,
+            client_hosts: self.client_host.clone(),
+            ssh_options: self.ssh_option.clone(),
+            server_address: self.server_address,
+            clock_tolerance: self.clock_tolerance,
         })
     }
 

@@ -105,6 +105,7 @@ impl Runner<'_, '_> {
             self.run.measurements[i].server_log = Some(rel.clone());
         }
         let setup = ServerSetup {
+            address: o.remote.server_address,
             cpus: &o.server_cpus,
             workers,
             start_timeout: o.start_timeout,
@@ -315,6 +316,7 @@ impl Runner<'_, '_> {
             workdir: &workdir,
             rate,
             workers: l.workers,
+            hosts: self.hosts,
         };
         let outcome = rounds::run_round(&mut l.server, &plan, index, warmup, self.stop);
         l.server.freeze();
