@@ -78,11 +78,11 @@ fn missing() -> Option<String> {
     None
 }
 
-/// Two namespaces, addressed from 198.18.0.0/15 with a subnet of this test's own (from its pid), each with
-/// a route to the server's address only.
-fn make_lab() -> Lab {
+/// Two namespaces, addressed from 198.18.0.0/15 with a subnet of this test's own (from its pid and `tag`, one
+/// per test of this file), each with a route to the server's address only.
+fn make_lab(tag: u32) -> Lab {
     let pid = std::process::id();
-    let octet = (pid % 250) as u8;
+    let octet = ((pid + 131 * tag) % 250) as u8;
     let mut lab = Lab { dir: tempfile::Builder::new().prefix("serverbench-remote-").tempdir().unwrap(), spaces: Vec::new() };
     let taken = text_of(&["ip", "-o", "addr"]);
     for (k, letter) in ["a", "b"].iter().enumerate() {
@@ -90,8 +90,8 @@ fn make_lab() -> Lab {
         let outside = Ipv4Addr::new(198, 18, octet, base + 1);
         let inside = Ipv4Addr::new(198, 18, octet, base + 2);
         assert!(!taken.contains(&format!("inet {outside}/")), "{outside} is already an address of this machine (a crashed run?)");
-        let name = format!("sbt{pid}{letter}");
-        let (veth_out, veth_in) = (format!("sb{pid}{letter}"), format!("sb{pid}{letter}n"));
+        let name = format!("sbt{pid}{tag}{letter}");
+        let (veth_out, veth_in) = (format!("sb{pid}{tag}{letter}"), format!("sb{pid}{tag}{letter}n"));
         sh(&["ip", "netns", "add", &name]);
         lab.spaces.push(Ns { name: name.clone(), outside, inside, sshd: None });
         sh(&["ip", "link", "add", &veth_out, "type", "veth", "peer", "name", &veth_in, "netns", &name]);
@@ -169,8 +169,63 @@ fn start_sshd(lab: &mut Lab) -> Vec<String> {
     .to_vec()
 }
 
+/// sshd started in the namespaces, and the arguments of a benchmark of c-epoll's hello served on the first
+/// pair's address on this side and loaded from both namespaces, with rounds of `round`.
+fn bench_args(lab: &mut Lab, out: &Path, round: &str) -> Vec<String> {
+    let ssh_options = start_sshd(lab);
+    for ns in &lab.spaces {
+        assert_ours(lab, ns.inside);
+    }
+    let catalog = c_epoll_alone(lab.dir.path());
+    let mut args: Vec<String> = ["bench", "c-epoll", "--scenario", "hello", "-c", "8", "--warmup", "1", "--rounds", "2", "-d", round, "--no-install"]
+        .map(String::from)
+        .to_vec();
+    args.extend(["--contestants".into(), catalog.display().to_string()]);
+    args.extend(["--server-address".into(), lab.spaces[0].outside.to_string(), "-o".into(), out.display().to_string()]);
+    for ns in &lab.spaces {
+        args.extend(["--client-host".into(), format!("root@{}", ns.inside)]);
+    }
+    for o in &ssh_options {
+        args.extend(["--ssh-option".into(), o.clone()]);
+    }
+    args
+}
+
+/// A catalog of c-epoll alone, without its variants (the name also selects them): the project's C folder
+/// with the other contestants left out and the manifest cut before its variants.
+fn c_epoll_alone(dir: &Path) -> PathBuf {
+    let root = dir.join("catalog");
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../contestants/c");
+    let c = root.join("c");
+    std::fs::create_dir_all(c.join("c-epoll")).unwrap();
+    for shared in ["common.mk", "sb.h", "sb_timers.h"] {
+        std::fs::copy(src.join(shared), c.join(shared)).unwrap();
+    }
+    for file in ["Makefile", "server.c"] {
+        std::fs::copy(src.join("c-epoll").join(file), c.join("c-epoll").join(file)).unwrap();
+    }
+    let manifest = std::fs::read_to_string(src.join("c-epoll/contestant.toml")).unwrap();
+    let own = manifest.split("\n[variants").next().unwrap();
+    std::fs::write(c.join("c-epoll/contestant.toml"), own).unwrap();
+    root
+}
+
+/// The lab of test `name` (`tag`: its own namespaces and subnet), its results folder and the benchmark's
+/// arguments, with the lock that keeps benchmarks apart; None when the test cannot run here (then skipped).
+fn prepared(name: &str, tag: u32, round: &str) -> Option<(std::sync::MutexGuard<'static, ()>, Lab, PathBuf, Vec<String>)> {
+    if let Some(why) = missing() {
+        common::skip(name, &why);
+        return None;
+    }
+    let alone = common::one_bench_at_a_time();
+    let mut lab = make_lab(tag);
+    let out = lab.dir.path().join("results");
+    let args = bench_args(&mut lab, &out, round);
+    Some((alone, lab, out, args))
+}
+
 /// Runs the benchmark, killed if it outlives `BENCH_LIMIT`.
-fn bench(args: &[String], out: &Path) -> (bool, String) {
+fn bench(args: &[String], _out: &Path) -> (bool, String) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_serverbench"))
         .args(args)
         .stdin(Stdio::null())
@@ -192,33 +247,17 @@ fn bench(args: &[String], out: &Path) -> (bool, String) {
     };
     let output = child.wait_with_output().unwrap();
     let said = format!("{}\n{}", common::text(&output.stdout), common::text(&output.stderr));
-    let _ = out;
     (status.is_some_and(|s| s.success()), said)
 }
 
 #[test]
 fn load_from_two_namespaces_over_ssh_merges_exactly() {
-    if let Some(why) = missing() {
-        common::skip("load_from_two_namespaces_over_ssh_merges_exactly", &why);
-        return;
-    }
-    let _alone = common::one_bench_at_a_time();
-    let mut lab = make_lab();
-    let ssh_options = start_sshd(&mut lab);
-    for ns in &lab.spaces {
-        assert_ours(&lab, ns.inside);
-    }
-    let out: PathBuf = lab.dir.path().join("results");
-    let mut args: Vec<String> = ["bench", "c-epoll", "--scenario", "hello", "-c", "8", "--warmup", "1", "--rounds", "2", "-d", "500ms", "--no-install"]
-        .map(String::from)
-        .to_vec();
-    args.extend(["--server-address".into(), lab.spaces[0].outside.to_string(), "-o".into(), out.display().to_string()]);
-    for ns in &lab.spaces {
-        args.extend(["--client-host".into(), format!("root@{}", ns.inside)]);
-    }
-    for o in &ssh_options {
-        args.extend(["--ssh-option".into(), o.clone()]);
-    }
+    let Some((_alone, lab, out, args)) = prepared("load_from_two_namespaces_over_ssh_merges_exactly", 0, "500ms") else { return };
+    // A clock off beyond the tolerance stops the run before anything is built, naming the host.
+    let strict: Vec<String> = args.iter().cloned().chain(["--clock-tolerance".into(), "1ns".into()]).collect();
+    let (ok, said) = bench(&strict, &out);
+    assert!(!ok && said.contains(&format!("client host root@{}: its clock is", lab.spaces[0].inside)), "{said}");
+    std::fs::remove_dir_all(&out).unwrap();
     let (ok, said) = bench(&args, &out);
     assert!(ok, "serverbench bench failed or ran over {BENCH_LIMIT:?}:\n{said}");
     assert!(said.contains("client hosts"), "the table says which hosts loaded it:\n{said}");
@@ -248,16 +287,69 @@ fn load_from_two_namespaces_over_ssh_merges_exactly() {
         assert_eq!(r.load.connections, 8);
         eprintln!("round {} (warm-up {}): merged {} = {}", r.index, r.warmup, r.load.requests, r.hosts.iter().map(|h| format!("{} from {}", h.requests, h.host)).collect::<Vec<_>>().join(" + "));
     }
-    // Every worker is gone: nothing runs in the namespaces but their sshd, and no copy of serverbench runs.
+    assert_nothing_left(lab);
+}
+
+/// Every worker is gone: nothing runs in the namespaces but their sshd and no copy of serverbench runs;
+/// after the teardown, nothing the test started either.
+fn assert_nothing_left(lab: Lab) {
     for ns in &lab.spaces {
         let sshd = ns.sshd.as_ref().map(|c| c.id() as i32);
-        let stray: Vec<i32> = ns_pids(&ns.name).into_iter().filter(|p| Some(*p) != sshd).collect();
-        let stray: Vec<String> = stray.iter().map(|p| format!("{p}: {}", std::fs::read_to_string(format!("/proc/{p}/cmdline")).unwrap_or_default().replace('\0', " "))).collect();
-        assert!(stray.is_empty(), "left in {}: {stray:?}", ns.name);
+        let stray = common::eventually(Duration::from_secs(5), || ns_pids(&ns.name).into_iter().all(|p| Some(p) == sshd));
+        let left: Vec<String> = ns_pids(&ns.name).iter().filter(|p| Some(**p) != sshd).map(|p| format!("{p}: {}", cmdline(*p))).collect();
+        assert!(stray, "left in {}: {left:?}", ns.name);
     }
     let workers: Vec<_> = common::processes().into_iter().filter(|(_, c, s)| c.contains("load --worker") && *s != 'Z').collect();
     assert!(workers.is_empty(), "workers left: {workers:?}");
     let marker = lab.dir.path().to_path_buf();
     drop(lab);
     assert!(common::processes_mentioning(&marker).is_empty(), "left after the teardown: {:?}", common::processes_mentioning(&marker));
+}
+
+fn cmdline(pid: i32) -> String {
+    std::fs::read_to_string(format!("/proc/{pid}/cmdline")).unwrap_or_default().replace('\0', " ")
+}
+
+#[test]
+fn a_client_host_lost_mid_round_is_named_and_nothing_is_left() {
+    let Some((_alone, lab, out, args)) = prepared("a_client_host_lost_mid_round_is_named_and_nothing_is_left", 1, "4s") else { return };
+    let (victim, listener) = (lab.spaces[1].name.clone(), lab.spaces[1].sshd.as_ref().map(|c| c.id() as i32));
+    // One second into the second round's start instant (the first measured round's, 4 s long), the ssh
+    // session of the second namespace (its sshd and the worker) is killed, as a host that dies would be.
+    // The namespaces share this machine's clock, so the instant a worker was given is ours too.
+    let killer = std::thread::spawn(move || {
+        let mut starts = std::collections::BTreeSet::new();
+        let begun = Instant::now();
+        while begun.elapsed() < BENCH_LIMIT {
+            for c in ns_pids(&victim).into_iter().map(cmdline) {
+                if let Some(at) = c.split(" --start-at ").nth(1).and_then(|r| r.split(' ').next()).and_then(|t| t.parse::<f64>().ok()) {
+                    starts.insert((at * 1e6) as u64);
+                }
+            }
+            if let Some(&at) = starts.iter().nth(1) {
+                let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs_f64();
+                std::thread::sleep(Duration::from_secs_f64((at as f64 / 1e6 + 1.0 - now).max(0.0)));
+                let killed: Vec<String> = ns_pids(&victim).into_iter().filter(|p| Some(*p) != listener).map(|p| {
+                    let line = cmdline(p);
+                    unsafe { libc::kill(p, libc::SIGKILL) };
+                    format!("{p}: {line}")
+                }).collect();
+                return Some(killed);
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        None
+    });
+    let (ok, said) = bench(&args, &out);
+    let killed = killer.join().unwrap();
+    assert!(killed.as_ref().is_some_and(|k| !k.is_empty()), "the second round's worker never ran ({killed:?}):\n{said}");
+    let host = format!("client host root@{}", lab.spaces[1].inside);
+    assert!(!ok && said.contains(&host), "the lost host is named (killed {killed:?}):\n{said}");
+    let dir = common::only_run_dir(&out);
+    let run: RunResult = serde_json::from_str(&std::fs::read_to_string(dir.join("run.json")).unwrap()).unwrap();
+    let m = run.measurements.iter().find(|m| m.contestant == "c-epoll").expect("c-epoll has its measurement");
+    assert_eq!(m.status, MeasurementStatus::Failed);
+    assert!(m.reason.as_deref().unwrap_or_default().contains(&host), "{:?}", m.reason);
+    assert!(!m.rounds.is_empty(), "the round finished before the loss is kept: {said}");
+    assert_nothing_left(lab);
 }

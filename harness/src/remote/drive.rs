@@ -93,6 +93,8 @@ impl ClientHosts {
         let (mut ended, mut closed) = (0, 0);
         let mut window_open = false;
         let mut interrupted = false;
+        // The first host whose worker ended without a report: the others were stopped because of it.
+        let mut lost: Option<usize> = None;
         while ended < n {
             if stop.load(Ordering::Relaxed) && !interrupted {
                 // Closing the channels ends the workers; what they measured is not a round.
@@ -123,7 +125,8 @@ impl ClientHosts {
                 Event::Ended => {
                     ended += 1;
                     // A host that ends without a report ends the round: the others are stopped at once.
-                    if reports[i].is_none() && !interrupted {
+                    if reports[i].is_none() && !interrupted && lost.is_none() {
+                        lost = Some(i);
                         for (k, c) in children.iter_mut().enumerate() {
                             if k != i && reports[k].is_none() {
                                 let _ = c.kill();
@@ -150,23 +153,23 @@ impl ClientHosts {
             said.push((status, text));
         }
         anyhow::ensure!(!interrupted, "interrupted");
+        if let Some(i) = lost {
+            let (status, stderr) = &said[i];
+            let why = failures[i].clone().unwrap_or_else(|| {
+                let how = if status.and_then(|s| s.code()) == Some(255) { "the ssh connection failed or was cut" } else { "the worker exited" };
+                format!("{how} ({})", status.map_or("unknown status".to_string(), |s| s.to_string()))
+            });
+            let tail: Vec<&str> = stderr.lines().rev().take(3).collect::<Vec<_>>().into_iter().rev().collect();
+            let tail = if tail.is_empty() { String::new() } else { format!(": {}", tail.join(" / ")) };
+            anyhow::bail!("client host {}: no report from its worker: {why}{tail}", self.hosts[i].spec);
+        }
         let first_open = opened.iter().flatten().copied().fold(f64::INFINITY, f64::min);
         let cpus = config.cpus.as_ref().map_or(config.threads, Vec::len);
         let mut parts = Vec::new();
         let mut hosts = Vec::new();
         for (i, report) in reports.into_iter().enumerate() {
             let host = &self.hosts[i].spec;
-            let Some(report) = report else {
-                let (status, stderr) = &said[i];
-                let why = failures[i].clone().unwrap_or_else(|| {
-                    let lost = if status.and_then(|s| s.code()) == Some(255) { "the ssh connection failed or was cut" } else { "the worker exited" };
-                    let status = status.map_or("unknown status".to_string(), |s| s.to_string());
-                    format!("{lost} ({status})")
-                });
-                let tail: Vec<&str> = stderr.lines().rev().take(3).collect::<Vec<_>>().into_iter().rev().collect();
-                let tail = if tail.is_empty() { String::new() } else { format!(": {}", tail.join(" / ")) };
-                anyhow::bail!("client host {host}: no report from its worker: {why}{tail}");
-            };
+            let report = report.expect("a host without a report is `lost`");
             hosts.push(HostLoad {
                 host: host.to_string(),
                 requests: report.requests,

@@ -71,7 +71,8 @@ fn common_options(extra: &[String]) -> Vec<String> {
     o.into_iter().flat_map(|v| ["-o".to_string(), v]).collect()
 }
 
-/// `ssh ... HOST -- COMMAND`: COMMAND is run by the remote user's shell. Its stdin is not given here.
+/// `ssh ... HOST -- COMMAND`: COMMAND is run by the remote user's shell. Its stdin is not given here. The
+/// client ends with this process (`tie_to_parent`), and with it the remote side's channel.
 pub fn ssh(spec: &HostSpec, options: &[String], command: &str) -> Command {
     let mut c = Command::new("ssh");
     c.args(common_options(options));
@@ -79,6 +80,7 @@ pub fn ssh(spec: &HostSpec, options: &[String], command: &str) -> Command {
         c.arg("-p").arg(p.to_string());
     }
     c.arg(spec.destination()).arg("--").arg(command);
+    crate::os::process::tie_to_parent(&mut c);
     c
 }
 

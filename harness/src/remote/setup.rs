@@ -141,10 +141,9 @@ fn prepare_one(spec: &HostSpec, options: &[String], server: IpAddr, tolerance: D
     let offset = clock::measure(spec, options).map_err(cleanup)?;
     if offset.offset_s.abs() > tolerance.as_secs_f64() {
         return Err(cleanup(anyhow::anyhow!(
-            "its clock is {:+.1} ms from this machine's (± {:.1} ms), beyond --clock-tolerance {} ms: synchronise the clocks (NTP, chrony) or raise the tolerance",
+            "its clock is {:+.3} ms from this machine's (± {:.3} ms), beyond --clock-tolerance {tolerance:?}: synchronise the clocks (NTP, chrony) or raise the tolerance",
             offset.offset_s * 1e3,
             offset.rtt_s * 1e3 / 2.0,
-            tolerance.as_millis()
         )));
     }
     let record = HostRecord {
