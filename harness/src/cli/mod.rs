@@ -251,7 +251,7 @@ pub struct BenchArgs {
     #[arg(long)]
     pub syscall_counts: bool,
     /// Generate the load on this host over ssh instead of here ([USER@]HOST[:PORT], repeatable): the
-    /// connections are shared over the hosts and their reports merged (docs/remote.md)
+    /// connections are shared over the hosts and their reports merged (docs/distributed.md)
     #[arg(long = "client-host", value_name = "[USER@]HOST[:PORT]")]
     pub client_host: Vec<String>,
     /// The address of this machine the servers listen on and the client hosts connect to [default:

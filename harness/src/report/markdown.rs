@@ -179,7 +179,7 @@ fn setting(run: &RunResult) -> String {
 }
 
 /// With `--client-host`: which hosts loaded the servers, what they are, and the client CPU each spent over
-/// the measured rounds (the merged figures are exact sums: docs/remote.md).
+/// the measured rounds (the merged figures are exact sums: docs/distributed.md).
 fn client_hosts(run: &RunResult) -> String {
     let hosts = &run.environment.client_hosts;
     if hosts.is_empty() {

@@ -146,7 +146,7 @@ pub struct BenchOptions {
     pub remote: Remote,
 }
 
-/// Load from client hosts over ssh instead of this machine (docs/remote.md). Empty `client_hosts`: the
+/// Load from client hosts over ssh instead of this machine (docs/distributed.md). Empty `client_hosts`: the
 /// default, everything on loopback.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Remote {
