@@ -261,6 +261,9 @@ fn load_from_two_namespaces_over_ssh_merges_exactly() {
     let (ok, said) = bench(&args, &out);
     assert!(ok, "serverbench bench failed or ran over {BENCH_LIMIT:?}:\n{said}");
     assert!(said.contains("client hosts"), "the table says which hosts loaded it:\n{said}");
+    for line in said.lines().filter(|l| l.contains("client hosts") || l.trim_start().starts_with("- root@") || l.starts_with("| c-epoll")) {
+        eprintln!("{line}");
+    }
 
     let dir = common::only_run_dir(&out);
     let run: RunResult = serde_json::from_str(&std::fs::read_to_string(dir.join("run.json")).unwrap()).unwrap();
