@@ -12,6 +12,7 @@ pub mod launch;
 pub mod load;
 pub mod model;
 pub mod os;
+pub mod remote;
 pub mod report;
 pub mod run;
 pub mod stats;

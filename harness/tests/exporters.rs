@@ -88,6 +88,7 @@ fn round(index: u32, warmup: bool, requests: u64, latencies_us: &[u64], cpu_s: f
         saturation: None,
         limit: unsaturated.then(|| LIMIT_SERVER_SLEEPING.to_string()),
         flags: flags.iter().map(|f| f.to_string()).collect(),
+        hosts: Vec::new(),
         machine: Default::default(),
     }
 }
@@ -196,6 +197,7 @@ fn unsearched_model() -> RunResult {
             tools: BTreeMap::from([("cc".into(), "cc 12.2.0".into()), ("go".into(), "go1.22".into())]),
             command_line: vec!["serverbench".into(), "bench".into()],
             serverbench_version: "0.1.0".into(),
+            client_hosts: Vec::new(),
         },
         config: RunConfig {
             scenarios: vec!["hello".into()],
@@ -226,6 +228,8 @@ fn unsearched_model() -> RunResult {
             client_io: "io_uring".into(),
             client_poll: "busy".into(),
             timeout_s: 5.0,
+            server_address: None,
+            client_hosts: Vec::new(),
         },
         contestants: vec![
             contestant("c-epoll", "c", "epoll", ContestantStatus::Built, None),

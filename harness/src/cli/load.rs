@@ -155,6 +155,13 @@ pub struct LoadArgs {
     /// Allow a target outside the loopback range
     #[arg(long = "allow-remote")]
     pub allow_remote: bool,
+    /// Run as a worker of `bench --client-host`: report the window's edges and the full report as JSON
+    /// lines on stdout, and exit as soon as stdin closes (the ssh channel ended)
+    #[arg(long, hide = true)]
+    pub worker: bool,
+    /// With --worker: start connecting at this wall-clock instant of this host (Unix seconds)
+    #[arg(long = "start-at", hide = true, requires = "worker")]
+    pub start_at: Option<f64>,
     #[command(flatten)]
     pub mix: super::mix::MixArgs,
 }

@@ -252,6 +252,22 @@ pub struct BenchArgs {
     /// other figure reads; `rounds` counts in every measured round (the flag alone means that), `off` not at all.
     #[arg(long, value_enum, value_name = "WHEN", default_value = "extra", num_args = 0..=1, default_missing_value = "rounds")]
     pub syscall_counts: SyscallCounting,
+    /// Generate the load on this host over ssh instead of here ([USER@]HOST[:PORT], repeatable): the
+    /// connections are shared over the hosts and their reports merged (docs/distributed.md)
+    #[arg(long = "client-host", value_name = "[USER@]HOST[:PORT]")]
+    pub client_host: Vec<String>,
+    /// The address of this machine the servers listen on and the client hosts connect to [default:
+    /// 127.0.0.1]
+    #[arg(long = "server-address", value_name = "IP")]
+    pub server_address: Option<std::net::IpAddr>,
+    /// An ssh option for every ssh and scp call to the client hosts, as `-o` takes it (repeatable):
+    /// IdentityFile=~/.ssh/bench, UserKnownHostsFile=...
+    #[arg(long = "ssh-option", value_name = "OPTION=VALUE")]
+    pub ssh_option: Vec<String>,
+    /// How far a client host's clock may be from this machine's (each worker's start is corrected by its
+    /// measured offset; beyond this the host is refused)
+    #[arg(long = "clock-tolerance", value_parser = parse_duration, default_value = "100ms", value_name = "TIME")]
+    pub clock_tolerance: Duration,
 }
 
 impl BenchArgs {
@@ -296,6 +312,10 @@ impl BenchArgs {
             check: self.check,
             syscall_counts: self.syscall_counts,
             command_line,
+            client_hosts: self.client_host.clone(),
+            ssh_options: self.ssh_option.clone(),
+            server_address: self.server_address,
+            clock_tolerance: self.clock_tolerance,
         })
     }
 

@@ -83,7 +83,7 @@ pub fn run(args: CheckArgs, ui: &Ui) -> anyhow::Result<()> {
     // The bad-input check opens thousands of sockets; the scale check spreads the rest over processes.
     crate::os::limits::raise_open_files_to_hard();
 
-    let server = ServerSetup { cpus: &server_cpus, workers, start_timeout: args.start_timeout, timeout: Duration::from_secs(5) };
+    let server = ServerSetup { address: crate::launch::LOOPBACK, cpus: &server_cpus, workers, start_timeout: args.start_timeout, timeout: Duration::from_secs(5) };
     let mut setup = SuiteSetup {
         scale: (!args.no_scale).then(|| ScaleOptions { connections: args.scale_connections, ..ScaleOptions::default() }),
         only: args.only.clone(),

@@ -18,6 +18,9 @@ pub fn run(args: LoadArgs) -> anyhow::Result<()> {
         signal_hook::flag::register_conditional_shutdown(sig, 130, Arc::clone(&stop))?;
         signal_hook::flag::register(sig, Arc::clone(&stop))?;
     }
+    if args.worker {
+        return crate::remote::worker::serve(&config, args.start_at, stop);
+    }
     let mut out = std::io::stdout().lock();
     if let Some(objective) = &args.search {
         let text = capacity(&args, config, objective, stop)?;

@@ -207,6 +207,7 @@ pub fn responses(args: ResponsesArgs, ui: &Ui) -> anyhow::Result<()> {
     let mut builder = Builder::new(launch::stamp_dir(out.parent().unwrap_or(&out)), logs.clone(), false);
     let (server_cpus, _) = CpuSet::split(&CpuSet::allowed());
     let setup = ServerSetup {
+        address: crate::launch::LOOPBACK,
         cpus: &server_cpus.first(),
         workers: 1,
         start_timeout: std::time::Duration::from_secs(30),

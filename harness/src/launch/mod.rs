@@ -11,5 +11,7 @@ pub mod verify;
 pub use prepare::{make_ready, stamp_dir, version, Prepared};
 pub use start::{start_verified, ServerSetup, Started};
 
-/// The host every server listens on and every client connects to.
+/// The address every server listens on and every client connects to, unless client hosts must reach the
+/// servers (`bench --server-address`); `HOST` is the same as text.
+pub const LOOPBACK: std::net::IpAddr = std::net::IpAddr::V4(std::net::Ipv4Addr::LOCALHOST);
 pub const HOST: &str = "127.0.0.1";

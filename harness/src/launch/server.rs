@@ -5,7 +5,9 @@
 use std::collections::HashSet;
 use std::fs::{File, OpenOptions};
 use std::io::{Read as _, Seek as _, SeekFrom, Write as _};
-use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
+use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream};
+#[cfg(test)]
+use std::net::Ipv4Addr;
 use std::path::{Path, PathBuf};
 use std::process::{Child, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -15,6 +17,8 @@ use std::time::{Duration, Instant};
 use crate::os::cpus::CpuSet;
 use crate::os::proc::{self, ProcKey, ProcStat};
 use crate::os::process;
+
+use super::LOOPBACK;
 
 /// Lines of a server's log quoted in a failure message.
 pub const LOG_TAIL_LINES: usize = 15;
@@ -46,6 +50,8 @@ pub struct Launch<'a> {
 #[derive(Debug)]
 pub struct Server {
     pub port: u16,
+    /// The address it listens on: loopback unless client hosts must reach it.
+    ip: IpAddr,
     pub log: PathBuf,
     child: Child,
     exit: Option<ExitStatus>,
@@ -95,6 +101,11 @@ const PORT_FLOOR: u16 = 10_000;
 /// are given to the load generator's own connections, and one of them could take the port between this
 /// check and the server's bind. The start is random so that parallel runs rarely probe the same ports.
 pub fn free_port() -> std::io::Result<u16> {
+    free_port_on(LOOPBACK)
+}
+
+/// `free_port` on another address of this machine.
+pub fn free_port_on(ip: IpAddr) -> std::io::Result<u16> {
     use std::hash::{BuildHasher, Hasher};
     let ephemeral_low = proc::ephemeral_port_low().unwrap_or(32_768);
     if ephemeral_low > PORT_FLOOR + 100 {
@@ -104,18 +115,22 @@ pub fn free_port() -> std::io::Result<u16> {
         let start = (h.finish() % u64::from(span)) as u16;
         for i in 0..span.min(500) {
             let port = PORT_FLOOR + (start + i) % span;
-            if !port_in_use(port) {
+            if !port_in_use_on(ip, port) {
                 return Ok(port);
             }
         }
     }
-    Ok(TcpListener::bind((Ipv4Addr::LOCALHOST, 0))?.local_addr()?.port())
+    Ok(TcpListener::bind((ip, 0))?.local_addr()?.port())
 }
 
 /// Whether something still listens on (or holds) 127.0.0.1:port. std sets SO_REUSEADDR, so connections in
 /// TIME_WAIT do not count.
 pub fn port_in_use(port: u16) -> bool {
-    TcpListener::bind((Ipv4Addr::LOCALHOST, port)).is_err()
+    port_in_use_on(LOOPBACK, port)
+}
+
+fn port_in_use_on(ip: IpAddr, port: u16) -> bool {
+    TcpListener::bind((ip, port)).is_err()
 }
 
 /// `exec <command>` for a simple command, so the server replaces the shell instead of running under it
@@ -127,6 +142,12 @@ fn exec_simple(command: &str) -> String {
 
 impl Server {
     pub fn start(launch: Launch, port: u16) -> anyhow::Result<Server> {
+        Server::start_on(launch, SocketAddr::new(LOOPBACK, port))
+    }
+
+    /// `start` of a server that listens on `addr`, an address of this machine.
+    pub fn start_on(launch: Launch, addr: SocketAddr) -> anyhow::Result<Server> {
+        let (ip, port) = (addr.ip(), addr.port());
         // Appending, so that the server's writes follow the end of the file when it is trimmed.
         File::create(&launch.log)?;
         let log = OpenOptions::new().append(true).open(&launch.log)?;
@@ -139,7 +160,7 @@ impl Server {
         let child = process::spawn_group(&mut cmd, Some(launch.cpus))
             .map_err(|e| anyhow::anyhow!("could not start `{}`: {e}", launch.command))?;
         let _log_limit = LogLimit::watch(launch.log.clone());
-        let mut server = Server { port, log: launch.log, child, exit: None, seen: HashSet::new(), stopped: false, _log_limit };
+        let mut server = Server { port, ip, log: launch.log, child, exit: None, seen: HashSet::new(), stopped: false, _log_limit };
         server.remember_tree();
         Ok(server)
     }
@@ -149,7 +170,7 @@ impl Server {
     }
 
     pub fn addr(&self) -> SocketAddr {
-        SocketAddr::from((Ipv4Addr::LOCALHOST, self.port))
+        SocketAddr::new(self.ip, self.port)
     }
 
     /// The exit status once the leader has exited.
@@ -286,7 +307,7 @@ impl Server {
         // A socket closed through io_uring is released asynchronously: give the kernel a moment.
         let deadline = Instant::now() + PORT_RELEASE_WAIT;
         report.port_in_use = loop {
-            let busy = port_in_use(self.port);
+            let busy = port_in_use_on(self.ip, self.port);
             if !busy || Instant::now() >= deadline {
                 break busy;
             }

@@ -10,11 +10,13 @@ use crate::catalog::Contestant;
 use crate::ui::Ui;
 
 use super::server::{self, Launch, Server};
-use super::{verify, HOST};
+use super::verify;
 use crate::os::cpus;
 
 /// Where and how a server runs.
 pub struct ServerSetup<'a> {
+    /// The address it listens on (`{host}`): `HOST` unless client hosts must reach it.
+    pub address: std::net::IpAddr,
     pub cpus: &'a cpus::CpuSet,
     pub workers: usize,
     pub start_timeout: Duration,
@@ -30,11 +32,12 @@ pub enum Started {
 
 /// Starts a contestant's server for a scenario on a free port, waits until it accepts, verifies it.
 pub fn start_verified(c: &Contestant, scenario: &str, setup: &ServerSetup, log: PathBuf, ui: &Ui, stop: &AtomicBool) -> Started {
-    let port = match server::free_port() {
+    let port = match server::free_port_on(setup.address) {
         Ok(p) => p,
-        Err(e) => return Started::Failed(None, format!("no free port on {HOST}: {e}"), None),
+        Err(e) => return Started::Failed(None, format!("no free port on {}: {e}", setup.address), None),
     };
-    let vars = Vars { dir: &c.dir, scenario, host: HOST, port, workers: setup.workers };
+    let host = setup.address.to_string();
+    let vars = Vars { dir: &c.dir, scenario, host: &host, port, workers: setup.workers };
     let launch = Launch {
         command: expand(&c.run, &vars, true),
         env: c.env.iter().map(|(k, v)| (k.clone(), expand(v, &vars, false))).collect(),
@@ -43,7 +46,7 @@ pub fn start_verified(c: &Contestant, scenario: &str, setup: &ServerSetup, log: 
         log,
     };
     ui.detail(&format!("{}: $ {} (port {port}, CPUs {})", c.name, launch.command, setup.cpus));
-    let mut server = match Server::start(launch, port) {
+    let mut server = match Server::start_on(launch, std::net::SocketAddr::new(setup.address, port)) {
         Ok(s) => s,
         Err(e) => return Started::Failed(None, format!("could not start: {e:#}"), None),
     };

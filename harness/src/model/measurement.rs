@@ -131,6 +131,9 @@ pub struct Round {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limit: Option<String>,
     pub flags: Vec<String>,
+    /// With client hosts: each host's share of `load`, which is their exact merge.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hosts: Vec<super::HostLoad>,
     /// What else happened on the machine during the round.
     #[serde(flatten, default)]
     pub machine: RoundMachine,

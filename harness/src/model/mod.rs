@@ -4,11 +4,13 @@
 
 pub mod balance;
 pub mod checks;
+pub mod hosts;
 pub mod limit;
 pub mod measurement;
 pub mod run;
 
 pub use balance::*;
+pub use hosts::{client_limit_pct, HostLoad, HostRecord};
 pub use limit::*;
 pub use measurement::*;
 pub use run::*;

@@ -49,6 +49,9 @@ pub struct Environment {
     pub tools: BTreeMap<String, String>,
     pub command_line: Vec<String>,
     pub serverbench_version: String,
+    /// The hosts that generated the load (`--client-host`); empty when this machine did.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub client_hosts: Vec<super::HostRecord>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -110,6 +113,12 @@ pub struct RunConfig {
     /// What the run said before it started, such as that server and client CPUs overlap.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+    /// The address the servers listened on, when not loopback (`--server-address`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_address: Option<String>,
+    /// `--client-host` as given: the load came from these hosts, merged.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub client_hosts: Vec<String>,
 }
 
 impl RunConfig {

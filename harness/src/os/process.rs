@@ -39,6 +39,22 @@ pub fn spawn_group(cmd: &mut Command, cpus: Option<&CpuSet>) -> io::Result<Child
     cmd.spawn()
 }
 
+/// Makes `cmd` a helper that must not outlive this process: in a session of its own (a terminal's Ctrl-C
+/// reaches only this process, which ends it in order) and killed when the thread that starts it ends,
+/// even when this process is killed with SIGKILL (`PR_SET_PDEATHSIG`). For ssh clients: their end closes
+/// the remote side's channel.
+pub fn tie_to_parent(cmd: &mut Command) -> &mut Command {
+    unsafe {
+        cmd.pre_exec(|| {
+            // Only async-signal-safe calls here: two system calls.
+            if libc::setsid() < 0 || libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong) != 0 {
+                return Err(io::Error::last_os_error());
+            }
+            Ok(())
+        })
+    }
+}
+
 /// Sends `signal` to every process of the group; false when the group is gone.
 pub fn signal_group(pgid: i32, signal: i32) -> bool {
     pgid > 0 && unsafe { libc::kill(-pgid, signal) } == 0

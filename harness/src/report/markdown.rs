@@ -179,7 +179,49 @@ fn setting(run: &RunResult) -> String {
     for note in &c.notes {
         s.push_str(&format!("- Note: {note}\n"));
     }
+    s.push_str(&client_hosts(run));
     s.push_str(&format!("- Steadiness: {}\n", super::steadiness::describe(run)));
+    s
+}
+
+/// With `--client-host`: which hosts loaded the servers, what they are, and the client CPU each spent over
+/// the measured rounds (the merged figures are exact sums: docs/distributed.md).
+fn client_hosts(run: &RunResult) -> String {
+    let hosts = &run.environment.client_hosts;
+    if hosts.is_empty() {
+        return String::new();
+    }
+    let mut s = format!(
+        "- Load from {} client hosts over ssh, merged (connections shared out; counts, CPU and latency histograms added); servers on {}:\n",
+        hosts.len(),
+        run.config.server_address.as_deref().unwrap_or("?")
+    );
+    for h in hosts {
+        let rounds = run.measurements.iter().flat_map(|m| m.measured_rounds()).flat_map(|r| r.hosts.iter().filter(|x| x.host == h.host));
+        let (mut cpu_s, mut requests, mut limit) = (0.0, 0u64, None::<f64>);
+        for r in rounds {
+            cpu_s += r.client_cpu_s;
+            requests += r.requests;
+            limit = match (limit, r.client_limit_pct) {
+                (Some(a), Some(b)) => Some(a.max(b)),
+                (a, b) => a.or(b),
+            };
+        }
+        let path = match (&h.source_address, &h.interface, h.mtu) {
+            (Some(src), Some(dev), Some(mtu)) => format!("{src} → {} via {dev}, MTU {mtu}", h.server_address),
+            _ => format!("→ {} (route not read)", h.server_address),
+        };
+        s.push_str(&format!(
+            "  - {}: {}, {} CPUs, {}; clock {:+.2} ms (± {:.2}); {path}; client CPU {cpu_s:.2} s for {requests} requests over the measured rounds, busiest thread at most {}\n",
+            h.host,
+            h.cpu_model,
+            h.cores,
+            h.kernel,
+            h.clock_offset_ms,
+            h.clock_rtt_ms / 2.0,
+            limit.map_or("n/a".to_string(), |l| format!("{l:.0}%"))
+        ));
+    }
     s
 }
 

@@ -38,7 +38,7 @@ impl Runner<'_, '_> {
             }
             self.ui.status(format!("checking {}", c.name));
             let ui = self.ui;
-            let server = ServerSetup { cpus: &o.server_cpus, workers: o.workers, start_timeout: o.start_timeout, timeout: o.timeout };
+            let server = ServerSetup { address: crate::launch::LOOPBACK, cpus: &o.server_cpus, workers: o.workers, start_timeout: o.start_timeout, timeout: o.timeout };
             let outcome = suite.check(c, server, logs.clone(), ui, self.stop, &mut |r| {
                 if r.status == Status::Fail {
                     ui.line(&format!("{} {} {}: FAIL: {}", r.contestant, r.scenario, r.check, r.reason.lines().next().unwrap_or_default()));

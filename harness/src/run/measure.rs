@@ -106,6 +106,7 @@ impl Runner<'_, '_> {
             self.run.measurements[i].server_log = Some(rel.clone());
         }
         let setup = ServerSetup {
+            address: o.remote.server_address,
             cpus: &o.server_cpus,
             workers,
             start_timeout: o.start_timeout,
@@ -357,6 +358,7 @@ impl Runner<'_, '_> {
             rate,
             workers: l.workers,
             count_syscalls,
+            hosts: self.hosts,
         };
         let outcome = rounds::run_round(&mut l.server, &plan, index, warmup, self.stop);
         l.server.freeze();

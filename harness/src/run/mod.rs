@@ -36,6 +36,7 @@ use std::time::SystemTime;
 
 use crate::catalog::Catalog;
 use crate::model::{MeasurementStatus, RunResult, SCHEMA};
+use crate::remote::ClientHosts;
 use crate::ui::Ui;
 
 use options::BenchOptions;
@@ -119,6 +120,15 @@ pub fn bench(
         catalog_errors: catalog.errors.iter().map(ToString::to_string).collect(),
         checks: Vec::new(),
     };
+    // Before anything is built: a host that cannot be used stops the run at once, naming it.
+    let remote = &opts.remote;
+    let hosts = if remote.client_hosts.is_empty() {
+        None
+    } else {
+        let hosts = ClientHosts::prepare(&remote.client_hosts, &remote.ssh_options, remote.server_address, remote.clock_tolerance, &|m| ui.line(m))?;
+        run.environment.client_hosts = hosts.records();
+        Some(hosts)
+    };
     for e in &catalog.errors {
         ui.warn(&format!("invalid manifest: {e}"));
     }
@@ -138,6 +148,7 @@ pub fn bench(
         save,
         machine: machine::MachineWatch::new(opts.server_cpus.cpus(), opts.client_cpus.cpus()),
         shuffle: fastrand::Rng::with_seed(seed),
+        hosts: hosts.as_ref(),
     };
     let ready = runner.prepare(&selected)?;
     if let Some(suite) = suite.filter(|_| opts.check && !runner.stopped()) {

@@ -156,7 +156,39 @@ pub struct BenchOptions {
     pub command_line: Vec<String>,
     /// Said before the run starts (for example that server and client share CPUs).
     pub notes: Vec<String>,
+    /// Where the load comes from and where the servers listen (`--client-host`, `--server-address`).
+    pub remote: Remote,
 }
+
+/// Load from client hosts over ssh instead of this machine (docs/distributed.md). Empty `client_hosts`: the
+/// default, everything on loopback.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Remote {
+    pub client_hosts: Vec<crate::remote::HostSpec>,
+    /// Given to every ssh and scp call as `-o OPTION`.
+    pub ssh_options: Vec<String>,
+    /// The address every server listens on and every client connects to: loopback unless client hosts
+    /// must reach it.
+    pub server_address: std::net::IpAddr,
+    /// How far a client host's clock may be from this machine's.
+    pub clock_tolerance: Duration,
+}
+
+impl Default for Remote {
+    fn default() -> Remote {
+        Remote {
+            client_hosts: Vec::new(),
+            ssh_options: Vec::new(),
+            server_address: crate::launch::LOOPBACK,
+            clock_tolerance: DEFAULT_CLOCK_TOLERANCE,
+        }
+    }
+}
+
+/// `--clock-tolerance`: a client host's clock may be this far from this machine's; each worker's start
+/// instant is corrected by its measured offset, so this bounds a clock that is not kept (NTP), not the
+/// alignment itself.
+pub const DEFAULT_CLOCK_TOLERANCE: Duration = Duration::from_millis(100);
 
 /// The raw choices behind `BenchOptions` (the CLI fills them).
 #[derive(Debug, Clone)]
@@ -203,6 +235,12 @@ pub struct BenchChoices {
     pub check: bool,
     pub syscall_counts: SyscallCounting,
     pub command_line: Vec<String>,
+    /// `--client-host` as given (`[USER@]HOST[:PORT]`).
+    pub client_hosts: Vec<String>,
+    pub ssh_options: Vec<String>,
+    /// `--server-address`; loopback when not given.
+    pub server_address: Option<std::net::IpAddr>,
+    pub clock_tolerance: Duration,
 }
 
 impl BenchChoices {
@@ -245,6 +283,10 @@ impl BenchChoices {
             check: false,
             syscall_counts: SyscallCounting::Extra,
             command_line: Vec::new(),
+            client_hosts: Vec::new(),
+            ssh_options: Vec::new(),
+            server_address: None,
+            clock_tolerance: DEFAULT_CLOCK_TOLERANCE,
         }
     }
 }
@@ -446,6 +488,7 @@ impl BenchOptions {
             }
         }
 
+        let remote = remote(&c, &scenarios)?;
         let (client_io, client_io_name) = crate::load::resolve_io(c.client_io).map_err(|e| anyhow::anyhow!("--client-{e}"))?;
         let client_poll = client_poll(c.client_poll, &server_cpus, &client_cpus, client_threads)?;
         anyhow::ensure!(
@@ -492,8 +535,34 @@ impl BenchOptions {
             syscall_counts: c.syscall_counts,
             command_line: c.command_line,
             notes,
+            remote,
         })
     }
+}
+
+/// `--client-host`, `--server-address`, `--ssh-option`, `--clock-tolerance`, checked: hosts need the built-in
+/// generator and an address of this machine they can reach.
+fn remote(c: &BenchChoices, scenarios: &[Scenario]) -> anyhow::Result<Remote> {
+    let client_hosts = c.client_hosts.iter().map(|h| crate::remote::HostSpec::parse(h)).collect::<Result<Vec<_>, _>>().map_err(anyhow::Error::msg)?;
+    let server_address = c.server_address.unwrap_or(Remote::default().server_address);
+    if c.server_address.is_some() {
+        std::net::TcpListener::bind((server_address, 0)).map_err(|e| {
+            anyhow::anyhow!("--server-address {server_address} is not an address of this machine ({e}); give one that `ip addr` lists")
+        })?;
+    }
+    if !client_hosts.is_empty() {
+        anyhow::ensure!(c.tool == Tool::Builtin, "--client-host runs the built-in load generator on each host: use --tool builtin");
+        anyhow::ensure!(
+            !server_address.is_loopback(),
+            "--client-host needs --server-address: an address of this machine that the client hosts reach (the servers listen on it)"
+        );
+        anyhow::ensure!(
+            !scenarios.contains(&Scenario::Counter),
+            "--client-host: `counter` checks every answer for lost updates in one process, which hosts apart cannot do; run it without --client-host"
+        );
+    }
+    anyhow::ensure!(!c.clock_tolerance.is_zero(), "--clock-tolerance must be above 0");
+    Ok(Remote { client_hosts, ssh_options: c.ssh_options.clone(), server_address, clock_tolerance: c.clock_tolerance })
 }
 
 /// How the client waits: busy-polling (`--client-poll busy`) needs a CPU of its own for each client thread,

@@ -45,6 +45,8 @@ pub(super) fn run_config(o: &BenchOptions) -> RunConfig {
         client_poll: if o.tool == options::Tool::Builtin { o.client_poll.name().into() } else { String::new() },
         timeout_s: o.timeout.as_secs_f64(),
         notes: o.notes.clone(),
+        server_address: (!o.remote.server_address.is_loopback()).then(|| o.remote.server_address.to_string()),
+        client_hosts: o.remote.client_hosts.iter().map(ToString::to_string).collect(),
         workers_sweep: o.workers_sweep.clone(),
         workload: o.scenarios.iter().any(|s| s == "work" || s == "counter").then(|| o.mix.clone()),
         shuffle_seed: Some(

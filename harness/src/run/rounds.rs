@@ -39,6 +39,8 @@ pub struct RoundPlan<'a> {
     pub workers: usize,
     /// Whether the server's system calls are counted in this round (`--syscall-counts`).
     pub count_syscalls: bool,
+    /// With `--client-host`: the hosts that generate the load instead of this machine.
+    pub hosts: Option<&'a crate::remote::ClientHosts>,
 }
 
 impl RoundPlan<'_> {
@@ -115,11 +117,18 @@ pub fn run_round(server: &mut Server, plan: &RoundPlan, index: u32, warmup: bool
         load::Edge::Open => marks.open(),
         load::Edge::Close => marks.close(),
     });
-    let outcome = match o.tool {
-        Tool::Builtin => {
+    let mut hosts = Vec::new();
+    let outcome = match (o.tool, plan.hosts) {
+        (Tool::Builtin, Some(remote)) => load_config(plan, server.addr())
+            .and_then(|cfg| remote.run(&cfg, plan.scenario, plan.micro, stop, Some(watch)))
+            .map(|m| {
+                hosts = m.hosts;
+                (m.report, None)
+            }),
+        (Tool::Builtin, None) => {
             load_config(plan, server.addr()).and_then(|cfg| load::run_watched(&cfg, stop.clone(), Some(watch))).map(|r| (r, None))
         }
-        tool => tools::run(
+        (tool, _) => tools::run(
             &ToolRun {
                 tool,
                 target: server.addr(),
@@ -160,13 +169,13 @@ pub fn run_round(server: &mut Server, plan: &RoundPlan, index: u32, warmup: bool
     // A busy-polling client is busy by design: its share is its work, without the polls that found nothing.
     let client_busy_pct =
         (client_window_s > 0.0).then(|| load.client_work_s() / (client_window_s * load.threads.max(1) as f64) * 100.0);
-    // The client's limit is its busiest thread (a mean over threads hides one at 100%), or all its CPUs
-    // when it has more threads than CPUs (then no thread can be busy alone).
-    let client_limit_pct = (client_window_s > 0.0).then(|| {
-        let busiest = load.thread_work_s().into_iter().fold(0.0, f64::max) / client_window_s * 100.0;
-        let over_cpus = load.client_work_s() / (client_window_s * o.client_cpus.len().max(1) as f64) * 100.0;
-        busiest.max(over_cpus)
-    });
+    // The client's limit (`client_limit_pct`); with client hosts, the most limited host's, each host
+    // judged over its own window and threads.
+    let client_limit_pct = if hosts.is_empty() {
+        crate::model::client_limit_pct(&load, client_window_s, o.client_cpus.len())
+    } else {
+        hosts.iter().filter_map(|h| h.client_limit_pct).reduce(f64::max)
+    };
     let mut flags = Vec::new();
     if usage.cpu_s.is_none() {
         flags.push(FLAG_SERVER_UNPROBED.to_string());
@@ -212,7 +221,7 @@ pub fn run_round(server: &mut Server, plan: &RoundPlan, index: u32, warmup: bool
     }
     // With CPUs shared (`--cpus shared`) the client's own threads run on the server's CPUs too: they are
     // part of the measurement, not foreign to it.
-    let shared_cpus = o.server_cpus.overlaps(&o.client_cpus);
+    let shared_cpus = plan.hosts.is_none() && o.server_cpus.overlaps(&o.client_cpus);
     let own_cpu_s = usage.cpu_s.map(|s| s + if shared_cpus { load.client_cpu_s } else { 0.0 });
     let mut machine = interference(o, own_cpu_s, wall_s, stat_before.as_ref(), stat_after.as_ref());
     // Over the whole round, ramp included: a listener overflows while connections are being set up.
@@ -258,6 +267,7 @@ pub fn run_round(server: &mut Server, plan: &RoundPlan, index: u32, warmup: bool
         saturation: saturation.map(String::from),
         limit: limit.map(String::from),
         flags,
+        hosts,
         machine,
     })
 }

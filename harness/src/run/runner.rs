@@ -41,6 +41,8 @@ pub(super) struct Runner<'a, 's> {
     pub(super) machine: MachineWatch,
     /// The order of the servers in each pass (seeded: `config.shuffle_seed`).
     pub(super) shuffle: fastrand::Rng,
+    /// With `--client-host`: the hosts, prepared, that generate the load.
+    pub(super) hosts: Option<&'a crate::remote::ClientHosts>,
 }
 
 impl<'a, 's> Runner<'a, 's> {

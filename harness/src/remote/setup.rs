@@ -1,0 +1,176 @@
+//! Getting client hosts ready before the first round, one after the other, each failure naming its host:
+//! reach it, read what it is (architecture, CPU, kernel, the route to the server and its MTU), copy this
+//! program there into a fresh temporary folder, check that it runs (its shared libraries are there), and
+//! read its clock's offset. The folders are removed when the hosts are dropped.
+
+use std::net::IpAddr;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+
+use super::clock;
+use super::host::{shown, ssh, HostSpec};
+use crate::model::HostRecord;
+
+/// A host ready to run workers.
+#[derive(Debug)]
+pub struct ClientHost {
+    pub spec: HostSpec,
+    /// This program's copy there.
+    pub binary: String,
+    /// Its clock minus ours, in seconds.
+    pub offset_s: f64,
+    /// How long an ssh command there took to start and answer: the start instant leaves room for it.
+    pub connect_s: f64,
+    pub record: HostRecord,
+}
+
+/// The hosts of a run; dropping them removes the copies.
+#[derive(Debug)]
+pub struct ClientHosts {
+    pub hosts: Vec<ClientHost>,
+    pub ssh_options: Vec<String>,
+}
+
+impl ClientHosts {
+    /// Prepares every host, or fails on the first that cannot be used (the ones prepared before are
+    /// cleaned up). `say` is told what is being done.
+    pub fn prepare(specs: &[HostSpec], ssh_options: &[String], server: IpAddr, tolerance: Duration, say: &dyn Fn(&str)) -> anyhow::Result<ClientHosts> {
+        let mut ready = ClientHosts { hosts: Vec::new(), ssh_options: ssh_options.to_vec() };
+        for spec in specs {
+            say(&format!("client host {spec}: copying serverbench and reading its clock"));
+            let host = prepare_one(spec, ssh_options, server, tolerance).with_context(|| format!("client host {spec}"))?;
+            say(&format!(
+                "client host {spec}: {} cores, {}, clock {:+.2} ms (± {:.2} ms)",
+                host.record.cores,
+                host.record.cpu_model,
+                host.record.clock_offset_ms,
+                host.record.clock_rtt_ms / 2.0
+            ));
+            ready.hosts.push(host);
+        }
+        Ok(ready)
+    }
+
+    pub fn records(&self) -> Vec<HostRecord> {
+        self.hosts.iter().map(|h| h.record.clone()).collect()
+    }
+}
+
+impl Drop for ClientHosts {
+    fn drop(&mut self) {
+        for h in &self.hosts {
+            remove_folder(&h.spec, &self.ssh_options, &h.binary);
+        }
+    }
+}
+
+/// The folder of a copy, removed (best effort: an unreachable host keeps it under /tmp).
+fn remove_folder(spec: &HostSpec, options: &[String], binary: &str) {
+    if let Some((dir, _)) = binary.rsplit_once('/') {
+        let _ = ssh(spec, options, &format!("rm -rf '{dir}'")).stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null()).status();
+    }
+}
+
+/// Runs `command` there; its stdout, or an error with what ssh and the command said.
+fn run(spec: &HostSpec, options: &[String], command: &str) -> anyhow::Result<String> {
+    let out = ssh(spec, options, command).stdin(Stdio::null()).output().context("cannot run ssh (is OpenSSH's client installed?)")?;
+    if out.status.success() {
+        return Ok(String::from_utf8_lossy(&out.stdout).into_owned());
+    }
+    let said = String::from_utf8_lossy(&out.stderr).trim().to_string();
+    if out.status.code() == Some(255) {
+        anyhow::bail!("cannot be reached over ssh: {said} (check `ssh -o BatchMode=yes {spec} true` works without a password prompt)");
+    }
+    anyhow::bail!("`{command}` failed ({}): {said}", out.status)
+}
+
+/// The facts, one a line, and a fresh folder last.
+fn facts_script(server: IpAddr) -> String {
+    format!(
+        "uname -m; uname -sr; getconf _NPROCESSORS_ONLN; \
+         echo \"$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n1)\"; \
+         r=$(ip -o route get {server} 2>/dev/null | head -n1); echo \"$r\"; \
+         dev=$(echo \"$r\" | sed -n 's/.* dev \\([^ ]*\\).*/\\1/p'); \
+         echo \"$(cat /sys/class/net/$dev/mtu 2>/dev/null)\"; \
+         mktemp -d /tmp/serverbench.XXXXXX"
+    )
+}
+
+/// `uname -m` of this program's own build.
+fn own_arch() -> &'static str {
+    std::env::consts::ARCH
+}
+
+fn same_arch(there: &str) -> bool {
+    there == own_arch() || (there == "arm64" && own_arch() == "aarch64")
+}
+
+fn prepare_one(spec: &HostSpec, options: &[String], server: IpAddr, tolerance: Duration) -> anyhow::Result<ClientHost> {
+    let started = Instant::now();
+    let facts = run(spec, options, &facts_script(server))?;
+    let connect_s = started.elapsed().as_secs_f64();
+    let lines: Vec<&str> = facts.lines().collect();
+    anyhow::ensure!(lines.len() >= 7, "did not describe itself (uname, getconf, ip, mktemp): it printed {facts:?}");
+    let dir = lines[6].trim().to_string();
+    anyhow::ensure!(dir.starts_with("/tmp/serverbench."), "mktemp gave '{dir}'");
+    let binary = format!("{dir}/serverbench");
+    let cleanup = |e: anyhow::Error| {
+        remove_folder(spec, options, &binary);
+        e
+    };
+    let arch = lines[0].trim();
+    if !same_arch(arch) {
+        return Err(cleanup(anyhow::anyhow!(
+            "is {arch} and this serverbench is built for {}: build serverbench there, or use a host of the same architecture",
+            own_arch()
+        )));
+    }
+    let route = lines[4];
+    let word_after = |key: &str| route.split_whitespace().skip_while(|w| *w != key).nth(1).map(str::to_string);
+    let exe = std::env::current_exe().context("cannot find this program's own binary")?;
+    // Through ssh itself rather than scp: scp needs the host's SFTP subsystem, which some servers leave out.
+    let file = std::fs::File::open(&exe).with_context(|| format!("cannot read {}", exe.display()))?;
+    let copied = ssh(spec, options, &format!("cat > '{binary}' && chmod 755 '{binary}'")).stdin(file).output().context("cannot run ssh")?;
+    if !copied.status.success() {
+        return Err(cleanup(anyhow::anyhow!("cannot copy serverbench there: {}", String::from_utf8_lossy(&copied.stderr).trim())));
+    }
+    run(spec, options, &format!("'{binary}' load --help >/dev/null"))
+        .map_err(|e| cleanup(anyhow::anyhow!("cannot run the copy of serverbench ({binary}), a library it needs may be missing: {e:#}")))?;
+    let offset = clock::measure(spec, options).map_err(cleanup)?;
+    if offset.offset_s.abs() > tolerance.as_secs_f64() {
+        return Err(cleanup(anyhow::anyhow!(
+            "its clock is {:+.3} ms from this machine's (± {:.3} ms), beyond --clock-tolerance {tolerance:?}: synchronise the clocks (NTP, chrony) or raise the tolerance",
+            offset.offset_s * 1e3,
+            offset.rtt_s * 1e3 / 2.0,
+        )));
+    }
+    let record = HostRecord {
+        host: spec.to_string(),
+        arch: arch.to_string(),
+        kernel: lines[1].trim().to_string(),
+        cores: lines[2].trim().parse().unwrap_or(0),
+        cpu_model: Some(lines[3].trim()).filter(|m| !m.is_empty()).unwrap_or("unknown").to_string(),
+        clock_offset_ms: offset.offset_s * 1e3,
+        clock_rtt_ms: offset.rtt_s * 1e3,
+        source_address: word_after("src"),
+        server_address: server.to_string(),
+        interface: word_after("dev"),
+        mtu: lines[5].trim().parse().ok(),
+        ssh_command: shown(&ssh(spec, options, &format!("{binary} load --worker ..."))),
+        binary: binary.clone(),
+    };
+    Ok(ClientHost { spec: spec.clone(), binary, offset_s: offset.offset_s, connect_s, record })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn architectures_must_match() {
+        assert!(same_arch(std::env::consts::ARCH));
+        assert!(!same_arch("riscv64"));
+    }
+}

@@ -1,0 +1,358 @@
+//! Load from client hosts over ssh, with real hosts: two network namespaces made here, each joined to this
+//! machine by a veth pair addressed from 198.18.0.0/15 (the range set aside for benchmark tests) and each
+//! running Debian's OpenSSH server with a key made here. A real `serverbench bench` serves c-epoll on this
+//! side and loads it from both namespaces; the merged figures must be the exact sum of the hosts', and
+//! nothing may be left running. Needs root (namespaces, sshd); skipped with the reason otherwise.
+
+mod common;
+
+use std::net::{Ipv4Addr, SocketAddr, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serverbench::model::{MeasurementStatus, RunResult};
+
+const SSHD: &str = "/usr/sbin/sshd";
+/// The whole benchmark must end within this, or it is killed and the test fails.
+const BENCH_LIMIT: Duration = Duration::from_secs(300);
+
+/// One namespace: its name, the veth end on this side and in it, and their addresses.
+struct Ns {
+    name: String,
+    outside: Ipv4Addr,
+    inside: Ipv4Addr,
+    sshd: Option<Child>,
+}
+
+/// What the test made; dropping it takes all of it down, on failure too: every process in the namespaces,
+/// the namespaces (which removes their veth pairs), and the temporary folder.
+struct Lab {
+    dir: tempfile::TempDir,
+    spaces: Vec<Ns>,
+}
+
+impl Drop for Lab {
+    fn drop(&mut self) {
+        for ns in &mut self.spaces {
+            if let Some(mut c) = ns.sshd.take() {
+                let _ = c.kill();
+                let _ = c.wait();
+            }
+            for pid in ns_pids(&ns.name) {
+                unsafe { libc::kill(pid, libc::SIGKILL) };
+            }
+            let _ = Command::new("ip").args(["netns", "del", &ns.name]).stderr(Stdio::null()).status();
+        }
+    }
+}
+
+/// Processes running in a namespace.
+fn ns_pids(ns: &str) -> Vec<i32> {
+    let out = Command::new("ip").args(["netns", "pids", ns]).output().map(|o| o.stdout).unwrap_or_default();
+    String::from_utf8_lossy(&out).split_whitespace().filter_map(|p| p.parse().ok()).collect()
+}
+
+fn sh(args: &[&str]) {
+    let out = Command::new(args[0]).args(&args[1..]).output().unwrap_or_else(|e| panic!("{}: {e}", args.join(" ")));
+    assert!(out.status.success(), "{}: {}", args.join(" "), String::from_utf8_lossy(&out.stderr));
+}
+
+fn text_of(args: &[&str]) -> String {
+    common::text(&Command::new(args[0]).args(&args[1..]).output().unwrap().stdout)
+}
+
+/// Why this test cannot run here, if it cannot.
+fn missing() -> Option<String> {
+    if unsafe { libc::geteuid() } != 0 {
+        return Some("needs root (network namespaces, sshd)".into());
+    }
+    for tool in ["ip", "ssh", "scp", "ssh-keygen"] {
+        if serverbench::catalog::requires::find_command(tool).is_none() {
+            return Some(format!("`{tool}` is not installed (openssh-client, iproute2)"));
+        }
+    }
+    if !Path::new(SSHD).exists() {
+        return Some(format!("{SSHD} is not installed (apt-get install openssh-server)"));
+    }
+    None
+}
+
+/// Two namespaces, addressed from 198.18.0.0/15 with a subnet of this test's own (from its pid and `tag`, one
+/// per test of this file), each with a route to the server's address only.
+fn make_lab(tag: u32) -> Lab {
+    let pid = std::process::id();
+    let octet = ((pid + 131 * tag) % 250) as u8;
+    let mut lab = Lab { dir: tempfile::Builder::new().prefix("serverbench-remote-").tempdir().unwrap(), spaces: Vec::new() };
+    let taken = text_of(&["ip", "-o", "addr"]);
+    for (k, letter) in ["a", "b"].iter().enumerate() {
+        let base = 4 * k as u8;
+        let outside = Ipv4Addr::new(198, 18, octet, base + 1);
+        let inside = Ipv4Addr::new(198, 18, octet, base + 2);
+        assert!(!taken.contains(&format!("inet {outside}/")), "{outside} is already an address of this machine (a crashed run?)");
+        let name = format!("sbt{pid}{tag}{letter}");
+        let (veth_out, veth_in) = (format!("sb{pid}{tag}{letter}"), format!("sb{pid}{tag}{letter}n"));
+        sh(&["ip", "netns", "add", &name]);
+        lab.spaces.push(Ns { name: name.clone(), outside, inside, sshd: None });
+        sh(&["ip", "link", "add", &veth_out, "type", "veth", "peer", "name", &veth_in, "netns", &name]);
+        sh(&["ip", "addr", "add", &format!("{outside}/30"), "dev", &veth_out]);
+        sh(&["ip", "link", "set", &veth_out, "up"]);
+        sh(&["ip", "-n", &name, "addr", "add", &format!("{inside}/30"), "dev", &veth_in]);
+        sh(&["ip", "-n", &name, "link", "set", &veth_in, "up"]);
+        sh(&["ip", "-n", &name, "link", "set", "lo", "up"]);
+    }
+    // The server listens on the first pair's address on this side; the second namespace reaches it
+    // through its own pair.
+    let server = lab.spaces[0].outside.to_string();
+    let (second, gateway) = (lab.spaces[1].name.clone(), lab.spaces[1].outside.to_string());
+    sh(&["ip", "-n", &second, "route", "add", &format!("{server}/32"), "via", &gateway]);
+    lab
+}
+
+/// The test targets only addresses of the namespaces it made.
+fn assert_ours(lab: &Lab, target: Ipv4Addr) {
+    let ns = lab.spaces.iter().find(|n| n.inside == target).unwrap_or_else(|| panic!("{target} is not a namespace this test made"));
+    let addrs = text_of(&["ip", "-n", &ns.name, "-o", "addr"]);
+    assert!(addrs.contains(&format!("inet {target}/30")), "{target} is not in namespace {}: {addrs}", ns.name);
+}
+
+/// Keys, a known_hosts file, and an sshd in each namespace that takes root's key and nothing else.
+fn start_sshd(lab: &mut Lab) -> Vec<String> {
+    let dir = lab.dir.path().to_path_buf();
+    for key in ["host_key", "client_key"] {
+        sh(&["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "serverbench-test", "-f", &dir.join(key).to_string_lossy()]);
+    }
+    std::fs::copy(dir.join("client_key.pub"), dir.join("authorized_keys")).unwrap();
+    let host_pub = std::fs::read_to_string(dir.join("host_key.pub")).unwrap();
+    let known: String = lab.spaces.iter().map(|n| format!("{} {}", n.inside, host_pub.trim())).collect::<Vec<_>>().join("\n") + "\n";
+    std::fs::write(dir.join("known_hosts"), known).unwrap();
+    // Debian's sshd refuses to start without its privilege separation folder.
+    std::fs::create_dir_all("/run/sshd").unwrap();
+    for ns in &mut lab.spaces {
+        let config = dir.join(format!("sshd_config.{}", ns.name));
+        std::fs::write(
+            &config,
+            format!(
+                "ListenAddress {}\nPort 22\nHostKey {}\nPidFile {}\nAuthorizedKeysFile {}\nPermitRootLogin prohibit-password\n\
+                 PasswordAuthentication no\nKbdInteractiveAuthentication no\nUsePAM no\nStrictModes no\nPrintMotd no\n",
+                ns.inside,
+                dir.join("host_key").display(),
+                dir.join(format!("sshd.{}.pid", ns.name)).display(),
+                dir.join("authorized_keys").display()
+            ),
+        )
+        .unwrap();
+        let log = std::fs::File::create(dir.join(format!("sshd.{}.log", ns.name))).unwrap();
+        let child = Command::new("ip")
+            .args(["netns", "exec", &ns.name, SSHD, "-D", "-e", "-f"])
+            .arg(&config)
+            .stdin(Stdio::null())
+            .stdout(log.try_clone().unwrap())
+            .stderr(log)
+            .spawn()
+            .unwrap();
+        ns.sshd = Some(child);
+    }
+    for ns in &lab.spaces {
+        let addr = SocketAddr::from((ns.inside, 22));
+        let up = common::eventually(Duration::from_secs(10), || TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_ok());
+        let log = std::fs::read_to_string(dir.join(format!("sshd.{}.log", ns.name))).unwrap_or_default();
+        assert!(up, "sshd in {} did not listen on {addr}: {log}", ns.name);
+    }
+    [
+        format!("IdentityFile={}", dir.join("client_key").display()),
+        "IdentitiesOnly=yes".into(),
+        format!("UserKnownHostsFile={}", dir.join("known_hosts").display()),
+        "GlobalKnownHostsFile=/dev/null".into(),
+        "StrictHostKeyChecking=yes".into(),
+    ]
+    .to_vec()
+}
+
+/// sshd started in the namespaces, and the arguments of a benchmark of c-epoll's hello served on the first
+/// pair's address on this side and loaded from both namespaces, with rounds of `round`.
+fn bench_args(lab: &mut Lab, out: &Path, round: &str) -> Vec<String> {
+    let ssh_options = start_sshd(lab);
+    for ns in &lab.spaces {
+        assert_ours(lab, ns.inside);
+    }
+    let catalog = c_epoll_alone(lab.dir.path());
+    let mut args: Vec<String> = ["bench", "c-epoll", "--scenario", "hello", "-c", "8", "--warmup", "1", "--rounds", "2", "-d", round, "--no-install"]
+        .map(String::from)
+        .to_vec();
+    args.extend(["--contestants".into(), catalog.display().to_string()]);
+    args.extend(["--server-address".into(), lab.spaces[0].outside.to_string(), "-o".into(), out.display().to_string()]);
+    for ns in &lab.spaces {
+        args.extend(["--client-host".into(), format!("root@{}", ns.inside)]);
+    }
+    for o in &ssh_options {
+        args.extend(["--ssh-option".into(), o.clone()]);
+    }
+    args
+}
+
+/// A catalog of c-epoll alone, without its variants (the name also selects them): the project's C folder
+/// with the other contestants left out and the manifest cut before its variants.
+fn c_epoll_alone(dir: &Path) -> PathBuf {
+    let root = dir.join("catalog");
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../contestants/c");
+    let c = root.join("c");
+    std::fs::create_dir_all(c.join("c-epoll")).unwrap();
+    for shared in ["common.mk", "sb.h", "sb_timers.h"] {
+        std::fs::copy(src.join(shared), c.join(shared)).unwrap();
+    }
+    for file in ["Makefile", "server.c"] {
+        std::fs::copy(src.join("c-epoll").join(file), c.join("c-epoll").join(file)).unwrap();
+    }
+    let manifest = std::fs::read_to_string(src.join("c-epoll/contestant.toml")).unwrap();
+    let own = manifest.split("\n[variants").next().unwrap();
+    std::fs::write(c.join("c-epoll/contestant.toml"), own).unwrap();
+    root
+}
+
+/// The lab of test `name` (`tag`: its own namespaces and subnet), its results folder and the benchmark's
+/// arguments, with the lock that keeps benchmarks apart; None when the test cannot run here (then skipped).
+fn prepared(name: &str, tag: u32, round: &str) -> Option<(std::sync::MutexGuard<'static, ()>, Lab, PathBuf, Vec<String>)> {
+    if let Some(why) = missing() {
+        common::skip(name, &why);
+        return None;
+    }
+    let alone = common::one_bench_at_a_time();
+    let mut lab = make_lab(tag);
+    let out = lab.dir.path().join("results");
+    let args = bench_args(&mut lab, &out, round);
+    Some((alone, lab, out, args))
+}
+
+/// Runs the benchmark, killed if it outlives `BENCH_LIMIT`.
+fn bench(args: &[String], _out: &Path) -> (bool, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_serverbench"))
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break Some(s);
+        }
+        if started.elapsed() > BENCH_LIMIT {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let output = child.wait_with_output().unwrap();
+    let said = format!("{}\n{}", common::text(&output.stdout), common::text(&output.stderr));
+    (status.is_some_and(|s| s.success()), said)
+}
+
+#[test]
+fn load_from_two_namespaces_over_ssh_merges_exactly() {
+    let Some((_alone, lab, out, args)) = prepared("load_from_two_namespaces_over_ssh_merges_exactly", 0, "500ms") else { return };
+    // A clock off beyond the tolerance stops the run before anything is built, naming the host.
+    let strict: Vec<String> = args.iter().cloned().chain(["--clock-tolerance".into(), "1ns".into()]).collect();
+    let (ok, said) = bench(&strict, &out);
+    assert!(!ok && said.contains(&format!("client host root@{}: its clock is", lab.spaces[0].inside)), "{said}");
+    std::fs::remove_dir_all(&out).unwrap();
+    let (ok, said) = bench(&args, &out);
+    assert!(ok, "serverbench bench failed or ran over {BENCH_LIMIT:?}:\n{said}");
+    assert!(said.contains("client hosts"), "the table says which hosts loaded it:\n{said}");
+    for line in said.lines().filter(|l| l.contains("client hosts") || l.trim_start().starts_with("- root@") || l.starts_with("| c-epoll")) {
+        eprintln!("{line}");
+    }
+
+    let dir = common::only_run_dir(&out);
+    let run: RunResult = serde_json::from_str(&std::fs::read_to_string(dir.join("run.json")).unwrap()).unwrap();
+    let hosts = &run.environment.client_hosts;
+    assert_eq!(hosts.iter().map(|h| h.host.as_str()).collect::<Vec<_>>(), lab.spaces.iter().map(|n| format!("root@{}", n.inside)).collect::<Vec<_>>());
+    for h in hosts {
+        assert!(h.cores >= 1 && !h.kernel.is_empty() && h.clock_rtt_ms > 0.0, "{h:?}");
+        assert_eq!(h.server_address, lab.spaces[0].outside.to_string());
+        assert!(h.source_address.is_some() && h.mtu.is_some(), "the network path: {h:?}");
+        assert!(!Path::new(&h.binary).exists(), "the copy {} was not removed", h.binary);
+    }
+    let m = run.measurements.iter().find(|m| m.contestant == "c-epoll").expect("c-epoll was measured");
+    assert_eq!(m.status, MeasurementStatus::Measured, "{:?}", m.reason);
+    let measured: Vec<_> = m.rounds.iter().filter(|r| !r.warmup).collect();
+    assert!(measured.len() >= 2, "{} measured rounds", measured.len());
+    for r in &m.rounds {
+        assert_eq!(r.hosts.len(), 2, "round {}: {:?}", r.index, r.hosts);
+        let sum: u64 = r.hosts.iter().map(|h| h.requests).sum();
+        assert_eq!(r.load.requests, sum, "round {}: merged requests against the hosts'", r.index);
+        assert!(r.load.requests > 0, "round {}", r.index);
+        assert_eq!(r.load.latency.len(), r.load.requests, "round {}: the merged histogram holds every request", r.index);
+        assert_eq!(r.hosts.iter().map(|h| h.latency_count).sum::<u64>(), r.load.requests, "round {}", r.index);
+        assert!(r.hosts.iter().all(|h| h.requests > 0 && h.client_limit_pct.is_some()), "round {}: {:?}", r.index, r.hosts);
+        assert_eq!(r.load.connections, 8);
+        eprintln!("round {} (warm-up {}): merged {} = {}", r.index, r.warmup, r.load.requests, r.hosts.iter().map(|h| format!("{} from {}", h.requests, h.host)).collect::<Vec<_>>().join(" + "));
+    }
+    assert_nothing_left(lab);
+}
+
+/// Every worker is gone: nothing runs in the namespaces but their sshd and no copy of serverbench runs;
+/// after the teardown, nothing the test started either.
+fn assert_nothing_left(lab: Lab) {
+    for ns in &lab.spaces {
+        let sshd = ns.sshd.as_ref().map(|c| c.id() as i32);
+        let stray = common::eventually(Duration::from_secs(5), || ns_pids(&ns.name).into_iter().all(|p| Some(p) == sshd));
+        let left: Vec<String> = ns_pids(&ns.name).iter().filter(|p| Some(**p) != sshd).map(|p| format!("{p}: {}", cmdline(*p))).collect();
+        assert!(stray, "left in {}: {left:?}", ns.name);
+    }
+    let workers: Vec<_> = common::processes().into_iter().filter(|(_, c, s)| c.contains("load --worker") && *s != 'Z').collect();
+    assert!(workers.is_empty(), "workers left: {workers:?}");
+    let marker = lab.dir.path().to_path_buf();
+    drop(lab);
+    assert!(common::processes_mentioning(&marker).is_empty(), "left after the teardown: {:?}", common::processes_mentioning(&marker));
+}
+
+fn cmdline(pid: i32) -> String {
+    std::fs::read_to_string(format!("/proc/{pid}/cmdline")).unwrap_or_default().replace('\0', " ")
+}
+
+#[test]
+fn a_client_host_lost_mid_round_is_named_and_nothing_is_left() {
+    let Some((_alone, lab, out, args)) = prepared("a_client_host_lost_mid_round_is_named_and_nothing_is_left", 1, "4s") else { return };
+    let (victim, listener) = (lab.spaces[1].name.clone(), lab.spaces[1].sshd.as_ref().map(|c| c.id() as i32));
+    // One second into the second round's start instant (the first measured round's, 4 s long), the ssh
+    // session of the second namespace (its sshd and the worker) is killed, as a host that dies would be.
+    // The namespaces share this machine's clock, so the instant a worker was given is ours too.
+    let killer = std::thread::spawn(move || {
+        let mut starts = std::collections::BTreeSet::new();
+        let begun = Instant::now();
+        while begun.elapsed() < BENCH_LIMIT {
+            for c in ns_pids(&victim).into_iter().map(cmdline) {
+                if let Some(at) = c.split(" --start-at ").nth(1).and_then(|r| r.split(' ').next()).and_then(|t| t.parse::<f64>().ok()) {
+                    starts.insert((at * 1e6) as u64);
+                }
+            }
+            if let Some(&at) = starts.iter().nth(1) {
+                let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs_f64();
+                std::thread::sleep(Duration::from_secs_f64((at as f64 / 1e6 + 1.0 - now).max(0.0)));
+                let killed: Vec<String> = ns_pids(&victim).into_iter().filter(|p| Some(*p) != listener).map(|p| {
+                    let line = cmdline(p);
+                    unsafe { libc::kill(p, libc::SIGKILL) };
+                    format!("{p}: {line}")
+                }).collect();
+                return Some(killed);
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        None
+    });
+    let (ok, said) = bench(&args, &out);
+    let killed = killer.join().unwrap();
+    assert!(killed.as_ref().is_some_and(|k| !k.is_empty()), "the second round's worker never ran ({killed:?}):\n{said}");
+    let host = format!("client host root@{}", lab.spaces[1].inside);
+    assert!(!ok && said.contains(&host), "the lost host is named (killed {killed:?}):\n{said}");
+    let dir = common::only_run_dir(&out);
+    let run: RunResult = serde_json::from_str(&std::fs::read_to_string(dir.join("run.json")).unwrap()).unwrap();
+    let m = run.measurements.iter().find(|m| m.contestant == "c-epoll").expect("c-epoll has its measurement");
+    assert_eq!(m.status, MeasurementStatus::Failed);
+    assert!(m.reason.as_deref().unwrap_or_default().contains(&host), "{:?}", m.reason);
+    assert!(!m.rounds.is_empty(), "the round finished before the loss is kept: {said}");
+    assert_nothing_left(lab);
+}
