@@ -15,6 +15,8 @@ pub fn merge(parts: &[LoadReport]) -> anyhow::Result<LoadReport> {
     let mut m = LoadReport::empty(0, 0);
     let mut uncorrected: Option<Histogram<u64>> = None;
     let mut io: Vec<&str> = Vec::new();
+    // Summed over the hosts: a host that could not say makes the sum unknown.
+    m.client_migrations = Some(0);
     for p in parts {
         m.requests += p.requests;
         m.reconnects += p.reconnects;
@@ -54,6 +56,7 @@ pub fn merge(parts: &[LoadReport]) -> anyhow::Result<LoadReport> {
         m.client_system_s += p.client_system_s;
         m.client_voluntary_switches += p.client_voluntary_switches;
         m.client_involuntary_switches += p.client_involuntary_switches;
+        m.client_migrations = m.client_migrations.zip(p.client_migrations).map(|(a, b)| a + b);
         m.client_system_calls += p.client_system_calls;
         m.threads += p.threads;
         m.connections += p.connections;
@@ -91,6 +94,7 @@ mod tests {
         r.thread_cpu_s = threads.to_vec();
         r.client_cpu_s = threads.iter().sum();
         r.io = "epoll".into();
+        r.client_migrations = Some(threads.len() as u64);
         r
     }
 
@@ -111,6 +115,7 @@ mod tests {
         assert!((m.client_cpu_s - 0.35).abs() < 1e-12);
         assert_eq!(m.duration_s, 0.52);
         assert_eq!(m.io, "epoll");
+        assert_eq!(m.client_migrations, Some(3), "the hosts' migrations add");
         let us = |q: f64| m.latency.value_at_quantile(q) / 1000;
         assert!((99..=101).contains(&us(0.5)), "{}", us(0.5));
         assert!((9_990..=10_010).contains(&us(0.95)), "{}", us(0.95));
