@@ -765,10 +765,16 @@ fn a_connection_per_request_refuses_pipelining_and_streams() {
 /// Every test above runs once per backend. The io_uring runs (with and without SQPOLL) are skipped only on a
 /// kernel that lacks what the backend needs or refuses it: counted as skipped with the reason, and a
 /// failure under CI=true.
+/// A turn on the CPUs: shared with other tests, or alone.
+enum Either<'a> {
+    Shared(#[allow(dead_code)] std::sync::RwLockReadGuard<'a, ()>),
+    Alone(#[allow(dead_code)] std::sync::RwLockWriteGuard<'a, ()>),
+}
+
 macro_rules! on_every_backend {
     ($($name:ident),* $(,)?) => {
         mod epoll {
-            $( #[test] fn $name() { super::$name(super::IoBackend::Epoll) } )*
+            $( #[test] fn $name() { super::on(super::IoBackend::Epoll, concat!("epoll::", stringify!($name)), super::$name) } )*
         }
         mod io_uring {
             $( #[test] fn $name() { super::on(super::IoBackend::IoUring, concat!("io_uring::", stringify!($name)), super::$name) } )*
@@ -779,9 +785,18 @@ macro_rules! on_every_backend {
     };
 }
 
+/// Held shared by every backend's test and alone by an SQPOLL one: an SQPOLL kernel thread polls at the
+/// lowest priority on its worker's CPU (as the client runs in a bench, on a CPU of its own), so the tests
+/// running beside it in parallel would starve it and the rate it sends.
+static CPU_ALONE: std::sync::RwLock<()> = std::sync::RwLock::new(());
+
 /// Runs `test` on backend `io`, or counts it as skipped (a failure under CI=true) where this kernel lacks
 /// what the backend needs or refuses it.
 fn on(io: IoBackend, name: &str, test: fn(IoBackend)) {
+    let _turn = match io {
+        IoBackend::IoUringSqpoll => Either::Alone(CPU_ALONE.write().unwrap_or_else(|e| e.into_inner())),
+        _ => Either::Shared(CPU_ALONE.read().unwrap_or_else(|e| e.into_inner())),
+    };
     match load::resolve_io(io) {
         Ok(_) => test(io),
         Err(e) => common::skip(name, &format!("{} unavailable: {e}", io.name())),
