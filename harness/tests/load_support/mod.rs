@@ -32,6 +32,12 @@ impl Drop for FakeServer {
     }
 }
 
+std::thread_local! {
+    /// A CPU for the fake servers the calling thread starts, and their connections' threads (None:
+    /// wherever the scheduler puts them).
+    pub static SERVER_CPU: std::cell::Cell<Option<usize>> = const { std::cell::Cell::new(None) };
+}
+
 /// What a connection handler gets: the stream and the shared counters.
 pub type Handler = Arc<dyn Fn(TcpStream, &Counters) + Send + Sync>;
 
@@ -41,7 +47,11 @@ pub fn serve(handler: Handler) -> FakeServer {
     let counters = Arc::new(Counters::default());
     let stop = Arc::new(AtomicBool::new(false));
     let (c, s) = (counters.clone(), stop.clone());
+    let cpu = SERVER_CPU.get();
     std::thread::spawn(move || {
+        if let Some(cpu) = cpu {
+            serverbench::os::cpus::pin_current_thread(cpu).unwrap();
+        }
         for conn in listener.incoming() {
             if s.load(Ordering::SeqCst) {
                 break;
