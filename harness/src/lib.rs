@@ -30,6 +30,7 @@ pub fn run(cli: cli::Cli) -> anyhow::Result<()> {
     });
     match cli.command {
         cli::Command::Load(args) => commands::load::run(args),
+        cli::Command::Agent(args) => remote::agent::serve(&args.catalog, &args.work, args.rebuild),
         cli::Command::List(args) => commands::list(args),
         cli::Command::Bench(args) => commands::bench(args, &ui),
         cli::Command::Check(args) => commands::check::run(args, &ui),

@@ -198,6 +198,7 @@ fn unsearched_model() -> RunResult {
             command_line: vec!["serverbench".into(), "bench".into()],
             serverbench_version: "0.1.0".into(),
             client_hosts: Vec::new(),
+            server_host: None,
         },
         config: RunConfig {
             scenarios: vec!["hello".into()],
@@ -230,6 +231,8 @@ fn unsearched_model() -> RunResult {
             timeout_s: 5.0,
             server_address: None,
             client_hosts: Vec::new(),
+            server_host: None,
+            server_checkout: None,
         },
         contestants: vec![
             contestant("c-epoll", "c", "epoll", ContestantStatus::Built, None),

@@ -1,8 +1,9 @@
-//! Load from client hosts over ssh, with real hosts: two network namespaces made here, each joined to this
-//! machine by a veth pair addressed from 198.18.0.0/15 (the range set aside for benchmark tests) and each
-//! running Debian's OpenSSH server with a key made here. A real `serverbench bench` serves c-epoll on this
-//! side and loads it from both namespaces; the merged figures must be the exact sum of the hosts', and
-//! nothing may be left running. Needs root (namespaces, sshd); skipped with the reason otherwise.
+//! Other hosts over ssh, with real hosts: two network namespaces made here, each joined to this machine by a
+//! veth pair addressed from 198.18.0.0/15 (the range set aside for benchmark tests) and each running
+//! Debian's OpenSSH server with a key made here. A real `serverbench bench` serves c-epoll on this side and
+//! loads it from both namespaces (the merged figures must be the exact sum of the hosts'), or serves it on
+//! one namespace through the agent there and loads it from here (the server's figures are read there).
+//! Nothing may be left running. Needs root (namespaces, sshd); skipped with the reason otherwise.
 
 mod common;
 
@@ -169,25 +170,43 @@ fn start_sshd(lab: &mut Lab) -> Vec<String> {
     .to_vec()
 }
 
-/// sshd started in the namespaces, and the arguments of a benchmark of c-epoll's hello served on the first
-/// pair's address on this side and loaded from both namespaces, with rounds of `round`.
+/// The arguments of a benchmark of c-epoll's hello with rounds of `round`, its results in `out`, every ssh
+/// call given `ssh_options`.
+fn c_epoll_args(lab: &Lab, out: &Path, round: &str, ssh_options: &[String]) -> Vec<String> {
+    let catalog = c_epoll_alone(lab.dir.path());
+    let mut args: Vec<String> = ["bench", "c-epoll", "--scenario", "hello", "-c", "8", "--warmup", "1", "--rounds", "2", "-d", round, "--no-install"]
+        .map(String::from)
+        .to_vec();
+    args.extend(["--contestants".into(), catalog.display().to_string(), "-o".into(), out.display().to_string()]);
+    for o in ssh_options {
+        args.extend(["--ssh-option".into(), o.clone()]);
+    }
+    args
+}
+
+/// sshd started in the namespaces, and the arguments of a benchmark of c-epoll served on the first pair's
+/// address on this side and loaded from both namespaces.
 fn bench_args(lab: &mut Lab, out: &Path, round: &str) -> Vec<String> {
     let ssh_options = start_sshd(lab);
     for ns in &lab.spaces {
         assert_ours(lab, ns.inside);
     }
-    let catalog = c_epoll_alone(lab.dir.path());
-    let mut args: Vec<String> = ["bench", "c-epoll", "--scenario", "hello", "-c", "8", "--warmup", "1", "--rounds", "2", "-d", round, "--no-install"]
-        .map(String::from)
-        .to_vec();
-    args.extend(["--contestants".into(), catalog.display().to_string()]);
-    args.extend(["--server-address".into(), lab.spaces[0].outside.to_string(), "-o".into(), out.display().to_string()]);
+    let mut args = c_epoll_args(lab, out, round, &ssh_options);
+    args.extend(["--server-address".into(), lab.spaces[0].outside.to_string()]);
     for ns in &lab.spaces {
         args.extend(["--client-host".into(), format!("root@{}", ns.inside)]);
     }
-    for o in &ssh_options {
-        args.extend(["--ssh-option".into(), o.clone()]);
-    }
+    args
+}
+
+/// sshd started in the namespaces, and the arguments of a benchmark of c-epoll built, served and probed in
+/// the first namespace (`--server-host`, listening on its address there) and loaded from this side.
+fn server_host_args(lab: &mut Lab, out: &Path, round: &str) -> Vec<String> {
+    let ssh_options = start_sshd(lab);
+    let server = lab.spaces[0].inside;
+    assert_ours(lab, server);
+    let mut args = c_epoll_args(lab, out, round, &ssh_options);
+    args.extend(["--server-host".into(), format!("root@{server}"), "--server-address".into(), server.to_string()]);
     args
 }
 
@@ -211,8 +230,9 @@ fn c_epoll_alone(dir: &Path) -> PathBuf {
 }
 
 /// The lab of test `name` (`tag`: its own namespaces and subnet), its results folder and the benchmark's
-/// arguments, with the lock that keeps benchmarks apart; None when the test cannot run here (then skipped).
-fn prepared(name: &str, tag: u32, round: &str) -> Option<(std::sync::MutexGuard<'static, ()>, Lab, PathBuf, Vec<String>)> {
+/// arguments (from `args`), with the lock that keeps benchmarks apart; None when the test cannot run here
+/// (then skipped).
+fn prepared(name: &str, tag: u32, round: &str, args: fn(&mut Lab, &Path, &str) -> Vec<String>) -> Option<(std::sync::MutexGuard<'static, ()>, Lab, PathBuf, Vec<String>)> {
     if let Some(why) = missing() {
         common::skip(name, &why);
         return None;
@@ -220,7 +240,7 @@ fn prepared(name: &str, tag: u32, round: &str) -> Option<(std::sync::MutexGuard<
     let alone = common::one_bench_at_a_time();
     let mut lab = make_lab(tag);
     let out = lab.dir.path().join("results");
-    let args = bench_args(&mut lab, &out, round);
+    let args = args(&mut lab, &out, round);
     Some((alone, lab, out, args))
 }
 
@@ -252,7 +272,7 @@ fn bench(args: &[String], _out: &Path) -> (bool, String) {
 
 #[test]
 fn load_from_two_namespaces_over_ssh_merges_exactly() {
-    let Some((_alone, lab, out, args)) = prepared("load_from_two_namespaces_over_ssh_merges_exactly", 0, "500ms") else { return };
+    let Some((_alone, lab, out, args)) = prepared("load_from_two_namespaces_over_ssh_merges_exactly", 0, "500ms", bench_args) else { return };
     // A clock off beyond the tolerance stops the run before anything is built, naming the host.
     let strict: Vec<String> = args.iter().cloned().chain(["--clock-tolerance".into(), "1ns".into()]).collect();
     let (ok, said) = bench(&strict, &out);
@@ -293,8 +313,8 @@ fn load_from_two_namespaces_over_ssh_merges_exactly() {
     assert_nothing_left(lab);
 }
 
-/// Every worker is gone: nothing runs in the namespaces but their sshd and no copy of serverbench runs;
-/// after the teardown, nothing the test started either.
+/// Every worker, agent and server is gone: nothing runs in the namespaces but their sshd and no copy of
+/// serverbench runs; after the teardown, nothing the test started either.
 fn assert_nothing_left(lab: Lab) {
     for ns in &lab.spaces {
         let sshd = ns.sshd.as_ref().map(|c| c.id() as i32);
@@ -302,8 +322,8 @@ fn assert_nothing_left(lab: Lab) {
         let left: Vec<String> = ns_pids(&ns.name).iter().filter(|p| Some(**p) != sshd).map(|p| format!("{p}: {}", cmdline(*p))).collect();
         assert!(stray, "left in {}: {left:?}", ns.name);
     }
-    let workers: Vec<_> = common::processes().into_iter().filter(|(_, c, s)| c.contains("load --worker") && *s != 'Z').collect();
-    assert!(workers.is_empty(), "workers left: {workers:?}");
+    let workers: Vec<_> = common::processes().into_iter().filter(|(_, c, s)| (c.contains("load --worker") || c.contains(" agent --catalog")) && *s != 'Z').collect();
+    assert!(workers.is_empty(), "workers or agents left: {workers:?}");
     let marker = lab.dir.path().to_path_buf();
     drop(lab);
     assert!(common::processes_mentioning(&marker).is_empty(), "left after the teardown: {:?}", common::processes_mentioning(&marker));
@@ -313,9 +333,40 @@ fn cmdline(pid: i32) -> String {
     std::fs::read_to_string(format!("/proc/{pid}/cmdline")).unwrap_or_default().replace('\0', " ")
 }
 
+/// Kills everything the ssh sessions started in namespace `ns` (their sshd and what runs under it), all but
+/// its listening sshd (`listener`), as a host that dies would lose it; what was killed.
+fn kill_sessions(ns: &str, listener: Option<i32>) -> Vec<String> {
+    ns_pids(ns)
+        .into_iter()
+        .filter(|p| Some(*p) != listener)
+        .map(|p| {
+            let line = cmdline(p);
+            unsafe { libc::kill(p, libc::SIGKILL) };
+            format!("{p}: {line}")
+        })
+        .collect()
+}
+
+/// Runs the benchmark while `killer` kills a host's sessions: the run fails naming `host` (as its errors
+/// start), c-epoll fails with it, the round finished before the loss is kept, and nothing is left.
+fn assert_lost_host_named(lab: Lab, out: &Path, args: &[String], host: &str, killer: std::thread::JoinHandle<Option<Vec<String>>>) {
+    let (ok, said) = bench(args, out);
+    let killed = killer.join().unwrap();
+    assert!(killed.as_ref().is_some_and(|k| !k.is_empty()), "nothing ran there to kill ({killed:?}):\n{said}");
+    assert!(!ok && said.contains(host), "the lost host is named (killed {killed:?}):\n{said}");
+    let dir = common::only_run_dir(out);
+    let run: RunResult = serde_json::from_str(&std::fs::read_to_string(dir.join("run.json")).unwrap()).unwrap();
+    let m = run.measurements.iter().find(|m| m.contestant == "c-epoll").expect("c-epoll has its measurement");
+    assert_eq!(m.status, MeasurementStatus::Failed);
+    assert!(m.reason.as_deref().unwrap_or_default().contains(host), "{:?}", m.reason);
+    assert!(!m.rounds.is_empty(), "the round finished before the loss is kept: {said}");
+    eprintln!("{} round(s) kept; c-epoll failed: {}", m.rounds.len(), m.reason.as_deref().unwrap_or_default().lines().next().unwrap_or_default());
+    assert_nothing_left(lab);
+}
+
 #[test]
 fn a_client_host_lost_mid_round_is_named_and_nothing_is_left() {
-    let Some((_alone, lab, out, args)) = prepared("a_client_host_lost_mid_round_is_named_and_nothing_is_left", 1, "4s") else { return };
+    let Some((_alone, lab, out, args)) = prepared("a_client_host_lost_mid_round_is_named_and_nothing_is_left", 1, "4s", bench_args) else { return };
     let (victim, listener) = (lab.spaces[1].name.clone(), lab.spaces[1].sshd.as_ref().map(|c| c.id() as i32));
     // One second into the second round's start instant (the first measured round's, 4 s long), the ssh
     // session of the second namespace (its sshd and the worker) is killed, as a host that dies would be.
@@ -332,27 +383,81 @@ fn a_client_host_lost_mid_round_is_named_and_nothing_is_left() {
             if let Some(&at) = starts.iter().nth(1) {
                 let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs_f64();
                 std::thread::sleep(Duration::from_secs_f64((at as f64 / 1e6 + 1.0 - now).max(0.0)));
-                let killed: Vec<String> = ns_pids(&victim).into_iter().filter(|p| Some(*p) != listener).map(|p| {
-                    let line = cmdline(p);
-                    unsafe { libc::kill(p, libc::SIGKILL) };
-                    format!("{p}: {line}")
-                }).collect();
-                return Some(killed);
+                return Some(kill_sessions(&victim, listener));
             }
             std::thread::sleep(Duration::from_millis(20));
         }
         None
     });
-    let (ok, said) = bench(&args, &out);
-    let killed = killer.join().unwrap();
-    assert!(killed.as_ref().is_some_and(|k| !k.is_empty()), "the second round's worker never ran ({killed:?}):\n{said}");
     let host = format!("client host root@{}", lab.spaces[1].inside);
-    assert!(!ok && said.contains(&host), "the lost host is named (killed {killed:?}):\n{said}");
+    assert_lost_host_named(lab, &out, &args, &host, killer);
+}
+
+#[test]
+fn servers_on_a_server_host_are_probed_there_and_nothing_is_left() {
+    let name = "servers_on_a_server_host_are_probed_there_and_nothing_is_left";
+    let Some((_alone, lab, out, args)) = prepared(name, 2, "500ms", server_host_args) else { return };
+    let host = format!("root@{}", lab.spaces[0].inside);
+    // A clock off beyond the tolerance stops the run before anything is built, naming the host.
+    let strict: Vec<String> = args.iter().cloned().chain(["--clock-tolerance".into(), "1ns".into()]).collect();
+    let (ok, said) = bench(&strict, &out);
+    assert!(!ok && said.contains(&format!("server host {host}: its clock is")), "{said}");
+    std::fs::remove_dir_all(&out).unwrap();
+    let (ok, said) = bench(&args, &out);
+    assert!(ok, "serverbench bench failed or ran over {BENCH_LIMIT:?}:\n{said}");
+
     let dir = common::only_run_dir(&out);
     let run: RunResult = serde_json::from_str(&std::fs::read_to_string(dir.join("run.json")).unwrap()).unwrap();
-    let m = run.measurements.iter().find(|m| m.contestant == "c-epoll").expect("c-epoll has its measurement");
-    assert_eq!(m.status, MeasurementStatus::Failed);
-    assert!(m.reason.as_deref().unwrap_or_default().contains(&host), "{:?}", m.reason);
-    assert!(!m.rounds.is_empty(), "the round finished before the loss is kept: {said}");
+    assert_eq!(run.config.server_host.as_deref(), Some(host.as_str()));
+    let h = run.environment.server_host.as_ref().expect("the server host is recorded");
+    assert_eq!(h.host, host);
+    assert!(h.cores >= 1 && !h.kernel.is_empty() && !h.cpu_model.is_empty() && h.clock_rtt_ms > 0.0, "{h:?}");
+    assert!(h.ssh_command.contains(" agent --catalog "), "{h:?}");
+    assert!(!Path::new(&h.binary).exists(), "the copy {} was not removed", h.binary);
+    assert!(dir.join("logs/c-epoll.build.log").is_file(), "the build log is copied here");
+    let m = run.measurements.iter().find(|m| m.contestant == "c-epoll").expect("c-epoll was measured");
+    assert_eq!(m.status, MeasurementStatus::Measured, "{:?}", m.reason);
+    let measured: Vec<_> = m.rounds.iter().filter(|r| !r.warmup).collect();
+    assert!(measured.len() >= 2, "{} measured rounds", measured.len());
+    for r in &measured {
+        let cpu_s = r.server.cpu_s.unwrap_or_else(|| panic!("round {}: the server's CPU time is absent", r.index));
+        assert!(r.load.requests > 0 && cpu_s > 0.0, "round {}: {} requests, {cpu_s} s of server CPU", r.index, r.load.requests);
+        assert!(r.server.pss_bytes.is_some_and(|b| b > 0) && r.server.processes >= 1, "round {}: {:?}", r.index, r.server);
+        assert!(r.server.cpu_us_per_request.is_some() && r.server.utilisation_pct.is_some(), "round {}: {:?}", r.index, r.server);
+        eprintln!(
+            "round {}: {} requests, server CPU {:.3} s ({:.1} us/request, {:.0}% of its CPU), PSS {} KiB",
+            r.index,
+            r.load.requests,
+            cpu_s,
+            r.server.cpu_us_per_request.unwrap_or_default(),
+            r.server.utilisation_pct.unwrap_or_default(),
+            r.server.pss_bytes.unwrap_or_default() >> 10
+        );
+    }
     assert_nothing_left(lab);
+}
+
+#[test]
+fn a_server_host_lost_mid_round_is_named_and_nothing_is_left() {
+    let name = "a_server_host_lost_mid_round_is_named_and_nothing_is_left";
+    let Some((_alone, lab, out, args)) = prepared(name, 3, "4s", server_host_args) else { return };
+    let (victim, listener) = (lab.spaces[0].name.clone(), lab.spaces[0].sshd.as_ref().map(|c| c.id() as i32));
+    // Once the warm-up round is saved, 1.5 s into the first measured round (4 s long), everything the ssh
+    // session started in the namespace (its sshd, the agent, the server) is killed, as a host that dies.
+    let results = out.clone();
+    let killer = std::thread::spawn(move || {
+        let begun = Instant::now();
+        while begun.elapsed() < BENCH_LIMIT {
+            let runs = std::fs::read_dir(&results).into_iter().flatten().flatten();
+            let saved = runs.filter_map(|d| std::fs::read_to_string(d.path().join("run.json")).ok()).find_map(|t| serde_json::from_str::<RunResult>(&t).ok());
+            if saved.is_some_and(|r| r.measurements.iter().any(|m| !m.rounds.is_empty())) {
+                std::thread::sleep(Duration::from_millis(1500));
+                return Some(kill_sessions(&victim, listener));
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        None
+    });
+    let host = format!("server host root@{}", lab.spaces[0].inside);
+    assert_lost_host_named(lab, &out, &args, &host, killer);
 }

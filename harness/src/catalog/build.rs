@@ -18,7 +18,7 @@ use crate::os::process::{self, Waited};
 pub const BUILD_TIMEOUT: Duration = Duration::from_secs(30 * 60);
 const LOG_TAIL_LINES: usize = 20;
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum BuildResult {
     Built,
     /// Sources unchanged since the last successful build.

@@ -85,6 +85,23 @@ pub enum Command {
     /// test over the rounds and the machine's own change taken out; Markdown to stdout, an HTML page to
     /// compare-<run A>.html in run B's folder (or -o FILE).
     Compare(compare::CompareArgs),
+    /// The server host's side of `bench --server-host`, started there over ssh: JSON requests on stdin,
+    /// replies on stdout; it ends every server it started when stdin closes.
+    #[command(hide = true)]
+    Agent(AgentArgs),
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct AgentArgs {
+    /// The catalog root of the checkout here.
+    #[arg(long, value_name = "DIR")]
+    pub catalog: PathBuf,
+    /// The agent's own folder: build logs and stamps, server logs.
+    #[arg(long, value_name = "DIR")]
+    pub work: PathBuf,
+    /// Build even when sources are unchanged.
+    #[arg(long)]
+    pub rebuild: bool,
 }
 
 /// Which contestants a command works on.
@@ -256,11 +273,11 @@ pub struct BenchArgs {
     /// connections are shared over the hosts and their reports merged (docs/distributed.md)
     #[arg(long = "client-host", value_name = "[USER@]HOST[:PORT]")]
     pub client_host: Vec<String>,
-    /// The address of this machine the servers listen on and the client hosts connect to [default:
-    /// 127.0.0.1]
+    /// The address the servers listen on and the load connects to: this machine's, or with --server-host
+    /// the server host's [default: 127.0.0.1]
     #[arg(long = "server-address", value_name = "IP")]
     pub server_address: Option<std::net::IpAddr>,
-    /// An ssh option for every ssh and scp call to the client hosts, as `-o` takes it (repeatable):
+    /// An ssh option for every ssh call to the client and server hosts, as `-o` takes it (repeatable):
     /// IdentityFile=~/.ssh/bench, UserKnownHostsFile=...
     #[arg(long = "ssh-option", value_name = "OPTION=VALUE")]
     pub ssh_option: Vec<String>,
@@ -268,6 +285,14 @@ pub struct BenchArgs {
     /// measured offset; beyond this the host is refused)
     #[arg(long = "clock-tolerance", value_parser = parse_duration, default_value = "100ms", value_name = "TIME")]
     pub clock_tolerance: Duration,
+    /// Build and run the servers on this host over ssh ([USER@]HOST[:PORT]): an agent there starts, pins
+    /// and probes them; needs --server-address, that host's address (docs/distributed.md)
+    #[arg(long = "server-host", value_name = "[USER@]HOST[:PORT]")]
+    pub server_host: Option<String>,
+    /// Where the project's checkout is on the server host; it is not copied [default: the same absolute
+    /// path as here]
+    #[arg(long = "server-checkout", value_name = "PATH")]
+    pub server_checkout: Option<PathBuf>,
 }
 
 impl BenchArgs {
@@ -316,6 +341,8 @@ impl BenchArgs {
             ssh_options: self.ssh_option.clone(),
             server_address: self.server_address,
             clock_tolerance: self.clock_tolerance,
+            server_host: self.server_host.clone(),
+            server_checkout: self.server_checkout.clone(),
         })
     }
 

@@ -1,15 +1,16 @@
 //! A server's life, shared by the benchmark rounds and the conformance checks: its dependencies and
 //! build, its start pinned to CPUs, readiness, verification, the /proc probe of its process tree, and
-//! its stop.
+//! its stop. What a round reads on the server's machine is `round_watch`.
 
 pub mod prepare;
 pub mod probe;
+pub mod round_watch;
 pub mod server;
 pub mod start;
 pub mod verify;
 
 pub use prepare::{make_ready, stamp_dir, version, Prepared};
-pub use start::{start_verified, ServerSetup, Started};
+pub use start::{start_ready, start_verified, verified, Listening, ServerSetup, Started};
 
 /// The address every server listens on and every client connects to, unless client hosts must reach the
 /// servers (`bench --server-address`); `HOST` is the same as text.

@@ -40,7 +40,7 @@ pub const FULL_READ_EVERY: u32 = 10;
 
 /// What a probe saw over its window. Both figures are absent when no sample found a process of the tree
 /// (it was gone, or /proc could not be read): a zero would pass for a measurement.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Usage {
     pub cpu_s: Option<f64>,
     pub peak_rss_bytes: Option<u64>,
@@ -64,12 +64,12 @@ pub struct Usage {
     /// `syscalls_unavailable` when they could not be counted.
     pub syscalls: Option<SyscallCounts>,
     /// How they were counted (`os::syscalls::Counter::method`).
-    pub syscalls_method: Option<&'static str>,
+    pub syscalls_method: Option<String>,
     pub syscalls_unavailable: Option<String>,
 }
 
 /// A measured window as the sampler read it at its edges.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Window {
     pub wall_s: f64,
     /// The CPUs' counters at the opening and the closing edge; absent when /proc/stat could not be read.
@@ -262,7 +262,7 @@ impl Probe {
             (Ok(_), None) => Err("the counters could not be read when the window opened".into()),
         };
         (usage.syscalls, usage.syscalls_method, usage.syscalls_unavailable) = match counted {
-            Ok(c) => (Some(c), self.syscalls.as_ref().ok().map(Counter::method), None),
+            Ok(c) => (Some(c), self.syscalls.as_ref().ok().map(|c| c.method().to_string()), None),
             Err(why) => (None, None, Some(why)),
         };
     }

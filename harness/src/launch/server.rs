@@ -62,7 +62,7 @@ pub struct Server {
 }
 
 /// What stopping a server found.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct StopReport {
     /// SIGTERM did not end the tree within the grace period; SIGKILL did the rest.
     pub killed_after_s: Option<f64>,

@@ -24,17 +24,46 @@ pub struct ServerSetup<'a> {
     pub timeout: Duration,
 }
 
-pub enum Started {
-    Verified(Server, verify::Sample),
+/// A server started and verified, or why not; `S` is the server here, or one on a server host.
+pub enum Started<S = Server> {
+    Verified(S, verify::Sample),
     /// Why it is not measured; the server, when it was started, still has to be stopped.
-    Failed(Option<Server>, String, Option<Vec<u8>>),
+    Failed(Option<S>, String, Option<Vec<u8>>),
 }
 
 /// Starts a contestant's server for a scenario on a free port, waits until it accepts, verifies it.
 pub fn start_verified(c: &Contestant, scenario: &str, setup: &ServerSetup, log: PathBuf, ui: &Ui, stop: &AtomicBool) -> Started {
+    match start_ready(c, scenario, setup, log, ui, stop) {
+        Ok(server) => verified(server, c, scenario, setup.timeout),
+        Err((server, reason)) => Started::Failed(server, reason, None),
+    }
+}
+
+/// Checks the answer of a server that accepts connections on `addr()`.
+pub fn verified<S: Listening>(server: S, c: &Contestant, scenario: &str, timeout: Duration) -> Started<S> {
+    match verify::verify(server.addr(), scenario, c.is_micro(), timeout) {
+        Ok(sample) => Started::Verified(server, sample),
+        Err(f) => Started::Failed(Some(server), format!("answered wrongly, not measured: {}", f.reason), f.sample),
+    }
+}
+
+/// A started server's address.
+pub trait Listening {
+    fn addr(&self) -> std::net::SocketAddr;
+}
+
+impl Listening for Server {
+    fn addr(&self) -> std::net::SocketAddr {
+        Server::addr(self)
+    }
+}
+
+/// Starts a contestant's server for a scenario on a free port of `setup.address` and waits until it
+/// accepts; or why not, with the server when it was started (it still has to be stopped).
+pub fn start_ready(c: &Contestant, scenario: &str, setup: &ServerSetup, log: PathBuf, ui: &Ui, stop: &AtomicBool) -> Result<Server, (Option<Server>, String)> {
     let port = match server::free_port_on(setup.address) {
         Ok(p) => p,
-        Err(e) => return Started::Failed(None, format!("no free port on {}: {e}", setup.address), None),
+        Err(e) => return Err((None, format!("no free port on {}: {e}", setup.address))),
     };
     let host = setup.address.to_string();
     let vars = Vars { dir: &c.dir, scenario, host: &host, port, workers: setup.workers };
@@ -48,13 +77,10 @@ pub fn start_verified(c: &Contestant, scenario: &str, setup: &ServerSetup, log: 
     ui.detail(&format!("{}: $ {} (port {port}, CPUs {})", c.name, launch.command, setup.cpus));
     let mut server = match Server::start_on(launch, std::net::SocketAddr::new(setup.address, port)) {
         Ok(s) => s,
-        Err(e) => return Started::Failed(None, format!("could not start: {e:#}"), None),
+        Err(e) => return Err((None, format!("could not start: {e:#}"))),
     };
-    if let Err(reason) = server.wait_ready(setup.start_timeout, stop) {
-        return Started::Failed(Some(server), format!("failed to start: {reason}"), None);
-    }
-    match verify::verify(server.addr(), scenario, c.is_micro(), setup.timeout) {
-        Ok(sample) => Started::Verified(server, sample),
-        Err(f) => Started::Failed(Some(server), format!("answered wrongly, not measured: {}", f.reason), f.sample),
+    match server.wait_ready(setup.start_timeout, stop) {
+        Ok(()) => Ok(server),
+        Err(reason) => Err((Some(server), format!("failed to start: {reason}"))),
     }
 }

@@ -1,13 +1,14 @@
-//! Where a run's load came from when it came from client hosts (`bench --client-host`): each host as it
-//! was found before the first round, and each host's share of a round. The round's `load` is the exact
-//! merge of the shares (`remote::merge`); these say who contributed what.
+//! Where a run's load came from when it came from client hosts (`bench --client-host`), and where its
+//! servers ran when on a server host (`bench --server-host`): each host as it was found before the first
+//! round, and each client host's share of a round. The round's `load` is the exact merge of the shares
+//! (`remote::merge`); these say who contributed what.
 
 use serde::{Deserialize, Serialize};
 
-/// A client host, as found when the run prepared it.
+/// A client host or the server host, as found when the run prepared it.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct HostRecord {
-    /// As given to `--client-host`: `[USER@]HOST[:PORT]`.
+    /// As given to `--client-host` or `--server-host`: `[USER@]HOST[:PORT]`.
     pub host: String,
     /// `uname -m` there (the same as this machine's, or the host was refused).
     pub arch: String,
@@ -26,7 +27,8 @@ pub struct HostRecord {
     pub server_address: String,
     pub interface: Option<String>,
     pub mtu: Option<u32>,
-    /// The ssh command that starts a worker there (the `load` arguments of each round are in its rounds).
+    /// The ssh command that starts a worker there (the `load` arguments of each round are in its rounds),
+    /// or the server host's agent.
     pub ssh_command: String,
     /// Where the copy of this program was put there (removed when the run ends).
     pub binary: String,

@@ -52,6 +52,10 @@ pub struct Environment {
     /// The hosts that generated the load (`--client-host`); empty when this machine did.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub client_hosts: Vec<super::HostRecord>,
+    /// The host the servers ran on (`--server-host`), as found when the run prepared it; absent when they
+    /// ran on this machine.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_host: Option<super::HostRecord>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -119,6 +123,11 @@ pub struct RunConfig {
     /// `--client-host` as given: the load came from these hosts, merged.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub client_hosts: Vec<String>,
+    /// `--server-host` as given, and the checkout the servers were built from there.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_host: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_checkout: Option<String>,
 }
 
 impl RunConfig {

@@ -3,8 +3,10 @@
 
 use std::collections::HashMap;
 
+use serde::{Deserialize, Serialize};
+
 /// One CPU's counters, in clock ticks since boot.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CpuTimes {
     /// user + nice + system: time spent running tasks (kernel threads included).
     pub tasks: u64,
@@ -29,7 +31,7 @@ impl CpuTimes {
 }
 
 /// Every CPU's counters at one moment.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct CpuStat(pub HashMap<usize, CpuTimes>);
 
 impl CpuStat {

@@ -120,7 +120,7 @@ pub fn thread_states(pid: i32) -> Vec<char> {
 /// What one thread has spent since it started: CPU time exactly (schedstat, nanoseconds), the same split
 /// into user and system time (stat, clock ticks), and its context switches (status): voluntary (it waited
 /// for something) and involuntary (the scheduler took its CPU).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ThreadCost {
     pub cpu_ns: u64,
     pub user_ticks: u64,

@@ -1,10 +1,10 @@
-//! A client host as the user names it (`[USER@]HOST[:PORT]`), and the OpenSSH command that reaches it:
+//! A host as the user names it (`[USER@]HOST[:PORT]`), and the OpenSSH command that reaches it:
 //! `ssh` in batch mode (never a password prompt), with the user's own configuration read as
 //! usual and the run's `--ssh-option`s added as `-o`.
 
 use std::process::Command;
 
-/// `[USER@]HOST[:PORT]`, as given to `--client-host`.
+/// `[USER@]HOST[:PORT]`, as given to `--client-host` or `--server-host`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HostSpec {
     pub user: Option<String>,
@@ -14,7 +14,12 @@ pub struct HostSpec {
 
 impl HostSpec {
     pub fn parse(text: &str) -> Result<HostSpec, String> {
-        let bad = |why: &str| format!("--client-host '{text}': {why}; write [USER@]HOST[:PORT], such as root@192.0.2.7 or bench-client:2222");
+        HostSpec::parse_as("--client-host", text)
+    }
+
+    /// `parse` of the value of `option`, which errors name.
+    pub fn parse_as(option: &str, text: &str) -> Result<HostSpec, String> {
+        let bad = |why: &str| format!("{option} '{text}': {why}; write [USER@]HOST[:PORT], such as root@192.0.2.7 or bench-client:2222");
         let (user, rest) = match text.split_once('@') {
             Some(("", _)) => return Err(bad("the user before @ is empty")),
             Some((u, r)) => (Some(u.to_string()), r),

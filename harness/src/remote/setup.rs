@@ -1,7 +1,8 @@
-//! Getting client hosts ready before the first round, one after the other, each failure naming its host:
-//! reach it, read what it is (architecture, CPU, kernel, the route to the server and its MTU), copy this
-//! program there into a fresh temporary folder, check that it runs (its shared libraries are there), and
-//! read its clock's offset. The folders are removed when the hosts are dropped.
+//! Getting hosts ready before the first round, one after the other, each failure naming its host: reach
+//! it, read what it is (architecture, CPU, kernel, the route to the server and its MTU), copy this program
+//! there into a fresh temporary folder, check that it runs (its shared libraries are there), and read its
+//! clock's offset. Client hosts here; the server host (`server_host`) is made ready the same way. The
+//! folders are removed when the hosts are dropped.
 
 use std::net::IpAddr;
 use std::process::Stdio;
@@ -13,9 +14,9 @@ use super::clock;
 use super::host::{shown, ssh, HostSpec};
 use crate::model::HostRecord;
 
-/// A host ready to run workers.
+/// A host ready to run this program: a client host's workers, or the server host's agent.
 #[derive(Debug)]
-pub struct ClientHost {
+pub struct ReadyHost {
     pub spec: HostSpec,
     /// This program's copy there.
     pub binary: String,
@@ -29,7 +30,7 @@ pub struct ClientHost {
 /// The hosts of a run; dropping them removes the copies.
 #[derive(Debug)]
 pub struct ClientHosts {
-    pub hosts: Vec<ClientHost>,
+    pub hosts: Vec<ReadyHost>,
     pub ssh_options: Vec<String>,
 }
 
@@ -40,7 +41,7 @@ impl ClientHosts {
         let mut ready = ClientHosts { hosts: Vec::new(), ssh_options: ssh_options.to_vec() };
         for spec in specs {
             say(&format!("client host {spec}: copying serverbench and reading its clock"));
-            let host = prepare_one(spec, ssh_options, server, tolerance).with_context(|| format!("client host {spec}"))?;
+            let host = prepare_one(spec, ssh_options, server, tolerance, "load --worker ...").with_context(|| format!("client host {spec}"))?;
             say(&format!(
                 "client host {spec}: {} cores, {}, clock {:+.2} ms (± {:.2} ms)",
                 host.record.cores,
@@ -67,7 +68,7 @@ impl Drop for ClientHosts {
 }
 
 /// The folder of a copy, removed (best effort: an unreachable host keeps it under /tmp).
-fn remove_folder(spec: &HostSpec, options: &[String], binary: &str) {
+pub(super) fn remove_folder(spec: &HostSpec, options: &[String], binary: &str) {
     if let Some((dir, _)) = binary.rsplit_once('/') {
         let _ = ssh(spec, options, &format!("rm -rf '{dir}'")).stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null()).status();
     }
@@ -107,7 +108,8 @@ fn same_arch(there: &str) -> bool {
     there == own_arch() || (there == "arm64" && own_arch() == "aarch64")
 }
 
-fn prepare_one(spec: &HostSpec, options: &[String], server: IpAddr, tolerance: Duration) -> anyhow::Result<ClientHost> {
+/// Makes one host ready; `runs` is what the copy will be run with there, for the record.
+pub(super) fn prepare_one(spec: &HostSpec, options: &[String], server: IpAddr, tolerance: Duration, runs: &str) -> anyhow::Result<ReadyHost> {
     let started = Instant::now();
     let facts = run(spec, options, &facts_script(server))?;
     let connect_s = started.elapsed().as_secs_f64();
@@ -158,10 +160,10 @@ fn prepare_one(spec: &HostSpec, options: &[String], server: IpAddr, tolerance: D
         server_address: server.to_string(),
         interface: word_after("dev"),
         mtu: lines[5].trim().parse().ok(),
-        ssh_command: shown(&ssh(spec, options, &format!("{binary} load --worker ..."))),
+        ssh_command: shown(&ssh(spec, options, &format!("{binary} {runs}"))),
         binary: binary.clone(),
     };
-    Ok(ClientHost { spec: spec.clone(), binary, offset_s: offset.offset_s, connect_s, record })
+    Ok(ReadyHost { spec: spec.clone(), binary, offset_s: offset.offset_s, connect_s, record })
 }
 
 #[cfg(test)]

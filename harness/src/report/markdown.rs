@@ -179,9 +179,26 @@ fn setting(run: &RunResult) -> String {
     for note in &c.notes {
         s.push_str(&format!("- Note: {note}\n"));
     }
+    s.push_str(&server_host(run));
     s.push_str(&client_hosts(run));
     s.push_str(&format!("- Steadiness: {}\n", super::steadiness::describe(run)));
     s
+}
+
+/// With `--server-host`: where the servers were built, run and probed, and what that host is.
+fn server_host(run: &RunResult) -> String {
+    let Some(h) = &run.environment.server_host else { return String::new() };
+    format!(
+        "- Servers on server host {} (checkout {}), listening on {}, probed there by its agent: {}, {} CPUs, {}; clock {:+.2} ms (± {:.2})\n",
+        h.host,
+        run.config.server_checkout.as_deref().unwrap_or("?"),
+        h.server_address,
+        h.cpu_model,
+        h.cores,
+        h.kernel,
+        h.clock_offset_ms,
+        h.clock_rtt_ms / 2.0
+    )
 }
 
 /// With `--client-host`: which hosts loaded the servers, what they are, and the client CPU each spent over

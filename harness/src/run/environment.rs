@@ -65,6 +65,7 @@ pub fn capture(tools: BTreeMap<String, String>, command_line: Vec<String>) -> En
         command_line,
         serverbench_version: env!("CARGO_PKG_VERSION").to_string(),
         client_hosts: Vec::new(),
+        server_host: None,
     }
 }
 

@@ -3,7 +3,7 @@
 //! stopped when the scenario is done.
 
 use crate::catalog::Contestant;
-use crate::launch::{start_verified, ServerSetup, Started};
+use crate::launch::{ServerSetup, Started};
 use crate::model::{Measurement, MeasurementStatus, Round};
 
 use crate::model::FLAG_CPU_DRIFT;
@@ -15,6 +15,7 @@ use super::options::{Rounds, SyscallCounting};
 use super::progress::{measurement_line, round_line};
 use super::rounds::{self, RoundPlan};
 use super::runner::{Live, Runner};
+use super::served::Served;
 
 impl Runner<'_, '_> {
     pub(super) fn measure(&mut self, ready: &[&Contestant]) -> anyhow::Result<()> {
@@ -112,7 +113,7 @@ impl Runner<'_, '_> {
             start_timeout: o.start_timeout,
             timeout: o.timeout,
         };
-        match start_verified(c, scenario, &setup, log, self.ui, self.stop) {
+        match Served::start(self.server_host, c, scenario, &setup, log, self.ui, self.stop) {
             Started::Verified(server, sample) => {
                 let bytes = sample.bytes.len() as u64;
                 for &i in &flat {

@@ -24,6 +24,8 @@ mod record;
 pub mod rounds;
 mod runner;
 pub mod search;
+pub mod served;
+mod server_there;
 pub mod tools;
 
 
@@ -36,7 +38,7 @@ use std::time::SystemTime;
 
 use crate::catalog::Catalog;
 use crate::model::{MeasurementStatus, RunResult, SCHEMA};
-use crate::remote::ClientHosts;
+use crate::remote::{ClientHosts, ServerHost};
 use crate::ui::Ui;
 
 use options::BenchOptions;
@@ -122,6 +124,14 @@ pub fn bench(
     };
     // Before anything is built: a host that cannot be used stops the run at once, naming it.
     let remote = &opts.remote;
+    let server_host = match (&remote.server_host, &remote.server_catalog) {
+        (Some(spec), Some(catalog)) => {
+            let host = ServerHost::prepare(spec, &remote.ssh_options, remote.server_address, remote.clock_tolerance, catalog, opts.rebuild, &|m| ui.line(m))?;
+            run.environment.server_host = Some(host.record());
+            Some(host)
+        }
+        _ => None,
+    };
     let hosts = if remote.client_hosts.is_empty() {
         None
     } else {
@@ -146,9 +156,12 @@ pub fn bench(
         stop,
         run: &mut run,
         save,
-        machine: machine::MachineWatch::new(opts.server_cpus.cpus(), opts.client_cpus.cpus()),
+        // The speed probes and the wait for quiet CPUs read this machine: with a server host, its client
+        // CPUs alone.
+        machine: machine::MachineWatch::new(if server_host.is_some() { &[][..] } else { opts.server_cpus.cpus() }, opts.client_cpus.cpus()),
         shuffle: fastrand::Rng::with_seed(seed),
         hosts: hosts.as_ref(),
+        server_host: server_host.as_ref(),
     };
     let ready = runner.prepare(&selected)?;
     if let Some(suite) = suite.filter(|_| opts.check && !runner.stopped()) {

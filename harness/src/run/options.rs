@@ -170,8 +170,13 @@ pub struct Remote {
     /// The address every server listens on and every client connects to: loopback unless client hosts
     /// must reach it.
     pub server_address: std::net::IpAddr,
-    /// How far a client host's clock may be from this machine's.
+    /// How far a client or server host's clock may be from this machine's.
     pub clock_tolerance: Duration,
+    /// With `--server-host`: the host the servers run on, the checkout there (`--server-checkout`) and the
+    /// catalog's path in it.
+    pub server_host: Option<crate::remote::HostSpec>,
+    pub server_checkout: Option<PathBuf>,
+    pub server_catalog: Option<PathBuf>,
 }
 
 impl Default for Remote {
@@ -181,6 +186,9 @@ impl Default for Remote {
             ssh_options: Vec::new(),
             server_address: crate::launch::LOOPBACK,
             clock_tolerance: DEFAULT_CLOCK_TOLERANCE,
+            server_host: None,
+            server_checkout: None,
+            server_catalog: None,
         }
     }
 }
@@ -241,6 +249,9 @@ pub struct BenchChoices {
     /// `--server-address`; loopback when not given.
     pub server_address: Option<std::net::IpAddr>,
     pub clock_tolerance: Duration,
+    /// `--server-host` as given, and `--server-checkout`.
+    pub server_host: Option<String>,
+    pub server_checkout: Option<PathBuf>,
 }
 
 impl BenchChoices {
@@ -287,6 +298,8 @@ impl BenchChoices {
             ssh_options: Vec::new(),
             server_address: None,
             clock_tolerance: DEFAULT_CLOCK_TOLERANCE,
+            server_host: None,
+            server_checkout: None,
         }
     }
 }
@@ -390,7 +403,9 @@ impl BenchOptions {
             Some(s) => CpuSet::parse(s)?,
             None => default_client,
         };
-        for (what, set) in [("--server-cpus", &server_all), ("--client-cpus", &client_cpus)] {
+        // With a server host, the server CPUs are that host's: its agent checks them there.
+        let here = c.server_host.is_none();
+        for (what, set) in [("--server-cpus", &server_all), ("--client-cpus", &client_cpus)].into_iter().filter(|(w, _)| here || *w != "--server-cpus") {
             anyhow::ensure!(set.is_subset_of(&allowed), "{what} {set} is outside the CPUs this process may use ({allowed})");
         }
         let server_cpus = match c.run_type {
@@ -405,7 +420,9 @@ impl BenchOptions {
              e.g. both 0-1, and the run then says that server and client shared them), or use --type singleCore",
             allowed.len()
         );
-        if server_cpus.overlaps(&client_cpus) {
+        // The client competes with the servers only for CPUs of one machine.
+        let server_cpus_here = if here { server_cpus.clone() } else { CpuSet::new(Vec::new()) };
+        if server_cpus_here.overlaps(&client_cpus) {
             notes.push(format!(
                 "server CPUs {server_cpus} and client CPUs {client_cpus} overlap: the two compete, and the figures measure both"
             ));
@@ -490,9 +507,9 @@ impl BenchOptions {
 
         let remote = remote(&c, &scenarios)?;
         let (client_io, client_io_name) = crate::load::resolve_io(c.client_io).map_err(|e| anyhow::anyhow!("--client-{e}"))?;
-        let client_poll = client_poll(c.client_poll, &server_cpus, &client_cpus, client_threads)?;
+        let client_poll = client_poll(c.client_poll, &server_cpus_here, &client_cpus, client_threads)?;
         anyhow::ensure!(
-            client_io != crate::load::IoBackend::IoUringSqpoll || !server_cpus.overlaps(&client_cpus),
+            client_io != crate::load::IoBackend::IoUringSqpoll || !server_cpus_here.overlaps(&client_cpus),
             "--client-io io_uring-sqpoll pins a kernel thread to each client thread's CPU, which must not be a server's: \
              client on CPUs {client_cpus}, servers on {server_cpus}"
         );
@@ -545,7 +562,8 @@ impl BenchOptions {
 fn remote(c: &BenchChoices, scenarios: &[Scenario]) -> anyhow::Result<Remote> {
     let client_hosts = c.client_hosts.iter().map(|h| crate::remote::HostSpec::parse(h)).collect::<Result<Vec<_>, _>>().map_err(anyhow::Error::msg)?;
     let server_address = c.server_address.unwrap_or(Remote::default().server_address);
-    if c.server_address.is_some() {
+    let server_host = c.server_host.as_deref().map(|h| crate::remote::HostSpec::parse_as("--server-host", h)).transpose().map_err(anyhow::Error::msg)?;
+    if c.server_address.is_some() && server_host.is_none() {
         std::net::TcpListener::bind((server_address, 0)).map_err(|e| {
             anyhow::anyhow!("--server-address {server_address} is not an address of this machine ({e}); give one that `ip addr` lists")
         })?;
@@ -562,7 +580,18 @@ fn remote(c: &BenchChoices, scenarios: &[Scenario]) -> anyhow::Result<Remote> {
         );
     }
     anyhow::ensure!(!c.clock_tolerance.is_zero(), "--clock-tolerance must be above 0");
-    Ok(Remote { client_hosts, ssh_options: c.ssh_options.clone(), server_address, clock_tolerance: c.clock_tolerance })
+    let (server_checkout, server_catalog) = match &server_host {
+        None => {
+            anyhow::ensure!(c.server_checkout.is_none(), "--server-checkout applies to --server-host only");
+            (None, None)
+        }
+        Some(_) => {
+            super::server_there::check(c)?;
+            let (checkout, catalog) = super::server_there::paths(c);
+            (Some(checkout), Some(catalog))
+        }
+    };
+    Ok(Remote { client_hosts, ssh_options: c.ssh_options.clone(), server_address, clock_tolerance: c.clock_tolerance, server_host, server_checkout, server_catalog })
 }
 
 /// How the client waits: busy-polling (`--client-poll busy`) needs a CPU of its own for each client thread,

@@ -1,11 +1,16 @@
-//! The first phase of a benchmark: each selected contestant's dependencies and build, recorded as they
-//! finish; only contestants that are ready go on.
+//! The first phase of a benchmark: each selected contestant's dependencies and build (here, or by the
+//! agent on the server host, whose build log is copied here), recorded as they finish; only contestants
+//! that are ready go on.
 
-use crate::catalog::build::{BuildResult, Builder};
+use std::path::Path;
+
+use crate::catalog::build::{BuildOutcome, BuildResult, Builder};
 use crate::catalog::requires::System;
 use crate::catalog::Contestant;
 use crate::launch::{make_ready, stamp_dir, version, Prepared};
 use crate::model::ContestantStatus;
+use crate::remote::agent_protocol::BuildOutcomeThere;
+use crate::remote::ServerHost;
 
 use super::runner::Runner;
 
@@ -23,14 +28,14 @@ impl Runner<'_, '_> {
             }
             self.ui.status(format!("preparing {}", c.name));
             let wanted = self.opts.scenarios.iter().any(|s| c.supports(s));
-            let prepared = if wanted {
-                make_ready(c, self.catalog, &mut builder, sys, self.opts.install, &logs, self.ui, self.stop)?
-            } else {
-                Prepared::Skipped(not_answered(c, &self.opts.scenarios))
-            };
-            let version = match &prepared {
-                Prepared::Ready(_) => version(c, self.opts.workers),
-                _ => None,
+            let (prepared, version) = match self.server_host {
+                _ if !wanted => (Prepared::Skipped(not_answered(c, &self.opts.scenarios)), None),
+                Some(host) => self.prepare_there(host, c, &logs)?,
+                None => {
+                    let prepared = make_ready(c, self.catalog, &mut builder, sys, self.opts.install, &logs, self.ui, self.stop)?;
+                    let version = matches!(prepared, Prepared::Ready(_)).then(|| version(c, self.opts.workers)).flatten();
+                    (prepared, version)
+                }
             };
             let build_log = match &prepared {
                 Prepared::Ready(o) | Prepared::Failed(_, o) => Some(self.relative(&o.log)),
@@ -60,6 +65,33 @@ impl Runner<'_, '_> {
             self.ui.step();
         }
         Ok(ready)
+    }
+}
+
+impl Runner<'_, '_> {
+    /// A contestant made ready by the agent on the server host, and the version it reports there. A host
+    /// that is lost is an error, naming it.
+    fn prepare_there(&self, host: &ServerHost, c: &Contestant, logs: &Path) -> anyhow::Result<(Prepared, Option<String>)> {
+        self.ui.status(format!("building {} on {}", c.name, host.name()));
+        let built = host.build(&c.name, self.opts.install, self.opts.workers)?;
+        let log = logs.join(format!("{}.build.log", c.name));
+        if let Some(text) = &built.log {
+            std::fs::create_dir_all(logs)?;
+            std::fs::write(&log, text)?;
+        }
+        let there = |reason: String| format!("{reason} (on {})", host.name());
+        let outcome = |result, seconds| BuildOutcome { result, log: log.clone(), seconds };
+        let prepared = match built.outcome {
+            BuildOutcomeThere::Ready { result, seconds } => Prepared::Ready(outcome(result, seconds)),
+            BuildOutcomeThere::Skipped { reason } => Prepared::Skipped(there(reason)),
+            BuildOutcomeThere::Failed { reason, seconds } => Prepared::Failed(there(reason.clone()), outcome(BuildResult::Failed(reason), seconds)),
+            BuildOutcomeThere::Interrupted => Prepared::Interrupted,
+        };
+        match &prepared {
+            Prepared::Skipped(reason) | Prepared::Failed(reason, _) => self.ui.line(&format!("{}: {}", c.name, reason.lines().next().unwrap_or_default())),
+            _ => {}
+        }
+        Ok((prepared, built.version))
     }
 }
 

@@ -47,6 +47,8 @@ pub(super) fn run_config(o: &BenchOptions) -> RunConfig {
         notes: o.notes.clone(),
         server_address: (!o.remote.server_address.is_loopback()).then(|| o.remote.server_address.to_string()),
         client_hosts: o.remote.client_hosts.iter().map(ToString::to_string).collect(),
+        server_host: o.remote.server_host.as_ref().map(ToString::to_string),
+        server_checkout: o.remote.server_checkout.as_ref().map(|p| p.display().to_string()),
         workers_sweep: o.workers_sweep.clone(),
         workload: o.scenarios.iter().any(|s| s == "work" || s == "counter").then(|| o.mix.clone()),
         shuffle_seed: Some(

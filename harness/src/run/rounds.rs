@@ -4,10 +4,8 @@
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
-use std::time::Instant;
 
-use crate::launch::probe::Sampler;
-use crate::launch::server::Server;
+use crate::launch::round_watch::ServerSide;
 use crate::load::{self, LoadConfig, Mode, Stop, Workload};
 use crate::model::{
     unsaturated_limit, LimitInputs, Round, RoundMachine, ServerUsage, SyscallsPerRequest, BUSY_THRESHOLD_PCT, DISTURBED_MIN_TICKS, DISTURBED_THRESHOLD_PCT, FLAG_CLIENT_BOUND, FLAG_DISTURBED, FLAG_ERRORS,
@@ -15,10 +13,9 @@ use crate::model::{
     RAMP_LIMIT, RATE_HELD_SHARE, UNFAIR_JAIN, FLAG_UNSATURATED, SERVER_BOUND,
 };
 use crate::os::cpustat::{ticks_per_s, CpuStat, CpuTimes};
-use crate::os::proc;
-use crate::os::syscalls::Counter;
 
 use super::options::{BenchOptions, ModeKind, StopRule, SyscallCounting, Tool};
+use super::served::RoundServer;
 use super::tools::{self, ToolRun};
 
 /// What one round of one server does.
@@ -94,29 +91,23 @@ fn not_counted(when: SyscallCounting) -> &'static str {
 
 /// Runs one round. An error means the load could not run at all (not that requests failed: those are
 /// counted in the round).
-pub fn run_round(server: &mut Server, plan: &RoundPlan, index: u32, warmup: bool, stop: &Arc<AtomicBool>) -> anyhow::Result<Round> {
+pub fn run_round<S: RoundServer>(server: &mut S, plan: &RoundPlan, index: u32, warmup: bool, stop: &Arc<AtomicBool>) -> anyhow::Result<Round> {
     let o = plan.opts;
     let label = format!("{}.{}.c{}", plan.contestant, plan.scenario, plan.connections);
+    let here = server.is_here();
     // Counted on the server's own CPUs, where nothing else may run (a round that shares them is
     // `disturbed`); with the client on them too the counts would be of both.
     let syscalls = if !plan.count_syscalls {
         Err(not_counted(o.syscall_counts).into())
-    } else if o.server_cpus.overlaps(&o.client_cpus) {
+    } else if here && o.server_cpus.overlaps(&o.client_cpus) {
         Err(format!("server CPUs {} and client CPUs {} overlap: the counts per CPU would hold the client's calls too", o.server_cpus, o.client_cpus))
     } else {
-        Ok(Counter::open(o.server_cpus.cpus()))
+        Ok(o.server_cpus.cpus().to_vec())
     };
-    let sampler = Sampler::spawn_counting(server.pid(), server.pid(), syscalls);
-    let listen_before = proc::listen_overflows_and_drops();
-    let stat_before = CpuStat::read();
-    let started = Instant::now();
-    // The engine tells the sampler the edges of its measured window, so that the server's CPU time and the
+    let probe = server.watch_round(syscalls)?;
+    // The engine tells the probe the edges of its measured window, so that the server's CPU time and the
     // CPUs' counters cover what the client's figures cover; an external tool's round is read around the call.
-    let marks = sampler.marks();
-    let watch: load::WindowWatch = Arc::new(move |edge| match edge {
-        load::Edge::Open => marks.open(),
-        load::Edge::Close => marks.close(),
-    });
+    let watch = probe.marks();
     let mut hosts = Vec::new();
     let outcome = match (o.tool, plan.hosts) {
         (Tool::Builtin, Some(remote)) => load_config(plan, server.addr())
@@ -146,18 +137,9 @@ pub fn run_round(server: &mut Server, plan: &RoundPlan, index: u32, warmup: bool
             stop,
         ),
     };
-    let call_s = started.elapsed().as_secs_f64();
-    let stat_after = CpuStat::read();
-    let listen_after = proc::listen_overflows_and_drops();
-    let usage = sampler.finish();
-    server.remember(&usage.members);
-    // The measured window when the engine marked it; the whole call otherwise (external tools, or a run
-    // that ended before its window opened).
-    let (wall_s, stat_before, stat_after) = match &usage.window {
-        Some(w) => (w.wall_s, w.stat_open.clone(), w.stat_close.clone()),
-        None => (call_s, stat_before, stat_after),
-    };
+    let side = server.end_round(probe);
     let (mut load, tool_latency_ns) = outcome?;
+    let ServerSide { usage, wall_s, stat_before, stat_after, listen_before, listen_after } = side?;
     if load.response_bytes == 0 {
         load.response_bytes = plan.response_bytes;
     }
@@ -221,9 +203,12 @@ pub fn run_round(server: &mut Server, plan: &RoundPlan, index: u32, warmup: bool
     }
     // With CPUs shared (`--cpus shared`) the client's own threads run on the server's CPUs too: they are
     // part of the measurement, not foreign to it.
-    let shared_cpus = plan.hosts.is_none() && o.server_cpus.overlaps(&o.client_cpus);
+    let shared_cpus = plan.hosts.is_none() && here && o.server_cpus.overlaps(&o.client_cpus);
     let own_cpu_s = usage.cpu_s.map(|s| s + if shared_cpus { load.client_cpu_s } else { 0.0 });
-    let mut machine = interference(o, own_cpu_s, wall_s, stat_before.as_ref(), stat_after.as_ref());
+    // The counters are of the server's machine: the client CPUs' steal is read there only when the client
+    // runs there too.
+    let client_cpus: &[usize] = if here { o.client_cpus.cpus() } else { &[] };
+    let mut machine = interference(o, own_cpu_s, wall_s, stat_before.as_ref(), stat_after.as_ref(), client_cpus);
     // Over the whole round, ramp included: a listener overflows while connections are being set up.
     if let (Some(before), Some(after)) = (listen_before, listen_after) {
         machine.listen_overflows = Some(after.0.saturating_sub(before.0));
@@ -256,7 +241,7 @@ pub fn run_round(server: &mut Server, plan: &RoundPlan, index: u32, warmup: bool
             workers: crate::model::worker_balance(&usage.thread_cpu_s, plan.workers),
             cost: usage.thread_cost.and_then(crate::model::CostBreakdown::of_threads),
             syscalls_per_request: usage.syscalls.as_ref().and_then(|c| SyscallsPerRequest::of(c, load.requests)),
-            syscalls_method: usage.syscalls_method.map(String::from),
+            syscalls_method: usage.syscalls_method,
             syscalls_unavailable: usage.syscalls_unavailable,
             syscalls: usage.syscalls,
         },
@@ -285,18 +270,18 @@ fn foreign_pct(d: &CpuTimes, own_s: f64, window_s: f64, ticks_per_s: f64) -> f64
     ((busy_s - own_s) / window_s * 100.0).max(0.0)
 }
 
-fn interference(o: &BenchOptions, server_cpu_s: Option<f64>, wall_s: f64, before: Option<&CpuStat>, after: Option<&CpuStat>) -> RoundMachine {
+fn interference(o: &BenchOptions, server_cpu_s: Option<f64>, wall_s: f64, before: Option<&CpuStat>, after: Option<&CpuStat>, client_cpus: &[usize]) -> RoundMachine {
     let (Some(before), Some(after)) = (before, after) else { return RoundMachine::default() };
     let tps = ticks_per_s();
     let share = |ticks: u64, cpus: usize| ticks as f64 / tps / (wall_s * cpus.max(1) as f64) * 100.0;
     let server = after.since(before, o.server_cpus.cpus());
-    let client = after.since(before, o.client_cpus.cpus());
+    let client = after.since(before, client_cpus);
     let foreign_pct = match (server, server_cpu_s) {
         (Some(d), Some(own)) if wall_s > 0.0 => Some(foreign_pct(&d, own, wall_s * o.server_cpus.len().max(1) as f64, tps)),
         _ => None,
     };
     let steal_pct = match (server, client) {
-        (Some(s), Some(c)) if wall_s > 0.0 => Some(share(s.steal, o.server_cpus.len()).max(share(c.steal, o.client_cpus.len()))),
+        (Some(s), Some(c)) if wall_s > 0.0 => Some(share(s.steal, o.server_cpus.len()).max(share(c.steal, client_cpus.len()))),
         _ => None,
     };
     RoundMachine { foreign_pct, steal_pct, ..RoundMachine::default() }

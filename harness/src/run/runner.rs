@@ -7,18 +7,18 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use crate::catalog::{Catalog, Contestant};
-use crate::launch::server::Server;
 use crate::model::{ContestantRecord, MeasurementStatus, RunResult};
 use crate::ui::Ui;
 
 use super::machine::MachineWatch;
 use super::options::BenchOptions;
+use super::served::Served;
 use super::Save;
 
 /// A server that passed verification and is being measured.
 pub(super) struct Live<'c> {
     pub(super) contestant: &'c Contestant,
-    pub(super) server: Server,
+    pub(super) server: Served,
     /// Indices into `run.measurements`, per connection count and level (`levels::levels`).
     pub(super) measurements: Vec<Vec<usize>>,
     pub(super) response_bytes: u64,
@@ -43,6 +43,8 @@ pub(super) struct Runner<'a, 's> {
     pub(super) shuffle: fastrand::Rng,
     /// With `--client-host`: the hosts, prepared, that generate the load.
     pub(super) hosts: Option<&'a crate::remote::ClientHosts>,
+    /// With `--server-host`: the host, prepared, that builds and runs the servers.
+    pub(super) server_host: Option<&'a crate::remote::ServerHost>,
 }
 
 impl<'a, 's> Runner<'a, 's> {
@@ -68,9 +70,15 @@ impl<'a, 's> Runner<'a, 's> {
         }
     }
 
-    pub(super) fn stop_server(&mut self, c: &Contestant, server: Server) {
-        let port = server.port;
-        let report = server.stop(self.opts.stop_grace);
+    pub(super) fn stop_server(&mut self, c: &Contestant, server: Served) {
+        let port = server.port();
+        let report = match server.stop(self.opts.stop_grace) {
+            Ok(r) => r,
+            Err(e) => {
+                self.ui.warn(&format!("{}: could not be stopped: {e:#}", c.name));
+                return;
+            }
+        };
         let warnings = report.warnings(port);
         for w in warnings {
             self.ui.warn(&format!("{}: {w}", c.name));

@@ -1,0 +1,190 @@
+//! The server a round measures, on this machine or on the server host (`--server-host`): one face for the
+//! runner, so that a round reads the server's figures from the local probe or from the agent there, the
+//! same figures read by the same code (`launch::round_watch`) either way.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::catalog::Contestant;
+use crate::launch::round_watch::{RoundWatch, ServerSide};
+use crate::launch::server::{Server, StopReport};
+use crate::launch::{start_verified, verified, ServerSetup, Started};
+use crate::load::{Edge, WindowWatch};
+use crate::remote::{RemoteRound, RemoteServer, ServerHost};
+use crate::ui::Ui;
+
+/// A server that was started for a scenario.
+pub enum Served {
+    Here(Server),
+    /// On the server host; its log is copied to `log` when it stops.
+    There { server: RemoteServer, log: PathBuf },
+}
+
+/// What a round needs of the server it measures.
+pub trait RoundServer {
+    fn addr(&self) -> SocketAddr;
+    /// Whether it runs on this machine, so that its CPUs are this machine's.
+    fn is_here(&self) -> bool;
+    /// Starts reading its figures for a round; its system calls counted on `syscall_cpus`, or why not.
+    fn watch_round(&mut self, syscall_cpus: Result<Vec<usize>, String>) -> anyhow::Result<RoundProbe>;
+    fn end_round(&mut self, probe: RoundProbe) -> anyhow::Result<ServerSide>;
+}
+
+/// A round's reading of the server, here or there.
+pub enum RoundProbe {
+    Here(RoundWatch),
+    There(RemoteRound),
+}
+
+impl RoundProbe {
+    /// What the load calls at its window's edges.
+    pub fn marks(&self) -> WindowWatch {
+        match self {
+            RoundProbe::Here(w) => {
+                let marks = w.marks();
+                Arc::new(move |edge| match edge {
+                    Edge::Open => marks.open(),
+                    Edge::Close => marks.close(),
+                })
+            }
+            RoundProbe::There(r) => r.marks(),
+        }
+    }
+}
+
+impl RoundServer for Server {
+    fn addr(&self) -> SocketAddr {
+        Server::addr(self)
+    }
+
+    fn is_here(&self) -> bool {
+        true
+    }
+
+    fn watch_round(&mut self, syscall_cpus: Result<Vec<usize>, String>) -> anyhow::Result<RoundProbe> {
+        Ok(RoundProbe::Here(RoundWatch::begin(self.pid(), syscall_cpus)))
+    }
+
+    fn end_round(&mut self, probe: RoundProbe) -> anyhow::Result<ServerSide> {
+        match probe {
+            RoundProbe::Here(w) => {
+                let side = w.finish();
+                self.remember(&side.usage.members);
+                Ok(side)
+            }
+            RoundProbe::There(r) => r.finish(),
+        }
+    }
+}
+
+impl RoundServer for Served {
+    fn addr(&self) -> SocketAddr {
+        match self {
+            Served::Here(s) => s.addr(),
+            Served::There { server, .. } => server.addr(),
+        }
+    }
+
+    fn is_here(&self) -> bool {
+        matches!(self, Served::Here(_))
+    }
+
+    fn watch_round(&mut self, syscall_cpus: Result<Vec<usize>, String>) -> anyhow::Result<RoundProbe> {
+        match self {
+            Served::Here(s) => s.watch_round(syscall_cpus),
+            Served::There { server, .. } => Ok(RoundProbe::There(server.begin_round(syscall_cpus)?)),
+        }
+    }
+
+    fn end_round(&mut self, probe: RoundProbe) -> anyhow::Result<ServerSide> {
+        match self {
+            Served::Here(s) => s.end_round(probe),
+            Served::There { .. } => match probe {
+                RoundProbe::There(r) => r.finish(),
+                RoundProbe::Here(w) => Ok(w.finish()),
+            },
+        }
+    }
+}
+
+impl Served {
+    /// Starts and verifies a contestant's server: here, or through the agent on `host` (verified from
+    /// here, over the network the load takes).
+    pub fn start(host: Option<&ServerHost>, c: &Contestant, scenario: &str, setup: &ServerSetup, log: PathBuf, ui: &Ui, stop: &AtomicBool) -> Started<Served> {
+        let Some(host) = host else {
+            return match start_verified(c, scenario, setup, log, ui, stop) {
+                Started::Verified(s, sample) => Started::Verified(Served::Here(s), sample),
+                Started::Failed(s, reason, sample) => Started::Failed(s.map(Served::Here), reason, sample),
+            };
+        };
+        ui.detail(&format!("{}: starting on {} (CPUs {})", c.name, host.name(), setup.cpus));
+        match host.start(&c.name, scenario, setup) {
+            Err(e) => Started::Failed(None, format!("{e:#}"), None),
+            Ok(Err((reason, text))) => {
+                let _ = std::fs::write(&log, text);
+                Started::Failed(None, reason, None)
+            }
+            Ok(Ok(server)) => match verified(server, c, scenario, setup.timeout) {
+                Started::Verified(server, sample) => Started::Verified(Served::There { server, log }, sample),
+                Started::Failed(server, reason, sample) => Started::Failed(server.map(|server| Served::There { server, log }), reason, sample),
+            },
+        }
+    }
+
+    pub fn port(&self) -> u16 {
+        self.addr().port()
+    }
+
+    /// Freezes its tree (SIGSTOP). On a host that was lost this does nothing: the next round fails,
+    /// naming the host.
+    pub fn freeze(&mut self) {
+        match self {
+            Served::Here(s) => s.freeze(),
+            Served::There { server, .. } => {
+                let _ = server.freeze();
+            }
+        }
+    }
+
+    pub fn thaw(&self) {
+        match self {
+            Served::Here(s) => s.thaw(),
+            Served::There { server, .. } => {
+                let _ = server.thaw();
+            }
+        }
+    }
+
+    /// How its leader exited, once it has. A server on a host that was lost is not known to have exited:
+    /// the round's own error names the host.
+    pub fn exited(&mut self) -> Option<String> {
+        match self {
+            Served::Here(s) => s.exited().map(|status| status.to_string()),
+            Served::There { server, .. } => server.exited().ok().flatten(),
+        }
+    }
+
+    /// A failure message: `what`, then what its log says.
+    pub fn explain(&self, what: &str) -> String {
+        match self {
+            Served::Here(s) => s.explain(what),
+            Served::There { server, .. } => server.explain(what),
+        }
+    }
+
+    /// Stops it (SIGTERM, SIGKILL after `grace`) and says what the stop found; a server there has its log
+    /// copied here.
+    pub fn stop(self, grace: Duration) -> anyhow::Result<StopReport> {
+        match self {
+            Served::Here(s) => Ok(s.stop(grace)),
+            Served::There { server, log } => {
+                let (report, text) = server.stop(grace)?;
+                let _ = std::fs::write(&log, text);
+                Ok(report)
+            }
+        }
+    }
+}
