@@ -427,3 +427,61 @@ fn system_calls_of_an_extra_round_or_of_proc_are_said_as_such() {
     assert_eq!(at("server_syscalls_per_request"), "", "the total is absent, not 2");
     assert_eq!((at("server_syscall_1"), at("server_syscall_2")), ("syscr", "syscw"));
 }
+
+/// With client hosts, every export says where the load came from: summary.md a line per host with its clock
+/// readings, report.html a table, summary.csv the hosts of each measurement.
+#[test]
+fn client_hosts_are_named_in_every_export() {
+    let mut run = model();
+    let record = |host: &str, offset_ms: f64| HostRecord {
+        host: host.into(),
+        arch: "x86_64".into(),
+        cpu_model: "Test CPU".into(),
+        cores: 8,
+        kernel: "Linux 6.18".into(),
+        clock_offset_ms: offset_ms,
+        clock_rtt_ms: 0.4,
+        source_address: Some("198.18.0.2".into()),
+        server_address: "198.18.0.1".into(),
+        interface: Some("veth1".into()),
+        mtu: Some(1500),
+        ssh_command: format!("ssh {host} serverbench load --worker ..."),
+        binary: "/tmp/serverbench.x/serverbench".into(),
+    };
+    run.config.server_address = Some("198.18.0.1".into());
+    run.environment.client_hosts = vec![record("root@198.18.0.2", 0.12), record("root@198.18.0.6", -0.30)];
+    let m = run.measurements.iter_mut().find(|m| m.status == MeasurementStatus::Measured).unwrap();
+    for (k, r) in m.rounds.iter_mut().enumerate() {
+        let share = |host: &str, offset_ms: f64| HostLoad {
+            host: host.into(),
+            requests: r.load.requests / 2,
+            latency_count: r.load.requests / 2,
+            duration_s: r.load.duration_s,
+            client_cpu_s: 0.5,
+            client_limit_pct: Some(40.0 + k as f64),
+            clock_offset_ms: Some(offset_ms + k as f64 / 10.0),
+            ..HostLoad::default()
+        };
+        r.hosts = vec![share("root@198.18.0.2", 0.12), share("root@198.18.0.6", -0.30)];
+    }
+    let (measured, last) = (m.measured_rounds().count(), m.rounds.len() - 1);
+    let name = m.contestant.clone();
+
+    let markdown = String::from_utf8(report::markdown::Markdown.serialize(&run).unwrap()).unwrap();
+    let want = format!("clock +0.12 ms (± 0.20); before the rounds +0.12 to {:+.2} ms", 0.12 + last as f64 / 10.0);
+    assert!(markdown.contains("- Load from 2 client hosts over ssh") && markdown.contains(&want), "{want}\n{markdown}");
+    assert!(markdown.contains(&format!("198.18.0.2 → 198.18.0.1 via veth1, MTU 1500; client CPU {:.2} s", 0.5 * measured as f64)), "{markdown}");
+
+    let html = String::from_utf8(report::html::Html.serialize(&run).unwrap()).unwrap();
+    let table = &html[html.find(r#"<table id="client-hosts-table""#).expect("a client hosts table")..];
+    let table = &table[..table.find("</table>").unwrap()];
+    assert_eq!(table.matches("<tr>").count(), 3, "a header and a row per host: {table}");
+    assert!(table.contains("root@198.18.0.6") && table.contains("-0.30 ms") && table.contains("ssh root@198.18.0.2 serverbench load"), "{table}");
+
+    let csv = String::from_utf8(report::csv::Csv.serialize(&run).unwrap()).unwrap();
+    let rows: Vec<&str> = csv.lines().collect();
+    assert!(rows[0].ends_with(",client_hosts"), "{}", rows[0]);
+    let row = rows.iter().find(|l| l.split(',').nth(1) == Some(name.as_str())).unwrap();
+    assert!(row.ends_with(",root@198.18.0.2;root@198.18.0.6"), "{row}");
+    assert!(rows.iter().filter(|l| l.split(',').nth(1) != Some(name.as_str())).skip(1).all(|l| l.ends_with(',')), "other rows name no host");
+}

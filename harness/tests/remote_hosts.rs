@@ -307,6 +307,8 @@ fn load_from_two_namespaces_over_ssh_merges_exactly() {
         assert_eq!(r.load.latency.len(), r.load.requests, "round {}: the merged histogram holds every request", r.index);
         assert_eq!(r.hosts.iter().map(|h| h.latency_count).sum::<u64>(), r.load.requests, "round {}", r.index);
         assert!(r.hosts.iter().all(|h| h.requests > 0 && h.client_limit_pct.is_some()), "round {}: {:?}", r.index, r.hosts);
+        // Every round read each host's clock again; the namespaces share this machine's clock.
+        assert!(r.hosts.iter().all(|h| h.clock_offset_ms.is_some_and(|ms| ms.abs() < 100.0)), "round {}: {:?}", r.index, r.hosts);
         assert_eq!(r.load.connections, 8);
         eprintln!("round {} (warm-up {}): merged {} = {}", r.index, r.warmup, r.load.requests, r.hosts.iter().map(|h| format!("{} from {}", h.requests, h.host)).collect::<Vec<_>>().join(" + "));
     }

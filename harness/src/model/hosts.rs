@@ -54,6 +54,10 @@ pub struct HostLoad {
     /// When its window opened, in seconds after the earliest host's (from the host's own clock, corrected
     /// by its measured offset).
     pub window_open_s: Option<f64>,
+    /// The host's clock minus this machine's as read just before the round, in milliseconds (the start
+    /// instant and the window's edges were corrected by it); absent in runs that read it only once.
+    #[serde(default)]
+    pub clock_offset_ms: Option<f64>,
     /// The `serverbench load` arguments the host ran.
     pub command: Vec<String>,
 }

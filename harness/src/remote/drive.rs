@@ -1,5 +1,6 @@
-//! One round of load from the client hosts: the round's connections (and rate) shared out over the hosts,
-//! every worker started over ssh with the same start instant (in its own clock: ours plus its measured
+//! One round of load from the client hosts: every host's clock offset read again (a host whose clock has
+//! drifted beyond the tolerance fails the round), the round's connections (and rate) shared out over the
+//! hosts, every worker started over ssh with the same start instant (in its own clock: ours plus its
 //! offset), the window's edges passed on as the first host opens and the last one closes, and the reports
 //! merged. A host whose worker ends without a report fails the round with its name and what it said.
 
@@ -56,6 +57,11 @@ impl ClientHosts {
     /// Runs `config` (a round of `scenario`; `micro` holds hello to every byte) from every host.
     pub fn run(&self, config: &LoadConfig, scenario: &str, micro: bool, stop: &Arc<AtomicBool>, watch: Option<WindowWatch>) -> anyhow::Result<Merged> {
         let shares = shares(config, self.hosts.len())?;
+        let offsets = self
+            .hosts
+            .iter()
+            .map(|h| h.clock_now(&self.ssh_options, self.tolerance).map(|o| o.offset_s).map_err(|e| e.context(format!("client host {}", h.spec))))
+            .collect::<anyhow::Result<Vec<f64>>>()?;
         let lead = self.hosts.iter().map(|h| h.connect_s).fold(0.0, f64::max) * 2.0 + START_MARGIN.as_secs_f64();
         let start = unix_now() + lead;
         let (tx, rx) = mpsc::channel::<(usize, Event)>();
@@ -63,7 +69,7 @@ impl ClientHosts {
         let mut commands = Vec::new();
         for (i, (host, share)) in self.hosts.iter().zip(&shares).enumerate() {
             let args = load_args(share, scenario, micro);
-            let line = format!("exec '{}' load --worker --start-at {:.6} {}", host.binary, start + host.offset_s, args.join(" "));
+            let line = format!("exec '{}' load --worker --start-at {:.6} {}", host.binary, start + offsets[i], args.join(" "));
             let spawned = ssh(&host.spec, &self.ssh_options, &line).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn();
             let mut child = match spawned {
                 Ok(c) => c,
@@ -104,7 +110,7 @@ impl ClientHosts {
             let Ok((i, event)) = rx.recv_timeout(Duration::from_millis(100)) else { continue };
             match event {
                 Event::Line(WorkerLine::Window { open: true, unix_s }) => {
-                    opened[i] = Some(unix_s - self.hosts[i].offset_s);
+                    opened[i] = Some(unix_s - offsets[i]);
                     if !window_open {
                         window_open = true;
                         if let Some(w) = &watch {
@@ -182,6 +188,7 @@ impl ClientHosts {
                 client_work_s: report.client_work_s(),
                 client_limit_pct: client_limit_pct(&report, report.duration_s, cpus),
                 window_open_s: opened[i].map(|t| t - first_open),
+                clock_offset_ms: Some(offsets[i] * 1e3),
                 command: commands[i].clone(),
             });
             parts.push(report);

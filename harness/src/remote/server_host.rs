@@ -38,7 +38,7 @@ impl ServerHost {
     pub fn prepare(spec: &HostSpec, ssh_options: &[String], address: IpAddr, tolerance: Duration, catalog: &Path, rebuild: bool, say: &dyn Fn(&str)) -> anyhow::Result<ServerHost> {
         let name = format!("server host {spec}");
         say(&format!("{name}: copying serverbench and reading its clock"));
-        let host = prepare_one(spec, ssh_options, address, tolerance, "agent ...").with_context(|| name.clone())?;
+        let mut host = prepare_one(spec, ssh_options, address, tolerance, "agent ...").with_context(|| name.clone())?;
         let work = host.binary.rsplit_once('/').map_or("/tmp", |(dir, _)| dir).to_string();
         let line = format!(
             "exec {} agent --catalog {} --work {}{}",
@@ -47,9 +47,8 @@ impl ServerHost {
             quoted(&work),
             if rebuild { " --rebuild" } else { "" }
         );
-        let mut record = host.record.clone();
         let command = ssh(spec, ssh_options, &line);
-        record.ssh_command = super::host::shown(&command);
+        host.record.ssh_command = super::host::shown(&command);
         let link = match AgentLink::open(name.clone(), command) {
             Ok(l) => l,
             Err(e) => {
@@ -59,13 +58,13 @@ impl ServerHost {
         };
         say(&format!(
             "{name}: {} cores, {}, clock {:+.2} ms (± {:.2} ms); its agent reads the catalog at {}",
-            record.cores,
-            record.cpu_model,
-            record.clock_offset_ms,
-            record.clock_rtt_ms / 2.0,
+            host.record.cores,
+            host.record.cpu_model,
+            host.record.clock_offset_ms,
+            host.record.clock_rtt_ms / 2.0,
             catalog.display()
         ));
-        Ok(ServerHost { host: ReadyHost { record, ..host }, link: Arc::new(link), ssh_options: ssh_options.to_vec() })
+        Ok(ServerHost { host, link: Arc::new(link), ssh_options: ssh_options.to_vec() })
     }
 
     pub fn record(&self) -> HostRecord {

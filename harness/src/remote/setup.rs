@@ -1,16 +1,18 @@
 //! Getting hosts ready before the first round, one after the other, each failure naming its host: reach
 //! it, read what it is (architecture, CPU, kernel, the route to the server and its MTU), copy this program
-//! there into a fresh temporary folder, check that it runs (its shared libraries are there), and read its
-//! clock's offset. Client hosts here; the server host (`server_host`) is made ready the same way. The
-//! folders are removed when the hosts are dropped.
+//! there into a fresh temporary folder, check that it runs (its shared libraries are there), and open a
+//! channel to its clock and read its offset, which is read again before every round of a client host.
+//! Client hosts here; the server host (`server_host`) is made ready the same way. The folders are removed,
+//! and the clock channels closed, when the hosts are dropped.
 
 use std::net::IpAddr;
 use std::process::Stdio;
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
 
-use super::clock;
+use super::clock::{Clock, Offset};
 use super::host::{shown, ssh, HostSpec};
 use crate::model::HostRecord;
 
@@ -20,8 +22,9 @@ pub struct ReadyHost {
     pub spec: HostSpec,
     /// This program's copy there.
     pub binary: String,
-    /// Its clock minus ours, in seconds.
-    pub offset_s: f64,
+    /// Its clock minus ours when the run began.
+    pub first_offset: Offset,
+    clock: Mutex<Clock>,
     /// How long an ssh command there took to start and answer: the start instant leaves room for it.
     pub connect_s: f64,
     pub record: HostRecord,
@@ -32,13 +35,15 @@ pub struct ReadyHost {
 pub struct ClientHosts {
     pub hosts: Vec<ReadyHost>,
     pub ssh_options: Vec<String>,
+    /// `--clock-tolerance`: how far from ours a host's clock may be, at the start and before every round.
+    pub tolerance: Duration,
 }
 
 impl ClientHosts {
     /// Prepares every host, or fails on the first that cannot be used (the ones prepared before are
     /// cleaned up). `say` is told what is being done.
     pub fn prepare(specs: &[HostSpec], ssh_options: &[String], server: IpAddr, tolerance: Duration, say: &dyn Fn(&str)) -> anyhow::Result<ClientHosts> {
-        let mut ready = ClientHosts { hosts: Vec::new(), ssh_options: ssh_options.to_vec() };
+        let mut ready = ClientHosts { hosts: Vec::new(), ssh_options: ssh_options.to_vec(), tolerance };
         for spec in specs {
             say(&format!("client host {spec}: copying serverbench and reading its clock"));
             let host = prepare_one(spec, ssh_options, server, tolerance, "load --worker ...").with_context(|| format!("client host {spec}"))?;
@@ -56,6 +61,19 @@ impl ClientHosts {
 
     pub fn records(&self) -> Vec<HostRecord> {
         self.hosts.iter().map(|h| h.record.clone()).collect()
+    }
+}
+
+impl ReadyHost {
+    /// Its clock's offset now, read over the open channel (opened again once if it was lost, as when the host
+    /// went down and came back): an error when it cannot be read or is further off than `tolerance`.
+    pub fn clock_now(&self, options: &[String], tolerance: Duration) -> anyhow::Result<Offset> {
+        let mut clock = self.clock.lock().unwrap_or_else(|e| e.into_inner());
+        let reading = clock.read().or_else(|_| {
+            *clock = Clock::open(&self.spec, options)?;
+            clock.read()
+        });
+        reading.and_then(|o| o.within(tolerance, Some(self.first_offset)))
     }
 }
 
@@ -140,14 +158,8 @@ pub(super) fn prepare_one(spec: &HostSpec, options: &[String], server: IpAddr, t
     }
     run(spec, options, &format!("'{binary}' load --help >/dev/null"))
         .map_err(|e| cleanup(anyhow::anyhow!("cannot run the copy of serverbench ({binary}), a library it needs may be missing: {e:#}")))?;
-    let offset = clock::measure(spec, options).map_err(cleanup)?;
-    if offset.offset_s.abs() > tolerance.as_secs_f64() {
-        return Err(cleanup(anyhow::anyhow!(
-            "its clock is {:+.3} ms from this machine's (± {:.3} ms), beyond --clock-tolerance {tolerance:?}: synchronise the clocks (NTP, chrony) or raise the tolerance",
-            offset.offset_s * 1e3,
-            offset.rtt_s * 1e3 / 2.0,
-        )));
-    }
+    let mut clock = Clock::open(spec, options).map_err(cleanup)?;
+    let offset = clock.read().and_then(|o| o.within(tolerance, None)).map_err(cleanup)?;
     let record = HostRecord {
         host: spec.to_string(),
         arch: arch.to_string(),
@@ -163,7 +175,7 @@ pub(super) fn prepare_one(spec: &HostSpec, options: &[String], server: IpAddr, t
         ssh_command: shown(&ssh(spec, options, &format!("{binary} {runs}"))),
         binary: binary.clone(),
     };
-    Ok(ReadyHost { spec: spec.clone(), binary, offset_s: offset.offset_s, connect_s, record })
+    Ok(ReadyHost { spec: spec.clone(), binary, first_offset: offset, clock: Mutex::new(clock), connect_s, record })
 }
 
 #[cfg(test)]

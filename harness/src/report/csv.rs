@@ -2,6 +2,8 @@
 //! figures are empty cells; latency is in nanoseconds, sizes in bytes. `unsaturated_limits` is the limit
 //! of the unsaturated rounds, or each limit with its rounds ("server-sleeping:2;unknown:1").
 //! `server_syscall_1` to `_3` are the server's three leading system calls by name, most first.
+//! `client_hosts` names the hosts the load came from (`bench --client-host`), `;` between them; empty when
+//! it came from this machine.
 
 use super::Exporter;
 use crate::model::{Measurement, MeasurementStatus, RunResult};
@@ -25,7 +27,7 @@ const COLUMNS: &[&str] = &[
     "client_system_us_per_request", "client_voluntary_switches_per_request", "client_involuntary_switches_per_request",
     "client_system_calls_per_request", "server_syscalls_per_request", "server_syscall_1", "server_syscall_1_per_request",
     "server_syscall_2", "server_syscall_2_per_request", "server_syscall_3", "server_syscall_3_per_request",
-    "server_migrations_per_request", "client_migrations_per_request",
+    "server_migrations_per_request", "client_migrations_per_request", "client_hosts",
 ];
 
 impl Exporter for Csv {
@@ -136,7 +138,19 @@ fn row(run: &RunResult, m: &Measurement) -> Vec<String> {
     }
     cells.push(num(s.server_cost_per_request.and_then(|c| c.migrations)));
     cells.push(num(s.client_cost_per_request.and_then(|c| c.migrations)));
+    cells.push(client_hosts(m));
     cells
+}
+
+/// The client hosts that loaded the measured rounds, in order, `;` between them (empty: this machine).
+fn client_hosts(m: &Measurement) -> String {
+    let mut hosts: Vec<&str> = Vec::new();
+    for h in m.measured_rounds().flat_map(|r| r.hosts.iter()) {
+        if !hosts.contains(&h.host.as_str()) {
+            hosts.push(&h.host);
+        }
+    }
+    hosts.join(";")
 }
 
 fn line(cells: impl Iterator<Item = String>) -> String {

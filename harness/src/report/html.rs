@@ -155,6 +155,7 @@ fn header(page: &mut Page, run: &RunResult) {
     env.extend(e.tools.iter().map(|(k, v)| (k.as_str(), v.clone())));
     env.push(("Command", e.command_line.join(" ")));
     page.raw(&facts(&env));
+    client_hosts(page, run);
 
     page.heading(2, "rules", "Measurement rules");
     let stop = match (c.duration_s, c.requests_per_connection) {
@@ -379,6 +380,39 @@ fn grouped_bars(rows: &[&Row], bar: impl Fn(&Row) -> Option<Bar>) -> Vec<BarGrou
         })
         .filter(|g| !g.bars.is_empty())
         .collect()
+}
+
+/// With `--client-host`: a table of the hosts the load came from (docs/distributed.md).
+fn client_hosts(page: &mut Page, run: &RunResult) {
+    let hosts = super::hosts::totals(run);
+    if hosts.is_empty() {
+        return;
+    }
+    page.heading(3, "client-hosts", "Client hosts");
+    page.para(&format!(
+        "The load came from these hosts over ssh, to servers on {}; each round's counts, CPU times and latency histograms are their exact sum.",
+        run.config.server_address.as_deref().unwrap_or("?")
+    ));
+    let rows = hosts
+        .iter()
+        .map(|t| {
+            let h = t.record;
+            vec![
+                Cell::text(h.host.clone()),
+                Cell::text(h.cpu_model.clone()),
+                Cell::num(h.cores.to_string(), h.cores as f64),
+                Cell::text(h.kernel.clone()),
+                Cell::text(t.clock()),
+                Cell::text(t.path()),
+                Cell::num(format!("{:.2}", t.cpu_s), t.cpu_s),
+                Cell::num(t.requests.to_string(), t.requests as f64),
+                opt_num(t.limit_pct, |l| format!("{l:.0}%")),
+                Cell::text(h.ssh_command.clone()),
+            ]
+        })
+        .collect();
+    let headers = ["host", "CPU", "cores", "kernel", "clock offset", "network path", "client CPU s (measured rounds)", "requests", "busiest thread, at most", "ssh command"];
+    page.raw(&Table { id: "client-hosts-table".into(), caption: None, headers: headers.iter().map(|h| h.to_string()).collect(), rows }.to_html());
 }
 
 pub(super) fn opt_num(v: Option<f64>, f: impl Fn(f64) -> String) -> Cell {

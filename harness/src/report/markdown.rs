@@ -204,7 +204,7 @@ fn server_host(run: &RunResult) -> String {
 /// With `--client-host`: which hosts loaded the servers, what they are, and the client CPU each spent over
 /// the measured rounds (the merged figures are exact sums: docs/distributed.md).
 fn client_hosts(run: &RunResult) -> String {
-    let hosts = &run.environment.client_hosts;
+    let hosts = super::hosts::totals(run);
     if hosts.is_empty() {
         return String::new();
     }
@@ -213,30 +213,19 @@ fn client_hosts(run: &RunResult) -> String {
         hosts.len(),
         run.config.server_address.as_deref().unwrap_or("?")
     );
-    for h in hosts {
-        let rounds = run.measurements.iter().flat_map(|m| m.measured_rounds()).flat_map(|r| r.hosts.iter().filter(|x| x.host == h.host));
-        let (mut cpu_s, mut requests, mut limit) = (0.0, 0u64, None::<f64>);
-        for r in rounds {
-            cpu_s += r.client_cpu_s;
-            requests += r.requests;
-            limit = match (limit, r.client_limit_pct) {
-                (Some(a), Some(b)) => Some(a.max(b)),
-                (a, b) => a.or(b),
-            };
-        }
-        let path = match (&h.source_address, &h.interface, h.mtu) {
-            (Some(src), Some(dev), Some(mtu)) => format!("{src} → {} via {dev}, MTU {mtu}", h.server_address),
-            _ => format!("→ {} (route not read)", h.server_address),
-        };
+    for t in &hosts {
+        let h = t.record;
         s.push_str(&format!(
-            "  - {}: {}, {} CPUs, {}; clock {:+.2} ms (± {:.2}); {path}; client CPU {cpu_s:.2} s for {requests} requests over the measured rounds, busiest thread at most {}\n",
+            "  - {}: {}, {} CPUs, {}; clock {}; {}; client CPU {:.2} s for {} requests over the measured rounds, busiest thread at most {}\n",
             h.host,
             h.cpu_model,
             h.cores,
             h.kernel,
-            h.clock_offset_ms,
-            h.clock_rtt_ms / 2.0,
-            limit.map_or("n/a".to_string(), |l| format!("{l:.0}%"))
+            t.clock(),
+            t.path(),
+            t.cpu_s,
+            t.requests,
+            t.limit()
         ));
     }
     s

@@ -4,6 +4,7 @@
 
 pub mod csv;
 pub mod format;
+pub mod hosts;
 pub mod html;
 mod html_latency;
 pub mod html_page;
