@@ -480,8 +480,52 @@ fn client_hosts_are_named_in_every_export() {
 
     let csv = String::from_utf8(report::csv::Csv.serialize(&run).unwrap()).unwrap();
     let rows: Vec<&str> = csv.lines().collect();
-    assert!(rows[0].ends_with(",client_hosts"), "{}", rows[0]);
+    assert!(rows[0].ends_with(",client_hosts,server_host"), "{}", rows[0]);
     let row = rows.iter().find(|l| l.split(',').nth(1) == Some(name.as_str())).unwrap();
-    assert!(row.ends_with(",root@198.18.0.2;root@198.18.0.6"), "{row}");
-    assert!(rows.iter().filter(|l| l.split(',').nth(1) != Some(name.as_str())).skip(1).all(|l| l.ends_with(',')), "other rows name no host");
+    assert!(row.ends_with(",root@198.18.0.2;root@198.18.0.6,"), "{row}");
+    assert!(rows.iter().filter(|l| l.split(',').nth(1) != Some(name.as_str())).skip(1).all(|l| l.ends_with(",,")), "other rows name no host");
+}
+
+#[test]
+fn a_server_host_is_named_in_every_export() {
+    let mut run = model();
+    let csv = String::from_utf8(report::csv::Csv.serialize(&run).unwrap()).unwrap();
+    assert!(csv.lines().skip(1).all(|l| l.ends_with(',')), "servers on this machine: no server host named\n{csv}");
+    let html = String::from_utf8(report::html::Html.serialize(&run).unwrap()).unwrap();
+    assert!(!html.contains("server-host-table"));
+
+    run.config.server_host = Some("root@198.18.0.2".into());
+    run.config.server_checkout = Some("/srv/serverbench".into());
+    run.config.server_address = Some("198.18.0.2".into());
+    run.environment.server_host = Some(HostRecord {
+        host: "root@198.18.0.2".into(),
+        arch: "x86_64".into(),
+        cpu_model: "Server CPU".into(),
+        cores: 16,
+        kernel: "Linux 6.18".into(),
+        clock_offset_ms: -0.25,
+        clock_rtt_ms: 0.5,
+        source_address: Some("198.18.0.2".into()),
+        server_address: "198.18.0.2".into(),
+        interface: Some("lo".into()),
+        mtu: Some(65536),
+        ssh_command: "ssh root@198.18.0.2 -- exec /tmp/serverbench.x/serverbench agent --catalog /srv/serverbench/contestants".into(),
+        binary: "/tmp/serverbench.x/serverbench".into(),
+    });
+
+    let markdown = String::from_utf8(report::markdown::Markdown.serialize(&run).unwrap()).unwrap();
+    let want = "- Servers on server host root@198.18.0.2 (checkout /srv/serverbench), listening on 198.18.0.2, probed there by its agent: Server CPU, 16 CPUs, Linux 6.18; clock -0.25 ms (± 0.25)";
+    assert!(markdown.contains(want), "{want}\n{markdown}");
+
+    let html = String::from_utf8(report::html::Html.serialize(&run).unwrap()).unwrap();
+    let table = &html[html.find(r#"<table id="server-host-table""#).expect("a server host table")..];
+    let table = &table[..table.find("</table>").unwrap()];
+    assert_eq!(table.matches("<tr>").count(), 2, "a header and the host: {table}");
+    assert!(table.contains("Server CPU") && table.contains("-0.25 ms (± 0.25)") && table.contains("agent --catalog /srv/serverbench/contestants"), "{table}");
+    assert!(html.contains("from the checkout at /srv/serverbench"), "the checkout is named");
+
+    let csv = String::from_utf8(report::csv::Csv.serialize(&run).unwrap()).unwrap();
+    let rows: Vec<&str> = csv.lines().collect();
+    assert!(rows[0].ends_with(",client_hosts,server_host"), "{}", rows[0]);
+    assert!(rows.len() > 2 && rows[1..].iter().all(|l| l.ends_with(",,root@198.18.0.2")), "every row names the server host and no client host:\n{csv}");
 }

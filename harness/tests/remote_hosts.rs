@@ -31,6 +31,8 @@ struct Ns {
 struct Lab {
     dir: tempfile::TempDir,
     spaces: Vec<Ns>,
+    /// Blackhole routes added on this side, removed with the lab.
+    blackholes: Vec<String>,
 }
 
 impl Drop for Lab {
@@ -44,6 +46,9 @@ impl Drop for Lab {
                 unsafe { libc::kill(pid, libc::SIGKILL) };
             }
             let _ = Command::new("ip").args(["netns", "del", &ns.name]).stderr(Stdio::null()).status();
+        }
+        for net in &self.blackholes {
+            let _ = Command::new("ip").args(["route", "del", "blackhole", net]).stderr(Stdio::null()).status();
         }
     }
 }
@@ -84,7 +89,7 @@ fn missing() -> Option<String> {
 fn make_lab(tag: u32) -> Lab {
     let pid = std::process::id();
     let octet = ((pid + 131 * tag) % 250) as u8;
-    let mut lab = Lab { dir: tempfile::Builder::new().prefix("serverbench-remote-").tempdir().unwrap(), spaces: Vec::new() };
+    let mut lab = Lab { dir: tempfile::Builder::new().prefix("serverbench-remote-").tempdir().unwrap(), spaces: Vec::new(), blackholes: Vec::new() };
     let taken = text_of(&["ip", "-o", "addr"]);
     for (k, letter) in ["a", "b"].iter().enumerate() {
         let base = 4 * k as u8;
@@ -113,8 +118,34 @@ fn make_lab(tag: u32) -> Lab {
 /// The test targets only addresses of the namespaces it made.
 fn assert_ours(lab: &Lab, target: Ipv4Addr) {
     let ns = lab.spaces.iter().find(|n| n.inside == target).unwrap_or_else(|| panic!("{target} is not a namespace this test made"));
-    let addrs = text_of(&["ip", "-n", &ns.name, "-o", "addr"]);
-    assert!(addrs.contains(&format!("inet {target}/30")), "{target} is not in namespace {}: {addrs}", ns.name);
+    assert_in(&ns.name, target);
+}
+
+/// `target` is an address of namespace `ns`.
+fn assert_in(ns: &str, target: Ipv4Addr) {
+    let addrs = text_of(&["ip", "-n", ns, "-o", "addr"]);
+    assert!(addrs.contains(&format!("inet {target}/30")), "{target} is not in namespace {ns}: {addrs}");
+}
+
+/// A third veth pair, between the two namespaces themselves (198.18.x.9 in the first, .10 in the second):
+/// the first namespace's address on it, which the second reaches without passing through this machine.
+/// This machine has no way to it: a blackhole route keeps anything it would send there from leaving
+/// (without it, the default route would carry it to whatever answers outside).
+fn link_spaces(lab: &mut Lab) -> Ipv4Addr {
+    let (a, b) = (&lab.spaces[0], &lab.spaces[1]);
+    let [_, _, octet, _] = a.inside.octets();
+    let (in_a, in_b) = (Ipv4Addr::new(198, 18, octet, 9), Ipv4Addr::new(198, 18, octet, 10));
+    let (veth_a, veth_b) = (format!("{}l", a.name), format!("{}l", b.name));
+    sh(&["ip", "-n", &a.name, "link", "add", &veth_a, "type", "veth", "peer", "name", &veth_b, "netns", &b.name]);
+    sh(&["ip", "-n", &a.name, "addr", "add", &format!("{in_a}/30"), "dev", &veth_a]);
+    sh(&["ip", "-n", &b.name, "addr", "add", &format!("{in_b}/30"), "dev", &veth_b]);
+    sh(&["ip", "-n", &a.name, "link", "set", &veth_a, "up"]);
+    sh(&["ip", "-n", &b.name, "link", "set", &veth_b, "up"]);
+    assert_in(&a.name, in_a);
+    let net = format!("198.18.{octet}.8/30");
+    sh(&["ip", "route", "add", "blackhole", &net]);
+    lab.blackholes.push(net);
+    in_a
 }
 
 /// Keys, a known_hosts file, and an sshd in each namespace that takes root's key and nothing else.
@@ -207,6 +238,21 @@ fn server_host_args(lab: &mut Lab, out: &Path, round: &str) -> Vec<String> {
     assert_ours(lab, server);
     let mut args = c_epoll_args(lab, out, round, &ssh_options);
     args.extend(["--server-host".into(), format!("root@{server}"), "--server-address".into(), server.to_string()]);
+    args
+}
+
+/// sshd started in the namespaces, and the arguments of a benchmark of c-epoll served in the first namespace
+/// (`--server-host`, listening on its address toward the second) and loaded from the second
+/// (`--client-host`): this machine only orchestrates.
+fn apart_args(lab: &mut Lab, out: &Path, round: &str) -> Vec<String> {
+    let ssh_options = start_sshd(lab);
+    let server = link_spaces(lab);
+    for ns in &lab.spaces {
+        assert_ours(lab, ns.inside);
+    }
+    let mut args = c_epoll_args(lab, out, round, &ssh_options);
+    args.extend(["--server-host".into(), format!("root@{}", lab.spaces[0].inside), "--server-address".into(), server.to_string()]);
+    args.extend(["--client-host".into(), format!("root@{}", lab.spaces[1].inside)]);
     args
 }
 
@@ -462,4 +508,59 @@ fn a_server_host_lost_mid_round_is_named_and_nothing_is_left() {
     });
     let host = format!("server host root@{}", lab.spaces[0].inside);
     assert_lost_host_named(lab, &out, &args, &host, killer);
+}
+
+#[test]
+fn servers_on_one_host_loaded_from_another_while_this_machine_only_orchestrates() {
+    let name = "servers_on_one_host_loaded_from_another_while_this_machine_only_orchestrates";
+    let Some((_alone, lab, out, args)) = prepared(name, 4, "500ms", apart_args) else { return };
+    let (server_host, client_host) = (format!("root@{}", lab.spaces[0].inside), format!("root@{}", lab.spaces[1].inside));
+    // The server is started in the first namespace only: the processes there are watched while the run lasts.
+    let (here, there) = (lab.spaces[0].name.clone(), lab.spaces[1].name.clone());
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let watching = done.clone();
+    let watcher = std::thread::spawn(move || {
+        let mut seen: Vec<(String, String)> = Vec::new();
+        while !watching.load(std::sync::atomic::Ordering::Relaxed) {
+            for (ns, label) in [(&here, "server"), (&there, "client")] {
+                for c in ns_pids(ns).into_iter().map(cmdline).filter(|c| c.contains("serverbench") || c.contains("c-epoll")) {
+                    if !seen.iter().any(|(l, s)| l == label && *s == c) {
+                        seen.push((label.to_string(), c));
+                    }
+                }
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        seen
+    });
+    let (ok, said) = bench(&args, &out);
+    done.store(true, std::sync::atomic::Ordering::Relaxed);
+    let seen = watcher.join().unwrap();
+    assert!(ok, "serverbench bench failed or ran over {BENCH_LIMIT:?}:\n{said}");
+    let ran = |label: &str, what: &str| seen.iter().any(|(l, c)| l == label && c.contains(what));
+    assert!(ran("server", " agent --catalog ") && ran("server", "build/server"), "the agent and the server ran in the server's namespace: {seen:?}");
+    assert!(ran("client", " load --worker ") && !ran("client", "build/server") && !ran("server", " load --worker "), "{seen:?}");
+
+    let dir = common::only_run_dir(&out);
+    let run: RunResult = serde_json::from_str(&std::fs::read_to_string(dir.join("run.json")).unwrap()).unwrap();
+    assert_eq!(run.environment.server_host.as_ref().map(|h| h.host.as_str()), Some(server_host.as_str()));
+    assert_eq!(run.environment.client_hosts.iter().map(|h| h.host.as_str()).collect::<Vec<_>>(), [client_host.as_str()]);
+    let client = &run.environment.client_hosts[0];
+    assert_eq!(client.server_address, args[args.iter().position(|a| a == "--server-address").unwrap() + 1]);
+    assert!(client.interface.as_deref().is_some_and(|i| i.ends_with('l')), "the load took the link between the namespaces: {client:?}");
+    let m = run.measurements.iter().find(|m| m.contestant == "c-epoll").expect("c-epoll was measured");
+    assert_eq!(m.status, MeasurementStatus::Measured, "{:?}", m.reason);
+    let measured: Vec<_> = m.rounds.iter().filter(|r| !r.warmup).collect();
+    assert!(measured.len() >= 2, "{} measured rounds", measured.len());
+    for r in &measured {
+        assert_eq!(r.hosts.iter().map(|h| h.host.as_str()).collect::<Vec<_>>(), [client_host.as_str()], "round {}", r.index);
+        assert_eq!(r.load.requests, r.hosts[0].requests, "round {}", r.index);
+        assert_eq!(r.load.latency.len(), r.load.requests, "round {}: the histogram holds every request", r.index);
+        let cpu_s = r.server.cpu_s.unwrap_or_else(|| panic!("round {}: the server's CPU time is absent", r.index));
+        assert!(r.load.requests > 0 && cpu_s > 0.0 && r.server.pss_bytes.is_some_and(|b| b > 0), "round {}: {:?}", r.index, r.server);
+        eprintln!("round {}: {} requests from {client_host}, server CPU {cpu_s:.3} s on {server_host}", r.index, r.load.requests);
+    }
+    let summary = std::fs::read_to_string(dir.join("summary.md")).unwrap();
+    assert!(summary.contains(&format!("Servers on server host {server_host}")) && summary.contains(&format!("  - {client_host}: ")), "{summary}");
+    assert_nothing_left(lab);
 }

@@ -10,7 +10,7 @@ pub mod start;
 pub mod verify;
 
 pub use prepare::{make_ready, stamp_dir, version, Prepared};
-pub use start::{start_ready, start_verified, verified, Listening, ServerSetup, Started};
+pub use start::{judged, start_ready, start_verified, ServerSetup, Started};
 
 /// The address every server listens on and every client connects to, unless client hosts must reach the
 /// servers (`bench --server-address`); `HOST` is the same as text.

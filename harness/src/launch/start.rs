@@ -34,27 +34,19 @@ pub enum Started<S = Server> {
 /// Starts a contestant's server for a scenario on a free port, waits until it accepts, verifies it.
 pub fn start_verified(c: &Contestant, scenario: &str, setup: &ServerSetup, log: PathBuf, ui: &Ui, stop: &AtomicBool) -> Started {
     match start_ready(c, scenario, setup, log, ui, stop) {
-        Ok(server) => verified(server, c, scenario, setup.timeout),
+        Ok(server) => {
+            let answer = verify::verify(server.addr(), scenario, c.is_micro(), setup.timeout);
+            judged(server, answer)
+        }
         Err((server, reason)) => Started::Failed(server, reason, None),
     }
 }
 
-/// Checks the answer of a server that accepts connections on `addr()`.
-pub fn verified<S: Listening>(server: S, c: &Contestant, scenario: &str, timeout: Duration) -> Started<S> {
-    match verify::verify(server.addr(), scenario, c.is_micro(), timeout) {
+/// A started server with the outcome of its verification (made here, or on the server host).
+pub fn judged<S>(server: S, answer: Result<verify::Sample, verify::Failure>) -> Started<S> {
+    match answer {
         Ok(sample) => Started::Verified(server, sample),
         Err(f) => Started::Failed(Some(server), format!("answered wrongly, not measured: {}", f.reason), f.sample),
-    }
-}
-
-/// A started server's address.
-pub trait Listening {
-    fn addr(&self) -> std::net::SocketAddr;
-}
-
-impl Listening for Server {
-    fn addr(&self) -> std::net::SocketAddr {
-        Server::addr(self)
     }
 }
 

@@ -14,13 +14,13 @@ const ECHO_BYTES: usize = 4096;
 const SHOWN_BYTES: usize = 160;
 
 /// What the server sent: one response (HTTP) or the echoed bytes.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Sample {
     pub bytes: Vec<u8>,
 }
 
 /// Why verification failed, with what was received when there was anything.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Failure {
     pub reason: String,
     pub sample: Option<Vec<u8>>,

@@ -1,6 +1,6 @@
 //! The server host's side (`serverbench agent`): it reads the catalog of the checkout there, then does what
 //! the harness asks, one request a line (`agent_protocol`), with the same code a local run uses (`launch`:
-//! builds, starts pinned to CPUs, readiness, the /proc probe of a round, stops). When its stdin closes (ssh
+//! builds, starts pinned to CPUs, readiness, verification, the /proc probe of a round, stops). When its stdin closes (ssh
 //! closes it when the channel ends: the run is over, the harness was killed, the connection died) it kills
 //! every server it started and exits, so nothing is left on the host.
 
@@ -16,6 +16,7 @@ use crate::catalog::requires::System;
 use crate::catalog::{Catalog, Contestant};
 use crate::launch::round_watch::RoundWatch;
 use crate::launch::server::{Server, STOP_GRACE};
+use crate::launch::verify::verify;
 use crate::launch::{make_ready, start_ready, version, Prepared, ServerSetup};
 use crate::os::cpus::{pin_process, CpuSet, PinnedProcess};
 use crate::ui::{Ui, Verbosity};
@@ -104,7 +105,7 @@ impl Agent {
     fn try_handle(&mut self, request: Request) -> anyhow::Result<Reply> {
         Ok(match request {
             Request::Prepare { contestant, install, workers } => self.prepare(&contestant, install, workers)?,
-            Request::Start { contestant, scenario, address, cpus, workers, start_timeout } => {
+            Request::Start { contestant, scenario, address, cpus, workers, start_timeout, verify_timeout } => {
                 let cpus = CpuSet::new(cpus);
                 let allowed = CpuSet::allowed();
                 anyhow::ensure!(cpus.is_subset_of(&allowed), "the server CPUs {cpus} are not all CPUs the agent may use here ({allowed})");
@@ -117,11 +118,12 @@ impl Agent {
                 self.next += 1;
                 std::fs::create_dir_all(&self.logs)?;
                 let c = self.contestant(&contestant)?;
+                let micro = c.is_micro();
                 match start_ready(c, &scenario, &setup, log.clone(), &self.ui, &self.stop) {
                     Ok(server) => {
-                        let port = server.port;
+                        let (port, answer) = (server.port, verify(server.addr(), &scenario, micro, verify_timeout));
                         self.servers.insert(id, server);
-                        Reply::Started { server: id, port }
+                        Reply::Started { server: id, port, answer }
                     }
                     Err((server, reason)) => {
                         if let Some(s) = server {

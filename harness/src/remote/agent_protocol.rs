@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::catalog::build::BuildResult;
 use crate::launch::round_watch::ServerSide;
+use crate::launch::verify::{Failure, Sample};
 use crate::launch::server::StopReport;
 
 /// A server the agent started, by the number it gave it.
@@ -21,8 +22,9 @@ pub type ServerId = u32;
 pub enum Request {
     /// A contestant's dependencies (installed with apt-get as root when `install`) and build.
     Prepare { contestant: String, install: bool, workers: usize },
-    /// Its server for `scenario` on a free port of `address`, pinned to `cpus`, once it accepts.
-    Start { contestant: String, scenario: String, address: IpAddr, cpus: Vec<usize>, workers: usize, start_timeout: Duration },
+    /// Its server for `scenario` on a free port of `address`, pinned to `cpus`, once it accepts, and its
+    /// answer verified there (`launch::verify`, each read and write within `verify_timeout`).
+    Start { contestant: String, scenario: String, address: IpAddr, cpus: Vec<usize>, workers: usize, start_timeout: Duration, verify_timeout: Duration },
     Freeze { server: ServerId },
     Thaw { server: ServerId },
     /// Whether its leader has exited, and how.
@@ -44,7 +46,8 @@ pub enum Reply {
     Ready { contestants: usize },
     Done,
     Prepared { outcome: BuildOutcomeThere, version: Option<String>, log: Option<String> },
-    Started { server: ServerId, port: u16 },
+    /// It accepts; `answer` is its verification (a failed one leaves it running, to be stopped).
+    Started { server: ServerId, port: u16, answer: Result<Sample, Failure> },
     /// It did not start or accept; the server was stopped there.
     StartFailed { reason: String, log: String },
     Exited { status: Option<String> },

@@ -93,12 +93,6 @@ impl RemoteServer {
     }
 }
 
-impl crate::launch::Listening for RemoteServer {
-    fn addr(&self) -> SocketAddr {
-        self.addr
-    }
-}
-
 /// A round the agent watches.
 pub struct RemoteRound {
     link: Arc<AgentLink>,

@@ -19,6 +19,9 @@ use super::setup::{prepare_one, remove_folder, ReadyHost};
 use crate::launch::ServerSetup;
 use crate::model::HostRecord;
 
+/// A server's verification on the server host.
+pub type Answer = Result<crate::launch::verify::Sample, crate::launch::verify::Failure>;
+
 pub struct ServerHost {
     host: ReadyHost,
     link: Arc<AgentLink>,
@@ -84,9 +87,10 @@ impl ServerHost {
         }
     }
 
-    /// Starts a contestant's server there and waits until it accepts. The outer error is the host's
-    /// (the channel, the agent); the inner one the server's (why it did not start, and its log).
-    pub fn start(&self, contestant: &str, scenario: &str, setup: &ServerSetup) -> anyhow::Result<Result<RemoteServer, (String, String)>> {
+    /// Starts a contestant's server there, waits until it accepts and has the agent verify its answer
+    /// there. The outer error is the host's (the channel, the agent); the inner one the server's (why it
+    /// did not start, and its log).
+    pub fn start(&self, contestant: &str, scenario: &str, setup: &ServerSetup) -> anyhow::Result<Result<(RemoteServer, Answer), (String, String)>> {
         let request = Request::Start {
             contestant: contestant.to_string(),
             scenario: scenario.to_string(),
@@ -94,9 +98,10 @@ impl ServerHost {
             cpus: setup.cpus.cpus().to_vec(),
             workers: setup.workers,
             start_timeout: setup.start_timeout,
+            verify_timeout: setup.timeout,
         };
         Ok(match self.link.call(&request)? {
-            Reply::Started { server, port } => Ok(RemoteServer::new(self.link.clone(), server, std::net::SocketAddr::new(setup.address, port))),
+            Reply::Started { server, port, answer } => Ok((RemoteServer::new(self.link.clone(), server, std::net::SocketAddr::new(setup.address, port)), answer)),
             Reply::StartFailed { reason, log } => Err((format!("{reason} (on {})", self.name()), log)),
             other => anyhow::bail!("{}: the agent answered a start with {other:?}", self.name()),
         })

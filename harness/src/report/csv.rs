@@ -3,7 +3,8 @@
 //! of the unsaturated rounds, or each limit with its rounds ("server-sleeping:2;unknown:1").
 //! `server_syscall_1` to `_3` are the server's three leading system calls by name, most first.
 //! `client_hosts` names the hosts the load came from (`bench --client-host`), `;` between them; empty when
-//! it came from this machine.
+//! it came from this machine. `server_host` names the host the servers ran on (`bench --server-host`);
+//! empty when they ran on this machine.
 
 use super::Exporter;
 use crate::model::{Measurement, MeasurementStatus, RunResult};
@@ -28,6 +29,7 @@ const COLUMNS: &[&str] = &[
     "client_system_calls_per_request", "server_syscalls_per_request", "server_syscall_1", "server_syscall_1_per_request",
     "server_syscall_2", "server_syscall_2_per_request", "server_syscall_3", "server_syscall_3_per_request",
     "server_migrations_per_request", "client_migrations_per_request", "client_hosts",
+    "server_host",
 ];
 
 impl Exporter for Csv {
@@ -139,6 +141,7 @@ fn row(run: &RunResult, m: &Measurement) -> Vec<String> {
     cells.push(num(s.server_cost_per_request.and_then(|c| c.migrations)));
     cells.push(num(s.client_cost_per_request.and_then(|c| c.migrations)));
     cells.push(client_hosts(m));
+    cells.push(run.config.server_host.clone().unwrap_or_default());
     cells
 }
 

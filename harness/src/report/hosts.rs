@@ -1,6 +1,7 @@
-//! Where the load came from, for every export that says it: each client host as recorded when the run
-//! prepared it, with what it did over the measured rounds (client CPU, requests, its most limited round)
-//! and how far its clock was read from this machine's, before the first round and before each round.
+//! Where the load came from and the servers ran, for every export that says it: each client host as
+//! recorded when the run prepared it, with what it did over the measured rounds (client CPU, requests, its
+//! most limited round) and how far its clock was read from this machine's, before the first round and
+//! before each round; and the server host's clock as read once.
 
 use crate::model::{HostRecord, RunResult};
 
@@ -38,6 +39,12 @@ pub fn totals(run: &RunResult) -> Vec<HostTotals<'_>> {
         .collect()
 }
 
+/// "+0.12 ms (± 0.05)": a host's clock minus this machine's when the run began, with half the round trip
+/// it was read over.
+pub fn first_clock(h: &HostRecord) -> String {
+    format!("{:+.2} ms (± {:.2})", h.clock_offset_ms, h.clock_rtt_ms / 2.0)
+}
+
 fn higher(a: Option<f64>, b: Option<f64>) -> Option<f64> {
     match (a, b) {
         (Some(a), Some(b)) => Some(a.max(b)),
@@ -57,9 +64,8 @@ impl HostTotals<'_> {
 
     /// "+0.12 ms (± 0.05); before the rounds +0.10 to +0.31 ms".
     pub fn clock(&self) -> String {
-        let h = self.record;
         let rounds = self.offset_range_ms.map_or(String::new(), |(lo, hi)| format!("; before the rounds {lo:+.2} to {hi:+.2} ms"));
-        format!("{:+.2} ms (± {:.2}){rounds}", h.clock_offset_ms, h.clock_rtt_ms / 2.0)
+        format!("{}{rounds}", first_clock(self.record))
     }
 
     /// "at most 63%", or "n/a".

@@ -155,6 +155,7 @@ fn header(page: &mut Page, run: &RunResult) {
     env.extend(e.tools.iter().map(|(k, v)| (k.as_str(), v.clone())));
     env.push(("Command", e.command_line.join(" ")));
     page.raw(&facts(&env));
+    server_host(page, run);
     client_hosts(page, run);
 
     page.heading(2, "rules", "Measurement rules");
@@ -380,6 +381,27 @@ fn grouped_bars(rows: &[&Row], bar: impl Fn(&Row) -> Option<Bar>) -> Vec<BarGrou
         })
         .filter(|g| !g.bars.is_empty())
         .collect()
+}
+
+/// With `--server-host`: the host the servers were built, run and probed on (docs/distributed.md).
+fn server_host(page: &mut Page, run: &RunResult) {
+    let Some(h) = &run.environment.server_host else { return };
+    page.heading(3, "server-host", "Server host");
+    page.para(&format!(
+        "The servers were built, run and probed on this host by its agent over ssh, from the checkout at {}.",
+        run.config.server_checkout.as_deref().unwrap_or("?")
+    ));
+    let row = vec![
+        Cell::text(h.host.clone()),
+        Cell::text(h.cpu_model.clone()),
+        Cell::num(h.cores.to_string(), h.cores as f64),
+        Cell::text(h.kernel.clone()),
+        Cell::text(super::hosts::first_clock(h)),
+        Cell::text(h.server_address.clone()),
+        Cell::text(h.ssh_command.clone()),
+    ];
+    let headers = ["host", "CPU", "cores", "kernel", "clock offset", "servers listen on", "ssh command"];
+    page.raw(&Table { id: "server-host-table".into(), caption: None, headers: headers.iter().map(|h| h.to_string()).collect(), rows: vec![row] }.to_html());
 }
 
 /// With `--client-host`: a table of the hosts the load came from (docs/distributed.md).

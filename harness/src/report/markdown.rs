@@ -189,15 +189,14 @@ fn setting(run: &RunResult) -> String {
 fn server_host(run: &RunResult) -> String {
     let Some(h) = &run.environment.server_host else { return String::new() };
     format!(
-        "- Servers on server host {} (checkout {}), listening on {}, probed there by its agent: {}, {} CPUs, {}; clock {:+.2} ms (± {:.2})\n",
+        "- Servers on server host {} (checkout {}), listening on {}, probed there by its agent: {}, {} CPUs, {}; clock {}\n",
         h.host,
         run.config.server_checkout.as_deref().unwrap_or("?"),
         h.server_address,
         h.cpu_model,
         h.cores,
         h.kernel,
-        h.clock_offset_ms,
-        h.clock_rtt_ms / 2.0
+        super::hosts::first_clock(h)
     )
 }
 

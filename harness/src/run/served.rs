@@ -11,7 +11,7 @@ use std::time::Duration;
 use crate::catalog::Contestant;
 use crate::launch::round_watch::{RoundWatch, ServerSide};
 use crate::launch::server::{Server, StopReport};
-use crate::launch::{start_verified, verified, ServerSetup, Started};
+use crate::launch::{judged, start_verified, ServerSetup, Started};
 use crate::load::{Edge, WindowWatch};
 use crate::remote::{RemoteRound, RemoteServer, ServerHost};
 use crate::ui::Ui;
@@ -111,8 +111,8 @@ impl RoundServer for Served {
 }
 
 impl Served {
-    /// Starts and verifies a contestant's server: here, or through the agent on `host` (verified from
-    /// here, over the network the load takes).
+    /// Starts and verifies a contestant's server: here, or through the agent on `host`, which verifies it
+    /// there (this machine may not reach the servers when the load comes from client hosts).
     pub fn start(host: Option<&ServerHost>, c: &Contestant, scenario: &str, setup: &ServerSetup, log: PathBuf, ui: &Ui, stop: &AtomicBool) -> Started<Served> {
         let Some(host) = host else {
             return match start_verified(c, scenario, setup, log, ui, stop) {
@@ -127,7 +127,7 @@ impl Served {
                 let _ = std::fs::write(&log, text);
                 Started::Failed(None, reason, None)
             }
-            Ok(Ok(server)) => match verified(server, c, scenario, setup.timeout) {
+            Ok(Ok((server, answer))) => match judged(server, answer) {
                 Started::Verified(server, sample) => Started::Verified(Served::There { server, log }, sample),
                 Started::Failed(server, reason, sample) => Started::Failed(server.map(|server| Served::There { server, log }), reason, sample),
             },
