@@ -356,9 +356,22 @@ fn load_from_two_namespaces_over_ssh_merges_exactly() {
         // Every round read each host's clock again; the namespaces share this machine's clock.
         assert!(r.hosts.iter().all(|h| h.clock_offset_ms.is_some_and(|ms| ms.abs() < 100.0)), "round {}: {:?}", r.index, r.hosts);
         assert_eq!(r.load.connections, 8);
+        assert_probed_where_the_work_runs(r, &run.config.server_cpus);
         eprintln!("round {} (warm-up {}): merged {} = {}", r.index, r.warmup, r.load.requests, r.hosts.iter().map(|h| format!("{} from {}", h.requests, h.host)).collect::<Vec<_>>().join(" + "));
     }
     assert_nothing_left(lab);
+}
+
+/// The round's speed probes: every server CPU (here or on the server host) with both loops, this machine's
+/// client CPUs only when the load ran here, and the wait for quiet server CPUs.
+fn assert_probed_where_the_work_runs(r: &serverbench::model::Round, server_cpus: &str) {
+    let server_cpus = serverbench::os::cpus::parse_list(server_cpus).unwrap();
+    let server: Vec<usize> = r.machine.cpu_speed.iter().filter(|s| s.role == "server").map(|s| s.cpu).collect();
+    assert_eq!(server, server_cpus, "round {}: {:?}", r.index, r.machine.cpu_speed);
+    assert!(r.machine.cpu_speed.iter().all(|s| s.user_per_ms > 0.0 && s.syscall_per_ms > 0.0), "round {}: {:?}", r.index, r.machine.cpu_speed);
+    let client_here = r.hosts.is_empty();
+    assert_eq!(r.machine.cpu_speed.iter().any(|s| s.role == "client"), client_here, "round {}: client CPUs here probed only when the load ran here: {:?}", r.index, r.machine.cpu_speed);
+    assert!(r.machine.quiet_wait_ms.is_some(), "round {}: the wait for quiet server CPUs", r.index);
 }
 
 /// Every worker, agent and server is gone: nothing runs in the namespaces but their sshd and no copy of
@@ -472,6 +485,8 @@ fn servers_on_a_server_host_are_probed_there_and_nothing_is_left() {
         assert!(r.load.requests > 0 && cpu_s > 0.0, "round {}: {} requests, {cpu_s} s of server CPU", r.index, r.load.requests);
         assert!(r.server.pss_bytes.is_some_and(|b| b > 0) && r.server.processes >= 1, "round {}: {:?}", r.index, r.server);
         assert!(r.server.cpu_us_per_request.is_some() && r.server.utilisation_pct.is_some(), "round {}: {:?}", r.index, r.server);
+        assert_probed_where_the_work_runs(r, &run.config.server_cpus);
+        assert!(r.machine.cpu_speed.iter().any(|s| s.role == "client"), "the load ran here: its CPUs are probed: {:?}", r.machine.cpu_speed);
         eprintln!(
             "round {}: {} requests, server CPU {:.3} s ({:.1} us/request, {:.0}% of its CPU), PSS {} KiB",
             r.index,
@@ -558,6 +573,7 @@ fn servers_on_one_host_loaded_from_another_while_this_machine_only_orchestrates(
         assert_eq!(r.load.latency.len(), r.load.requests, "round {}: the histogram holds every request", r.index);
         let cpu_s = r.server.cpu_s.unwrap_or_else(|| panic!("round {}: the server's CPU time is absent", r.index));
         assert!(r.load.requests > 0 && cpu_s > 0.0 && r.server.pss_bytes.is_some_and(|b| b > 0), "round {}: {:?}", r.index, r.server);
+        assert_probed_where_the_work_runs(r, &run.config.server_cpus);
         eprintln!("round {}: {} requests from {client_host}, server CPU {cpu_s:.3} s on {server_host}", r.index, r.load.requests);
     }
     let summary = std::fs::read_to_string(dir.join("summary.md")).unwrap();

@@ -71,6 +71,28 @@ impl CpuStat {
     }
 }
 
+/// `cpus` count as quiet when they were busy at most this share of a slice.
+const QUIET_BUSY_SHARE: f64 = 0.2;
+const QUIET_SLICE: std::time::Duration = std::time::Duration::from_millis(50);
+
+/// Waits until `cpus` are quiet (busy at most a fifth of a 50 ms slice), at most `limit`; the time waited
+/// in ms beyond the first slice, absent when /proc/stat cannot be read.
+pub fn wait_quiet(cpus: &[usize], limit: std::time::Duration) -> Option<f64> {
+    let started = std::time::Instant::now();
+    let slice_ticks = QUIET_SLICE.as_secs_f64() * ticks_per_s() * cpus.len() as f64;
+    let mut before = CpuStat::read()?;
+    loop {
+        std::thread::sleep(QUIET_SLICE);
+        let now = CpuStat::read()?;
+        let busy = now.since(&before, cpus)?;
+        if (busy.tasks + busy.interrupts) as f64 <= slice_ticks * QUIET_BUSY_SHARE || started.elapsed() >= limit {
+            // The first slice is part of every wait: only what went beyond it is waiting.
+            return Some((started.elapsed().saturating_sub(QUIET_SLICE)).as_secs_f64() * 1000.0);
+        }
+        before = now;
+    }
+}
+
 /// Clock ticks per second (USER_HZ), the unit of /proc/stat and /proc/PID/stat.
 pub fn ticks_per_s() -> f64 {
     let t = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };

@@ -1,6 +1,7 @@
 //! The server host's side (`serverbench agent`): it reads the catalog of the checkout there, then does what
 //! the harness asks, one request a line (`agent_protocol`), with the same code a local run uses (`launch`:
-//! builds, starts pinned to CPUs, readiness, verification, the /proc probe of a round, stops). When its stdin closes (ssh
+//! builds, starts pinned to CPUs, readiness, verification, the /proc probe of a round, the wait for quiet
+//! server CPUs and their speed probe around it, stops). When its stdin closes (ssh
 //! closes it when the channel ends: the run is over, the harness was killed, the connection died) it kills
 //! every server it started and exits, so nothing is left on the host.
 
@@ -160,6 +161,8 @@ impl Agent {
                 self.server(id)?.remember(&side.usage.members);
                 Reply::Round { side: Box::new(side) }
             }
+            Request::Probe { cpus, each } => Reply::Speeds { speeds: crate::os::speed::probe(&cpus, each) },
+            Request::WaitQuiet { cpus, limit } => Reply::Waited { ms: crate::os::cpustat::wait_quiet(&cpus, limit) },
             Request::Stop { server, grace } => {
                 let s = self.servers.remove(&server).ok_or_else(|| anyhow::anyhow!("no server {server} runs here"))?;
                 let log = s.log.clone();

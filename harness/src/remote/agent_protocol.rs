@@ -37,6 +37,10 @@ pub enum Request {
     Mark { open: bool },
     RoundEnd,
     Stop { server: ServerId, grace: Duration },
+    /// The speed of these CPUs (`os::speed::probe`, each loop for `each`).
+    Probe { cpus: Vec<usize>, each: Duration },
+    /// A wait until these CPUs are quiet, at most `limit` (`os::cpustat::wait_quiet`).
+    WaitQuiet { cpus: Vec<usize>, limit: Duration },
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -55,6 +59,9 @@ pub enum Reply {
     Round { side: Box<ServerSide> },
     /// With the server's log (its last `LOG_COPY_BYTES`).
     Stopped { report: StopReport, log: String },
+    Speeds { speeds: Vec<crate::os::speed::CpuSpeed> },
+    /// How long the CPUs took to be quiet (ms), absent when /proc/stat could not be read.
+    Waited { ms: Option<f64> },
     /// The request could not be done.
     Failed { error: String },
 }

@@ -106,6 +106,22 @@ impl ServerHost {
             other => anyhow::bail!("{}: the agent answered a start with {other:?}", self.name()),
         })
     }
+
+    /// The speed of its CPUs `cpus`, probed there.
+    pub fn probe(&self, cpus: &[usize], each: Duration) -> anyhow::Result<Vec<crate::os::speed::CpuSpeed>> {
+        match self.link.call(&Request::Probe { cpus: cpus.to_vec(), each })? {
+            Reply::Speeds { speeds } => Ok(speeds),
+            other => anyhow::bail!("{}: the agent answered a speed probe with {other:?}", self.name()),
+        }
+    }
+
+    /// Waits there until its CPUs `cpus` are quiet, at most `limit`; the ms waited.
+    pub fn wait_quiet(&self, cpus: &[usize], limit: Duration) -> anyhow::Result<Option<f64>> {
+        match self.link.call(&Request::WaitQuiet { cpus: cpus.to_vec(), limit })? {
+            Reply::Waited { ms } => Ok(ms),
+            other => anyhow::bail!("{}: the agent answered a wait for quiet CPUs with {other:?}", self.name()),
+        }
+    }
 }
 
 impl Drop for ServerHost {

@@ -1,37 +1,52 @@
-//! The machine around each round: the server's CPUs waited on until quiet, and the speed of every CPU
-//! probed just before and just after the round and judged against the run's own median: a round measured
-//! while the machine itself ran at another speed is flagged (`cpu-drift`), and `compare` uses the probes of
-//! two runs to tell a change of the machine from a change of a contestant.
+//! The machines around each round: the server's CPUs waited on until quiet, and the speed of the CPUs that
+//! do the round's work (the server's, here or on the server host through its agent; the client's, when the
+//! load runs here) probed just before and just after the round and judged against the run's own median: a
+//! round measured while a machine itself ran at another speed is flagged (`cpu-drift`), and `compare` uses
+//! the probes of two runs to tell a change of the machine from a change of a contestant. This machine's
+//! CPUs that do no work of the round (the client CPUs, when the load comes from client hosts) are not
+//! probed: their speed says nothing of the round.
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use crate::model::{RoundCpuSpeed, DRIFT_THRESHOLD};
-use crate::os::cpustat::CpuStat;
 use crate::os::speed::{self, CpuSpeed};
+use crate::remote::ServerHost;
 
 /// Each loop of the speed probe runs this long on every CPU at once: about 60 ms per round for both probes.
 pub const PROBE_EACH: Duration = Duration::from_millis(15);
 /// Probes of a CPU needed before its median is trusted to judge a round.
 pub const MIN_PROBES: usize = 5;
-/// The server's CPUs count as quiet when they were busy at most this share of a slice.
-const QUIET_BUSY_SHARE: f64 = 0.2;
-const QUIET_SLICE: Duration = Duration::from_millis(50);
 /// The longest wait for quiet server CPUs before a round starts anyway (its figures then say so).
 pub const QUIET_LIMIT: Duration = Duration::from_millis(500);
 
-/// The run's probes so far, per CPU and loop.
-pub(super) struct MachineWatch {
-    server_cpus: Vec<usize>,
+/// Where the server's CPUs are.
+pub(super) enum ServerCpus<'a> {
+    Here(Vec<usize>),
+    /// On the server host, probed by its agent.
+    There(&'a ServerHost, Vec<usize>),
+}
+
+/// One probe of every CPU the round works on: the server's, and this machine's client CPUs.
+#[derive(Debug, Clone, Default)]
+pub(super) struct Speeds {
+    pub server: Vec<CpuSpeed>,
+    pub client: Vec<CpuSpeed>,
+}
+
+/// The run's probes so far, per role, CPU and loop.
+pub(super) struct MachineWatch<'a> {
+    server: ServerCpus<'a>,
+    /// This machine's client CPUs, when the load runs here; empty when it comes from client hosts.
     client_cpus: Vec<usize>,
-    history: HashMap<(usize, bool), Vec<f64>>,
+    history: HashMap<(&'static str, usize, bool), Vec<f64>>,
     /// When measuring began: rounds are timed from here.
     began: Instant,
 }
 
-impl MachineWatch {
-    pub(super) fn new(server_cpus: &[usize], client_cpus: &[usize]) -> MachineWatch {
-        MachineWatch { server_cpus: server_cpus.to_vec(), client_cpus: client_cpus.to_vec(), history: HashMap::new(), began: Instant::now() }
+impl<'a> MachineWatch<'a> {
+    pub(super) fn new(server: ServerCpus<'a>, client_cpus: &[usize]) -> MachineWatch<'a> {
+        MachineWatch { server, client_cpus: client_cpus.to_vec(), history: HashMap::new(), began: Instant::now() }
     }
 
     /// Seconds since measuring began.
@@ -39,30 +54,31 @@ impl MachineWatch {
         self.began.elapsed().as_secs_f64()
     }
 
-    /// Every server and client CPU, probed at once.
-    pub(super) fn probe(&self) -> Vec<CpuSpeed> {
-        let mut cpus: Vec<usize> = self.server_cpus.iter().chain(&self.client_cpus).copied().collect();
-        cpus.sort_unstable();
-        cpus.dedup();
-        speed::probe(&cpus, PROBE_EACH)
+    /// Every server and client CPU, probed at once (the server host's while this machine's run). A server
+    /// host that does not answer leaves its CPUs out: the round's own request to it names the host.
+    pub(super) fn probe(&self) -> Speeds {
+        match &self.server {
+            ServerCpus::Here(server) => {
+                let mut cpus: Vec<usize> = server.iter().chain(&self.client_cpus).copied().collect();
+                cpus.sort_unstable();
+                cpus.dedup();
+                let (server_speeds, client): (Vec<CpuSpeed>, Vec<CpuSpeed>) = speed::probe(&cpus, PROBE_EACH).into_iter().partition(|s| server.contains(&s.cpu));
+                Speeds { server: server_speeds, client }
+            }
+            ServerCpus::There(host, cpus) => std::thread::scope(|scope| {
+                let there = scope.spawn(|| host.probe(cpus, PROBE_EACH).unwrap_or_default());
+                let client = speed::probe(&self.client_cpus, PROBE_EACH);
+                Speeds { server: there.join().unwrap_or_default(), client }
+            }),
+        }
     }
 
     /// Waits until the server's CPUs are quiet, at most `QUIET_LIMIT`; the time waited in ms, absent when
-    /// /proc/stat cannot be read.
+    /// /proc/stat cannot be read (or the server host did not answer).
     pub(super) fn wait_quiet(&self) -> Option<f64> {
-        let started = Instant::now();
-        let tps = crate::os::cpustat::ticks_per_s();
-        let slice_ticks = QUIET_SLICE.as_secs_f64() * tps * self.server_cpus.len() as f64;
-        let mut before = CpuStat::read()?;
-        loop {
-            std::thread::sleep(QUIET_SLICE);
-            let now = CpuStat::read()?;
-            let busy = now.since(&before, &self.server_cpus)?;
-            if (busy.tasks + busy.interrupts) as f64 <= slice_ticks * QUIET_BUSY_SHARE || started.elapsed() >= QUIET_LIMIT {
-                // The first slice is part of every wait: only what went beyond it is waiting.
-                return Some((started.elapsed().saturating_sub(QUIET_SLICE)).as_secs_f64() * 1000.0);
-            }
-            before = now;
+        match &self.server {
+            ServerCpus::Here(cpus) => crate::os::cpustat::wait_quiet(cpus, QUIET_LIMIT),
+            ServerCpus::There(host, cpus) => host.wait_quiet(cpus, QUIET_LIMIT).ok().flatten(),
         }
     }
 
@@ -72,10 +88,12 @@ impl MachineWatch {
     /// this was tuned on it swings by 25% between probes while req/s follows it only weakly (correlation
     /// 0.1 to 0.6), where the user loop held within 2% on a quiet machine and fell to 0.45x in the slow
     /// stretches that halve a round (docs/methodology.md).
-    pub(super) fn judge(&mut self, before: &[CpuSpeed], after: &[CpuSpeed]) -> (Vec<RoundCpuSpeed>, Option<f64>) {
+    pub(super) fn judge(&mut self, before: &Speeds, after: &Speeds) -> (Vec<RoundCpuSpeed>, Option<f64>) {
+        let roles = |s: &Speeds| -> Vec<(&'static str, CpuSpeed)> { s.server.iter().map(|c| ("server", *c)).chain(s.client.iter().map(|c| ("client", *c))).collect() };
+        let (before, after) = (roles(before), roles(after));
         let mut furthest: Option<f64> = None;
-        for s in before.iter().chain(after) {
-            let Some(h) = self.history.get(&(s.cpu, true)).filter(|h| h.len() >= MIN_PROBES) else { continue };
+        for (role, s) in before.iter().chain(&after) {
+            let Some(h) = self.history.get(&(*role, s.cpu, true)).filter(|h| h.len() >= MIN_PROBES) else { continue };
             let median = crate::stats::rounds::median(h);
             if median > 0.0 {
                 let ratio = s.user_per_ms / median;
@@ -84,22 +102,23 @@ impl MachineWatch {
                 }
             }
         }
-        for s in before.iter().chain(after) {
-            self.history.entry((s.cpu, true)).or_default().push(s.user_per_ms);
-            self.history.entry((s.cpu, false)).or_default().push(s.syscall_per_ms);
+        for (role, s) in before.iter().chain(&after) {
+            self.history.entry((*role, s.cpu, true)).or_default().push(s.user_per_ms);
+            self.history.entry((*role, s.cpu, false)).or_default().push(s.syscall_per_ms);
         }
-        let speeds = before
+        let mut speeds: Vec<RoundCpuSpeed> = before
             .iter()
-            .map(|b| {
-                let a = after.iter().find(|a| a.cpu == b.cpu).unwrap_or(b);
+            .map(|(role, b)| {
+                let a = after.iter().find(|(r, a)| r == role && a.cpu == b.cpu).map_or(b, |(_, a)| a);
                 RoundCpuSpeed {
                     cpu: b.cpu,
-                    role: if self.server_cpus.contains(&b.cpu) { "server" } else { "client" }.into(),
+                    role: role.to_string(),
                     user_per_ms: (b.user_per_ms + a.user_per_ms) / 2.0,
                     syscall_per_ms: (b.syscall_per_ms + a.syscall_per_ms) / 2.0,
                 }
             })
             .collect();
+        speeds.sort_by_key(|s| s.cpu);
         (speeds, furthest)
     }
 }
@@ -119,8 +138,8 @@ mod tests {
 
     #[test]
     fn a_slow_probe_is_judged_against_the_runs_median() {
-        let mut w = MachineWatch::new(&[1], &[0]);
-        let usual = [speed(0, 1000.0, 100.0), speed(1, 1000.0, 100.0)];
+        let mut w = MachineWatch::new(ServerCpus::Here(vec![1]), &[0]);
+        let usual = Speeds { server: vec![speed(1, 1000.0, 100.0)], client: vec![speed(0, 1000.0, 100.0)] };
         // Too few probes yet (two a round): no judgement.
         for _ in 0..3 {
             assert_eq!(w.judge(&usual, &usual).1, None);
@@ -129,11 +148,24 @@ mod tests {
         assert_eq!(index, Some(1.0));
         assert_eq!(speeds.iter().map(|s| s.role.as_str()).collect::<Vec<_>>(), ["client", "server"]);
         // CPU 1's user loop at 0.45x after the round (a slow stretch that began inside it).
-        let slow = [speed(0, 1000.0, 100.0), speed(1, 450.0, 72.0)];
+        let slow = Speeds { server: vec![speed(1, 450.0, 72.0)], client: vec![speed(0, 1000.0, 100.0)] };
         let (speeds, index) = w.judge(&usual, &slow);
         assert_eq!(index, Some(0.45));
         assert!(drifted(index.unwrap()));
         assert_eq!(speeds[1].user_per_ms, 725.0);
         assert!(!drifted(0.85) && !drifted(1.2) && drifted(1.3) && drifted(0.75));
+    }
+
+    #[test]
+    fn the_same_cpu_number_on_two_machines_is_judged_apart() {
+        // The server host's CPU 0 runs at twice the speed of this machine's CPU 0, which the client uses.
+        let mut w = MachineWatch::new(ServerCpus::Here(vec![0]), &[0]);
+        let usual = Speeds { server: vec![speed(0, 2000.0, 100.0)], client: vec![speed(0, 1000.0, 100.0)] };
+        for _ in 0..3 {
+            w.judge(&usual, &usual);
+        }
+        let (speeds, index) = w.judge(&usual, &usual);
+        assert_eq!(index, Some(1.0), "each against its own median");
+        assert_eq!(speeds.iter().map(|s| (s.role.as_str(), s.user_per_ms)).collect::<Vec<_>>(), [("server", 2000.0), ("client", 1000.0)]);
     }
 }

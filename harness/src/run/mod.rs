@@ -156,9 +156,15 @@ pub fn bench(
         stop,
         run: &mut run,
         save,
-        // The speed probes and the wait for quiet CPUs read this machine: with a server host, its client
-        // CPUs alone.
-        machine: machine::MachineWatch::new(if server_host.is_some() { &[][..] } else { opts.server_cpus.cpus() }, opts.client_cpus.cpus()),
+        // The speed probes and the wait for quiet CPUs read the server's CPUs where it runs, and this
+        // machine's client CPUs only when the load runs here.
+        machine: machine::MachineWatch::new(
+            match &server_host {
+                Some(host) => machine::ServerCpus::There(host, opts.server_cpus.cpus().to_vec()),
+                None => machine::ServerCpus::Here(opts.server_cpus.cpus().to_vec()),
+            },
+            if hosts.is_some() { &[] } else { opts.client_cpus.cpus() },
+        ),
         shuffle: fastrand::Rng::with_seed(seed),
         hosts: hosts.as_ref(),
         server_host: server_host.as_ref(),

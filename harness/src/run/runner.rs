@@ -38,7 +38,7 @@ pub(super) struct Runner<'a, 's> {
     pub(super) run: &'a mut RunResult,
     pub(super) save: &'a mut Save<'s>,
     /// The run's speed probes, to judge each round's against.
-    pub(super) machine: MachineWatch,
+    pub(super) machine: MachineWatch<'a>,
     /// The order of the servers in each pass (seeded: `config.shuffle_seed`).
     pub(super) shuffle: fastrand::Rng,
     /// With `--client-host`: the hosts, prepared, that generate the load.
