@@ -535,10 +535,14 @@ fn servers_on_one_host_loaded_from_another_while_this_machine_only_orchestrates(
     let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let watching = done.clone();
     let watcher = std::thread::spawn(move || {
-        let mut seen: Vec<(String, String)> = Vec::new();
+        let (mut seen, mut clock_beside_agent): (Vec<(String, String)>, bool) = (Vec::new(), false);
         while !watching.load(std::sync::atomic::Ordering::Relaxed) {
             for (ns, label) in [(&here, "server"), (&there, "client")] {
-                for c in ns_pids(ns).into_iter().map(cmdline).filter(|c| c.contains("serverbench") || c.contains("c-epoll")) {
+                let lines: Vec<String> = ns_pids(ns).into_iter().map(cmdline).collect();
+                if label == "server" && lines.iter().any(|c| c.contains(" agent --catalog ")) && lines.iter().any(|c| c.contains("date +%s.%N")) {
+                    clock_beside_agent = true;
+                }
+                for c in lines.into_iter().filter(|c| c.contains("serverbench") || c.contains("c-epoll")) {
                     if !seen.iter().any(|(l, s)| l == label && *s == c) {
                         seen.push((label.to_string(), c));
                     }
@@ -546,15 +550,17 @@ fn servers_on_one_host_loaded_from_another_while_this_machine_only_orchestrates(
             }
             std::thread::sleep(Duration::from_millis(50));
         }
-        seen
+        (seen, clock_beside_agent)
     });
     let (ok, said) = bench(&args, &out);
     done.store(true, std::sync::atomic::Ordering::Relaxed);
-    let seen = watcher.join().unwrap();
+    let (seen, clock_beside_agent) = watcher.join().unwrap();
     assert!(ok, "serverbench bench failed or ran over {BENCH_LIMIT:?}:\n{said}");
     let ran = |label: &str, what: &str| seen.iter().any(|(l, c)| l == label && c.contains(what));
     assert!(ran("server", " agent --catalog ") && ran("server", "build/server"), "the agent and the server ran in the server's namespace: {seen:?}");
     assert!(ran("client", " load --worker ") && !ran("client", "build/server") && !ran("server", " load --worker "), "{seen:?}");
+    // The server host's clock is read once, while it is prepared: its channel is closed before the agent runs.
+    assert!(!clock_beside_agent, "the server host's clock channel stayed open beside its agent");
 
     let dir = common::only_run_dir(&out);
     let run: RunResult = serde_json::from_str(&std::fs::read_to_string(dir.join("run.json")).unwrap()).unwrap();

@@ -67,7 +67,7 @@ impl Clock {
             let sent = unix_now();
             let clock = Instant::now();
             let mut line = String::new();
-            let input = self.input.as_mut().expect("open until dropped");
+            let Some(input) = self.input.as_mut() else { return Err(self.failed("the channel was closed")) };
             if input.write_all(b"\n").and_then(|()| input.flush()).is_err() || self.output.read_line(&mut line).unwrap_or(0) == 0 {
                 return Err(self.failed("the channel closed"));
             }
@@ -93,7 +93,8 @@ impl Clock {
         anyhow::anyhow!("could not read its clock: {why} {}", said.trim())
     }
 
-    fn close(&mut self) {
+    /// Ends the loop there; a reading after this fails.
+    pub fn close(&mut self) {
         drop(self.input.take());
         let _ = self.child.kill();
         let _ = self.child.wait();

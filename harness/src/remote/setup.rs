@@ -22,8 +22,7 @@ pub struct ReadyHost {
     pub spec: HostSpec,
     /// This program's copy there.
     pub binary: String,
-    /// Its clock minus ours when the run began.
-    pub first_offset: Offset,
+    /// The channel to its clock (closed at once for the server host, whose clock is read only once).
     clock: Mutex<Clock>,
     /// How long an ssh command there took to start and answer: the start instant leaves room for it.
     pub connect_s: f64,
@@ -73,7 +72,17 @@ impl ReadyHost {
             *clock = Clock::open(&self.spec, options)?;
             clock.read()
         });
-        reading.and_then(|o| o.within(tolerance, Some(self.first_offset)))
+        reading.and_then(|o| o.within(tolerance, Some(self.first_offset())))
+    }
+
+    /// Its clock minus ours when the run began.
+    fn first_offset(&self) -> Offset {
+        Offset { offset_s: self.record.clock_offset_ms / 1e3, rtt_s: self.record.clock_rtt_ms / 1e3 }
+    }
+
+    /// Closes the channel to its clock, for a host whose clock is not read again.
+    pub(super) fn close_clock(&self) {
+        self.clock.lock().unwrap_or_else(|e| e.into_inner()).close();
     }
 }
 
@@ -175,7 +184,7 @@ pub(super) fn prepare_one(spec: &HostSpec, options: &[String], server: IpAddr, t
         ssh_command: shown(&ssh(spec, options, &format!("{binary} {runs}"))),
         binary: binary.clone(),
     };
-    Ok(ReadyHost { spec: spec.clone(), binary, first_offset: offset, clock: Mutex::new(clock), connect_s, record })
+    Ok(ReadyHost { spec: spec.clone(), binary, clock: Mutex::new(clock), connect_s, record })
 }
 
 #[cfg(test)]
