@@ -94,12 +94,15 @@ fn not_counted(when: SyscallCounting) -> &'static str {
 pub fn run_round<S: RoundServer>(server: &mut S, plan: &RoundPlan, index: u32, warmup: bool, stop: &Arc<AtomicBool>) -> anyhow::Result<Round> {
     let o = plan.opts;
     let label = format!("{}.{}.c{}", plan.contestant, plan.scenario, plan.connections);
-    let here = server.is_here();
+    // Whether the client's threads run on the server's machine: only then are the client CPUs and the
+    // server's CPUs of one machine (with a server host or client hosts, they are not).
+    let client_beside_server = server.is_here() && plan.hosts.is_none();
+    let shared_cpus = client_beside_server && o.server_cpus.overlaps(&o.client_cpus);
     // Counted on the server's own CPUs, where nothing else may run (a round that shares them is
     // `disturbed`); with the client on them too the counts would be of both.
     let syscalls = if !plan.count_syscalls {
         Err(not_counted(o.syscall_counts).into())
-    } else if here && o.server_cpus.overlaps(&o.client_cpus) {
+    } else if shared_cpus {
         Err(format!("server CPUs {} and client CPUs {} overlap: the counts per CPU would hold the client's calls too", o.server_cpus, o.client_cpus))
     } else {
         Ok(o.server_cpus.cpus().to_vec())
@@ -203,11 +206,10 @@ pub fn run_round<S: RoundServer>(server: &mut S, plan: &RoundPlan, index: u32, w
     }
     // With CPUs shared (`--cpus shared`) the client's own threads run on the server's CPUs too: they are
     // part of the measurement, not foreign to it.
-    let shared_cpus = plan.hosts.is_none() && here && o.server_cpus.overlaps(&o.client_cpus);
     let own_cpu_s = usage.cpu_s.map(|s| s + if shared_cpus { load.client_cpu_s } else { 0.0 });
     // The counters are of the server's machine: the client CPUs' steal is read there only when the client
     // runs there too.
-    let client_cpus: &[usize] = if here { o.client_cpus.cpus() } else { &[] };
+    let client_cpus: &[usize] = if client_beside_server { o.client_cpus.cpus() } else { &[] };
     let mut machine = interference(o, own_cpu_s, wall_s, stat_before.as_ref(), stat_after.as_ref(), client_cpus);
     // Over the whole round, ramp included: a listener overflows while connections are being set up.
     if let (Some(before), Some(after)) = (listen_before, listen_after) {
