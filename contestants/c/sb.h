@@ -46,9 +46,11 @@ static const char SB_BAD_REQUEST[] = "HTTP/1.1 400 Bad Request\r\nContent-Length
 /* An HTTP/1.0 client keeps its connection only when both sides say so: the answer carries this. */
 static const char SB_KEEP_ALIVE_HEADER[] = "Connection: keep-alive\r\n";
 
-/* file: GET /file/4k answers the file $SB_FILES/4k, opened once by sb_parse and sent from the page
- * cache with sendfile(2) at an offset of each response's own, so its bytes never pass through the
- * server's memory; any other path is a 404. */
+/* file: GET /file/4k answers the file $SB_FILES/4k, opened once by sb_parse and read from the page
+ * cache at every request, never kept between requests: sent with sendfile(2) at an offset of each
+ * response's own (c-epoll, c-epoll-shared, c-threads), so its bytes never pass through the server's
+ * memory, or read at offset 0 into the connection's buffer by the library's own file read
+ * (c-io_uring's ring, c-libuv's uv_fs_read); any other path is a 404. */
 #define SB_FILE_NAME "4k"
 static int sb_file_fd = -1;
 static off_t sb_file_bytes;

@@ -2,9 +2,10 @@
  * listener. One multishot accept feeds the ring with connections; each connection runs
  * recv -> send -> recv, receiving into a ring of provided buffers so an idle connection holds no
  * buffer. hello-timeout links a timeout to every recv and send (IOSQE_IO_LINK + LINK_TIMEOUT).
- * work and counter copy what arrives into the connection's own input buffer and answer the complete
- * requests in it; work busy-waits in the ring's thread, holding up its every connection; counter
- * increments a shared atomic (sb.h). */
+ * work, counter and file copy what arrives into the connection's own input buffer and answer the
+ * complete requests in it; work busy-waits in the ring's thread, holding up its every connection;
+ * counter increments a shared atomic (sb.h); file reads the file with the ring (IORING_OP_READ, from
+ * the page cache) behind its head and links the send to that read. */
 #include "sb.h"
 #include <liburing.h>
 #include <pthread.h>
@@ -19,12 +20,12 @@ enum { TAG_IGNORE, TAG_ACCEPT }; /* user_data that is not a connection */
 struct conn {
     int fd, bid;          /* bid: echo's provided buffer being sent back, or -1 */
     int sending;          /* which operation is in flight: recv or send */
-    int closing;          /* work, counter: close once the answers are sent (sb_serve's last) */
+    int closing;          /* work, counter, file: close once the answers are sent (sb_serve's last) */
     const char *data;     /* the bytes data[off..len] are being sent */
     size_t off, len;
     struct conn *parked;  /* next connection waiting for a free buffer */
-    size_t in_len;        /* work, counter: request bytes in buf not yet answered */
-    char buf[];           /* work, counter: in, then out */
+    size_t in_len;        /* work, counter, file: request bytes in buf not yet answered */
+    char buf[];           /* work, counter, file: in, then out (file: with room for the file) */
 };
 
 struct loop {
@@ -81,6 +82,20 @@ static void conn_send(struct loop *l, struct conn *c)
     sqe_bounded(l, sqe);
 }
 
+/* file: the answers so far end with the file's head; the ring reads the file (at offset 0, from the
+ * page cache) into out behind them, and the send of it all is linked to that read, so it starts once
+ * the read completes. A failed or short read cancels the send (-ECANCELED: the connection closes);
+ * a read that succeeds posts no completion of its own (CQE_SKIP_SUCCESS). */
+static void conn_send_file(struct loop *l, struct conn *c)
+{
+    struct io_uring_sqe *sqe = sqe_get(l, 3); /* the read and conn_send's two: one submission */
+    io_uring_prep_read(sqe, sb_file_fd, (char *)c->data + c->len, sb_file_bytes, 0);
+    sqe->flags |= IOSQE_IO_LINK | IOSQE_CQE_SKIP_SUCCESS;
+    io_uring_sqe_set_data64(sqe, TAG_IGNORE);
+    c->len += sb_file_bytes;
+    conn_send(l, c);
+}
+
 static void buf_return(struct loop *l, int bid)
 {
     io_uring_buf_ring_add(l->br, l->bufs + (size_t)bid * SB_BUF_BYTES, SB_BUF_BYTES, bid,
@@ -97,14 +112,16 @@ static void conn_close(struct loop *l, struct conn *c)
     free(c);
 }
 
-/* work, counter: sends the answers to the complete requests in the input; 0 when there are none. */
+/* work, counter, file: sends the answers to the complete requests in the input; 0 when there are none. */
 static int conn_answer(struct loop *l, struct conn *c)
 {
     char *out = c->buf + SB_BUF_BYTES;
-    c->len = sb_serve(args.scenario, c->buf, &c->in_len, out, SB_BUF_BYTES, &c->closing, NULL);
+    int file = 0;
+    c->len = sb_serve(args.scenario, c->buf, &c->in_len, out, SB_BUF_BYTES, &c->closing, &file);
     if (c->len == 0) return 0;
     c->data = out, c->off = 0;
-    conn_send(l, c);
+    if (file) conn_send_file(l, c);
+    else conn_send(l, c);
     return 1;
 }
 
@@ -118,10 +135,10 @@ static void accept_start(struct loop *l)
 static void on_cqe(struct loop *l, struct io_uring_cqe *cqe)
 {
     int res = cqe->res;
-    if (cqe->user_data == TAG_IGNORE) return; /* a linked timeout: its operation reports */
+    if (cqe->user_data == TAG_IGNORE) return; /* a linked timeout or file read: the send or recv reports */
     if (cqe->user_data == TAG_ACCEPT) {
         if (res >= 0) {
-            struct conn *c = calloc(1, sizeof *c + (args.scenario >= SB_WORK ? 2 * SB_BUF_BYTES : 0));
+            struct conn *c = calloc(1, sizeof *c + (args.scenario >= SB_WORK ? 2 * SB_BUF_BYTES + sb_file_bytes : 0));
             c->fd = res, c->bid = -1;
             sb_nodelay(res);
             conn_recv(l, c);
@@ -210,6 +227,6 @@ static void *loop_run(void *unused)
 
 int main(int argc, char **argv)
 {
-    args = sb_parse(argc, argv, "hello hello-timeout echo work counter");
+    args = sb_parse(argc, argv, "hello hello-timeout echo work counter file");
     return sb_run_workers(&args, loop_run);
 }
