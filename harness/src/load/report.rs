@@ -243,6 +243,50 @@ impl LoadReport {
         }
     }
 
+    /// Adds `part`, another thread's or client host's share of the same measurement: counts, bytes, CPU
+    /// times, switches and system calls add, the latency histograms add (so every quantile is read from
+    /// every latency), second i of the timelines adds, the per-thread lists are laid end to end, and so do
+    /// threads and connections. Migrations stay known only while every part knows its own (start the sum
+    /// at `Some(0)`). The window, the ramp and the spread over connections are the caller's to combine.
+    pub fn add(&mut self, part: &LoadReport) -> Result<(), hdrhistogram::errors::AdditionError> {
+        self.requests += part.requests;
+        self.reconnects += part.reconnects;
+        self.keepalive_lost += part.keepalive_lost;
+        self.connections_opened += part.connections_opened;
+        self.backlog += part.backlog;
+        self.errors.add(&part.errors);
+        self.status.add(&part.status);
+        self.bytes_read += part.bytes_read;
+        self.bytes_written += part.bytes_written;
+        if self.response_bytes == 0 {
+            self.response_bytes = part.response_bytes;
+        }
+        self.latency.add(&part.latency)?;
+        if let Some(u) = &part.latency_uncorrected {
+            self.latency_uncorrected.get_or_insert_with(histogram::new_latency_histogram).add(u)?;
+        }
+        if self.timeline.len() < part.timeline.len() {
+            self.timeline.resize(part.timeline.len(), 0);
+        }
+        for (into, n) in self.timeline.iter_mut().zip(&part.timeline) {
+            *into += n;
+        }
+        self.client_cpu_s += part.client_cpu_s;
+        self.thread_cpu_s.extend(&part.thread_cpu_s);
+        self.client_poll_s += part.client_poll_s;
+        self.thread_poll_s.extend(&part.thread_poll_s);
+        self.client_user_s += part.client_user_s;
+        self.client_system_s += part.client_system_s;
+        self.client_voluntary_switches += part.client_voluntary_switches;
+        self.client_involuntary_switches += part.client_involuntary_switches;
+        self.client_migrations = self.client_migrations.zip(part.client_migrations).map(|(a, b)| a + b);
+        self.client_system_calls += part.client_system_calls;
+        self.threads += part.threads;
+        self.connections += part.connections;
+        self.interrupted |= part.interrupted;
+        Ok(())
+    }
+
     pub fn requests_per_s(&self) -> f64 {
         if self.duration_s > 0.0 { self.requests as f64 / self.duration_s } else { 0.0 }
     }

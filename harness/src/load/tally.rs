@@ -97,11 +97,62 @@ impl WorkerResult {
     }
 }
 
+impl WorkerResult {
+    /// The figures the report holds of this thread's share, and what only the merge uses: its connections'
+    /// counts, the `counter` tally and the window's edges.
+    fn into_share(self) -> (LoadReport, Edges) {
+        let mut part = LoadReport::empty(1, 0);
+        part.requests = self.requests;
+        part.reconnects = self.reconnects;
+        part.keepalive_lost = self.keepalive_lost;
+        part.connections_opened = self.connections_opened;
+        part.backlog = self.backlog;
+        part.errors = self.errors;
+        part.status = self.status;
+        part.bytes_read = self.bytes_read;
+        part.bytes_written = self.bytes_written;
+        part.response_bytes = self.response_bytes;
+        part.latency = self.latency;
+        part.latency_uncorrected = self.uncorrected;
+        part.timeline = self.timeline;
+        part.client_cpu_s = self.cpu_s;
+        part.thread_cpu_s = vec![self.cpu_s];
+        part.client_poll_s = self.poll_s;
+        part.thread_poll_s = vec![self.poll_s];
+        part.client_user_s = self.usage.user_s;
+        part.client_system_s = self.usage.system_s;
+        part.client_voluntary_switches = self.usage.voluntary_switches;
+        part.client_involuntary_switches = self.usage.involuntary_switches;
+        part.client_migrations = self.usage.migrations;
+        part.client_system_calls = self.system_calls;
+        part.interrupted = self.interrupted;
+        let edges = Edges {
+            per_connection: self.per_connection,
+            counter: self.counter,
+            sent: self.sent,
+            repeats_counted: self.repeats_counted,
+            first_send_ns: self.first_send_ns,
+            last_response_ns: self.last_response_ns,
+            measured_ns: self.measured_ns,
+        };
+        (part, edges)
+    }
+}
+
+/// What of a thread's result only the merge uses.
+struct Edges {
+    per_connection: Vec<u64>,
+    counter: CounterTally,
+    sent: u64,
+    repeats_counted: u64,
+    first_send_ns: u64,
+    last_response_ns: u64,
+    measured_ns: u64,
+}
+
 /// Merges the workers' results into one report.
 pub(super) fn merge(config: &LoadConfig, results: Vec<WorkerResult>) -> LoadReport {
-    let mut latency = new_latency_histogram();
-    let mut uncorrected = matches!(config.mode, Mode::Rate { .. }).then(new_latency_histogram);
-    let mut rep = LoadReport::empty(results.len(), config.connections);
+    let mut rep = LoadReport::empty(0, config.connections);
     let (mut first, mut last, mut measured) = (u64::MAX, 0u64, 0u64);
     let mut per_connection: Vec<u64> = Vec::with_capacity(config.connections);
     let mut counter = CounterTally::default();
@@ -109,46 +160,20 @@ pub(super) fn merge(config: &LoadConfig, results: Vec<WorkerResult>) -> LoadRepo
     let mut repeats_counted = 0;
     // Summed over the threads: a thread that could not say makes the sum unknown.
     rep.client_migrations = Some(0);
-    for r in &results {
-        sent += r.sent;
-        repeats_counted += r.repeats_counted;
-        rep.requests += r.requests;
-        rep.reconnects += r.reconnects;
-        rep.keepalive_lost += r.keepalive_lost;
-        rep.connections_opened += r.connections_opened;
-        rep.backlog += r.backlog;
-        per_connection.extend_from_slice(&r.per_connection);
-        rep.errors.add(&r.errors);
-        rep.status.add(&r.status);
-        rep.bytes_read += r.bytes_read;
-        rep.bytes_written += r.bytes_written;
-        if rep.response_bytes == 0 {
-            rep.response_bytes = r.response_bytes;
-        }
-        latency.add(&r.latency).expect("histograms share their bounds");
-        if let (Some(u), Some(ru)) = (&mut uncorrected, &r.uncorrected) {
-            u.add(ru).expect("histograms share their bounds");
-        }
-        if rep.timeline.len() < r.timeline.len() {
-            rep.timeline.resize(r.timeline.len(), 0);
-        }
-        for (t, v) in rep.timeline.iter_mut().zip(&r.timeline) {
-            *t += v;
-        }
-        rep.client_cpu_s += r.cpu_s;
-        rep.thread_cpu_s.push(r.cpu_s);
-        rep.client_poll_s += r.poll_s;
-        rep.client_user_s += r.usage.user_s;
-        rep.client_system_s += r.usage.system_s;
-        rep.client_voluntary_switches += r.usage.voluntary_switches;
-        rep.client_involuntary_switches += r.usage.involuntary_switches;
-        rep.client_migrations = rep.client_migrations.zip(r.usage.migrations).map(|(a, b)| a + b);
-        rep.client_system_calls += r.system_calls;
-        rep.thread_poll_s.push(r.poll_s);
-        first = first.min(r.first_send_ns);
-        last = last.max(r.last_response_ns);
-        measured = measured.max(r.measured_ns);
-        rep.interrupted |= r.interrupted;
+    for r in results {
+        let (part, e) = r.into_share();
+        rep.add(&part).expect("histograms share their bounds");
+        sent += e.sent;
+        repeats_counted += e.repeats_counted;
+        per_connection.extend_from_slice(&e.per_connection);
+        counter.absorb(e.counter);
+        first = first.min(e.first_send_ns);
+        last = last.max(e.last_response_ns);
+        measured = measured.max(e.measured_ns);
+    }
+    // In rate mode the uncorrected histogram is there even when no thread recorded into one.
+    if matches!(config.mode, Mode::Rate { .. }) && rep.latency_uncorrected.is_none() {
+        rep.latency_uncorrected = Some(new_latency_histogram());
     }
     rep.duration_s = match config.stop {
         Stop::RequestsPerConnection(_) if !rep.interrupted && last > first => (last - first) as f64 / 1e9,
@@ -156,9 +181,6 @@ pub(super) fn merge(config: &LoadConfig, results: Vec<WorkerResult>) -> LoadRepo
     };
     rep.per_connection = ConnectionSpread::of(&mut per_connection);
     if let Workload::Http { mix: Mix::Counter { .. }, pipeline, .. } = &config.workload {
-        for r in results {
-            counter.absorb(r.counter);
-        }
         // A client before this one (an earlier round) can have left a request in flight on each connection.
         let c = counter.report(sent, config.connections as u64 * u64::from(*pipeline));
         // Every lost update is a mismatch error once: the repeats a thread saw as they arrived in the
@@ -166,7 +188,5 @@ pub(super) fn merge(config: &LoadConfig, results: Vec<WorkerResult>) -> LoadRepo
         rep.errors.mismatch += c.lost_updates.saturating_sub(repeats_counted);
         rep.counter = Some(c);
     }
-    rep.latency = latency;
-    rep.latency_uncorrected = uncorrected;
     rep
 }

@@ -3,8 +3,6 @@
 //! times add and the per-thread lists are laid end to end. What cannot be merged exactly is left absent:
 //! the spread of requests over connections (each host knows only its own connections).
 
-use hdrhistogram::Histogram;
-
 use crate::load::LoadReport;
 
 /// The merge of `parts` (at least one). The window is the longest of the hosts' windows, so that a
@@ -13,59 +11,21 @@ use crate::load::LoadReport;
 pub fn merge(parts: &[LoadReport]) -> anyhow::Result<LoadReport> {
     anyhow::ensure!(!parts.is_empty(), "no client host reported");
     let mut m = LoadReport::empty(0, 0);
-    let mut uncorrected: Option<Histogram<u64>> = None;
     let mut io: Vec<&str> = Vec::new();
     // Summed over the hosts: a host that could not say makes the sum unknown.
     m.client_migrations = Some(0);
     for p in parts {
-        m.requests += p.requests;
-        m.reconnects += p.reconnects;
-        m.keepalive_lost += p.keepalive_lost;
-        m.connections_opened += p.connections_opened;
-        m.backlog += p.backlog;
+        m.add(p).map_err(|e| anyhow::anyhow!("the hosts' latency histograms do not add up: {e:?}"))?;
         m.ramp_s = max_opt(m.ramp_s, p.ramp_s);
         m.unserved_at_start = match (m.unserved_at_start, p.unserved_at_start) {
             (None, None) => None,
             (a, b) => Some(a.unwrap_or(0) + b.unwrap_or(0)),
         };
-        m.errors.add(&p.errors);
-        m.status.add(&p.status);
         m.duration_s = m.duration_s.max(p.duration_s);
-        m.bytes_read += p.bytes_read;
-        m.bytes_written += p.bytes_written;
-        if m.response_bytes == 0 {
-            m.response_bytes = p.response_bytes;
-        }
-        m.latency.add(&p.latency).map_err(|e| anyhow::anyhow!("the hosts' latency histograms do not add up: {e:?}"))?;
-        if let Some(u) = &p.latency_uncorrected {
-            let into = uncorrected.get_or_insert_with(crate::stats::histogram::new_latency_histogram);
-            into.add(u).map_err(|e| anyhow::anyhow!("the hosts' uncorrected histograms do not add up: {e:?}"))?;
-        }
-        // Second i of each host's window is second i of the merge: the windows start together.
-        if m.timeline.len() < p.timeline.len() {
-            m.timeline.resize(p.timeline.len(), 0);
-        }
-        for (into, n) in m.timeline.iter_mut().zip(&p.timeline) {
-            *into += n;
-        }
-        m.client_cpu_s += p.client_cpu_s;
-        m.thread_cpu_s.extend(&p.thread_cpu_s);
-        m.client_poll_s += p.client_poll_s;
-        m.thread_poll_s.extend(&p.thread_poll_s);
-        m.client_user_s += p.client_user_s;
-        m.client_system_s += p.client_system_s;
-        m.client_voluntary_switches += p.client_voluntary_switches;
-        m.client_involuntary_switches += p.client_involuntary_switches;
-        m.client_migrations = m.client_migrations.zip(p.client_migrations).map(|(a, b)| a + b);
-        m.client_system_calls += p.client_system_calls;
-        m.threads += p.threads;
-        m.connections += p.connections;
-        m.interrupted |= p.interrupted;
         if !io.contains(&p.io.as_str()) {
             io.push(&p.io);
         }
     }
-    m.latency_uncorrected = uncorrected;
     m.poll = parts[0].poll.clone();
     m.io = io.join(" / ");
     Ok(m)
