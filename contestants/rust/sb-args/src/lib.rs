@@ -1,7 +1,7 @@
 //! What every Rust contestant shares: the command line `<server> <scenario> <host> <port> <workers>`,
 //! the `SB_TIMEOUT_MS` limit of `hello-timeout`, the `hello` response, the `echo` buffer size, (module
 //! `requests`) the parsing and answers of the raw contestants' `work` and `counter` scenarios, and
-//! (module `files`) the file of the `file` scenario.
+//! (module `files`) the file of the `file` scenario and the raw contestants' parsing of its requests.
 
 pub mod files;
 pub mod requests;
