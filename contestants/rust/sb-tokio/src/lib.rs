@@ -7,39 +7,23 @@ use std::time::Duration;
 
 use sb_args::files::{self, Pipeline, Request};
 use sb_args::requests::{BAD_REQUEST, NOT_FOUND};
-use sb_args::{Args, Raw, Requests, Route, ECHO_BUFFER_BYTES, HELLO};
+use sb_args::{Raw, Requests, Route, ECHO_BUFFER_BYTES, HELLO};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::time::timeout;
 
-/// The raw scenarios, and `file` with its folder.
-#[derive(Clone, Copy, Debug)]
-pub enum Scenario {
-    Raw(Raw),
-    File(&'static Path),
-}
-
-impl Scenario {
-    /// The command line and the scenario it names: a raw one or `file`.
-    pub fn from_args() -> (Args, Scenario) {
-        let args = sb_args::parse(&[Raw::SCENARIOS, &["file"]].concat());
-        let scenario = match args.scenario.as_str() {
-            "file" => Scenario::File(files::folder_from_env()),
-            name => Scenario::Raw(Raw::named(name)),
-        };
-        (args, scenario)
-    }
-}
+/// The raw scenarios, `file` among them.
+pub use sb_args::Raw as Scenario;
 
 /// Serves one connection until the peer closes, an error occurs or a timeout expires.
 pub async fn serve_connection(stream: TcpStream, scenario: Scenario) {
     let _ = stream.set_nodelay(true);
     let _ = match scenario {
-        Scenario::Raw(Raw::Hello) => hello(stream).await,
-        Scenario::Raw(Raw::HelloTimeout(limit)) => hello_timeout(stream, limit).await,
-        Scenario::Raw(Raw::Echo) => echo(stream).await,
-        Scenario::Raw(Raw::Requests(route)) => requests(stream, route).await,
-        Scenario::File(folder) => file(stream, folder).await,
+        Raw::Hello => hello(stream).await,
+        Raw::HelloTimeout(limit) => hello_timeout(stream, limit).await,
+        Raw::Echo => echo(stream).await,
+        Raw::Requests(route) => requests(stream, route).await,
+        Raw::File(folder) => file(stream, folder).await,
     };
 }
 
