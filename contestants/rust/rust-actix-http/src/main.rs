@@ -2,8 +2,9 @@
 //! plain `fn_service` that answers static responses. actix-server's accept thread hands each
 //! connection to one worker thread, which runs its own single-threaded runtime; it never moves.
 use std::convert::Infallible;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
-use std::{io, process};
+use std::{fs, io, process};
 
 use actix_http::header::{HeaderValue, CONTENT_TYPE};
 use actix_http::{ConnectionType, HttpService, KeepAlive, Method, Protocol, Request, Response, StatusCode};
@@ -13,7 +14,7 @@ use actix_service::{fn_service, ServiceFactoryExt};
 use bytes::{Bytes, BytesMut};
 use futures_util::StreamExt;
 use sb_args::requests::Answer;
-use sb_args::Route;
+use sb_args::{files, Route};
 use serde::{Deserialize, Serialize};
 
 mod timed;
@@ -26,6 +27,8 @@ enum Scenario {
     Plaintext,
     Json,
     Requests(Route),
+    /// `file`, with the folder `SB_FILES` names.
+    File(&'static Path),
 }
 
 #[derive(Deserialize, Serialize)]
@@ -40,13 +43,14 @@ const MAX_HEADER_BYTES: usize = 64 << 10;
 const MAX_BODY_BYTES: usize = 64 << 10;
 
 fn main() {
-    let args = sb_args::parse(&["hello", "hello-timeout", "plaintext", "json", "work", "counter"]);
+    let args = sb_args::parse(&["hello", "hello-timeout", "plaintext", "json", "work", "counter", "file"]);
     let scenario = match args.scenario.as_str() {
         "hello" => Scenario::Hello,
         "hello-timeout" => Scenario::HelloTimeout(sb_args::timeout_from_env()),
         "plaintext" => Scenario::Plaintext,
         "json" => Scenario::Json,
         "work" => Scenario::Requests(Route::Work),
+        "file" => Scenario::File(files::folder_from_env()),
         _ => Scenario::Requests(Route::Counter),
     };
     let (host, port) = (args.host.as_str(), args.port);
@@ -110,6 +114,10 @@ async fn respond(scenario: Scenario, mut req: Request) -> Result<Response<Bytes>
             Answer::NotFound => status(StatusCode::NOT_FOUND),
             Answer::BadRequest => status(StatusCode::BAD_REQUEST),
         },
+        (Scenario::File(folder), &Method::GET, path) => match files::named(folder, path.as_bytes()) {
+            Some(path) => file(path).await,
+            None => status(StatusCode::NOT_FOUND),
+        },
         _ => status(StatusCode::NOT_FOUND),
     };
     Ok(response)
@@ -127,6 +135,16 @@ async fn ping(req: &mut Request) -> Response<Bytes> {
     match serde_json::from_slice::<Ping>(&body) {
         Ok(ping) => with_type("application/json", Bytes::from(serde_json::to_vec(&ping).unwrap())),
         Err(_) => status(StatusCode::BAD_REQUEST),
+    }
+}
+
+/// `file`: read anew at every request by std's fs::read on actix-rt's blocking pool (tokio's
+/// spawn_blocking, which actix-web's web::block also runs on), then sent as one Bytes body; actix-http
+/// has no file body of its own (actix-files' NamedFile needs actix-web).
+async fn file(path: PathBuf) -> Response<Bytes> {
+    match actix_rt::task::spawn_blocking(move || fs::read(path)).await {
+        Ok(Ok(contents)) => Response::with_body(StatusCode::OK, Bytes::from(contents)),
+        _ => status(StatusCode::INTERNAL_SERVER_ERROR),
     }
 }
 

@@ -1,12 +1,16 @@
 //! async-std: its global work-stealing executor, one task per connection.
+use std::path::Path;
 use std::time::Duration;
 use std::{env, process};
 
+use async_std::fs::File;
 use async_std::io::{self, ReadExt, WriteExt};
 use async_std::net::{TcpListener, TcpStream};
 use async_std::stream::StreamExt;
 use async_std::task;
 
+use sb_args::files::{self, Pipeline, Request};
+use sb_args::requests::{BAD_REQUEST, NOT_FOUND};
 use sb_args::{Raw as Scenario, Requests, Route, ECHO_BUFFER_BYTES, HELLO};
 
 fn main() {
@@ -37,6 +41,7 @@ async fn serve(addr: (&str, u16), scenario: Scenario) -> io::Result<()> {
                 Scenario::HelloTimeout(limit) => hello_timeout(stream, limit).await,
                 Scenario::Echo => echo(stream).await,
                 Scenario::Requests(route) => requests(stream, route).await,
+                Scenario::File(folder) => file(stream, folder).await,
             };
         });
     }
@@ -88,4 +93,34 @@ async fn requests(mut stream: TcpStream, route: Route) -> io::Result<()> {
             return Ok(());
         }
     }
+}
+
+/// `file`: answers each complete request in order, `GET /file/4k` with the file opened and copied
+/// anew, anything else with a 404 or a 400.
+async fn file(mut stream: TcpStream, folder: &'static Path) -> io::Result<()> {
+    let (mut pipeline, mut buf) = (Pipeline::new(folder), [0u8; 4096]);
+    loop {
+        while let Some(request) = pipeline.next() {
+            match request {
+                Request::File(path) => send_file(&mut stream, &path).await?,
+                Request::NotFound => stream.write_all(NOT_FOUND).await?,
+                Request::Bad => return stream.write_all(BAD_REQUEST).await,
+            }
+        }
+        let n = stream.read(&mut buf).await?;
+        if n == 0 {
+            return Ok(());
+        }
+        pipeline.push(&buf[..n]);
+    }
+}
+
+/// async-std's fs::File runs the open, the stat and each read on async-std's blocking pool;
+/// async-std's io::copy moves the bytes from the file to the socket.
+async fn send_file(stream: &mut TcpStream, path: &Path) -> io::Result<()> {
+    let mut file = File::open(path).await?;
+    let length_bytes = file.metadata().await?.len();
+    stream.write_all(files::head(length_bytes).as_bytes()).await?;
+    io::copy(&mut file, stream).await?;
+    Ok(())
 }

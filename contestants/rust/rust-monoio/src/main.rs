@@ -1,14 +1,18 @@
 //! monoio: thread per core on io_uring. Each of `workers` threads owns a runtime on the io_uring
 //! driver (no epoll fallback) and a SO_REUSEPORT listener; buffers are passed to the kernel by value.
+use std::path::Path;
 use std::time::Duration;
 use std::{io, process, thread};
 
 use monoio::buf::IoBuf;
+use monoio::fs::File;
 use monoio::io::{AsyncReadRent, AsyncWriteRentExt};
 use monoio::net::{ListenerOpts, TcpListener, TcpStream};
 use monoio::time::timeout;
 use monoio::{IoUringDriver, RuntimeBuilder};
 
+use sb_args::files::{self, Pipeline, Request};
+use sb_args::requests::{BAD_REQUEST, NOT_FOUND};
 use sb_args::{Raw as Scenario, Requests, Route, ECHO_BUFFER_BYTES, HELLO};
 
 fn main() {
@@ -53,6 +57,7 @@ async fn serve(addr: (&str, u16), scenario: Scenario) -> io::Result<()> {
                 Scenario::HelloTimeout(limit) => hello_timeout(stream, limit).await,
                 Scenario::Echo => echo(stream).await,
                 Scenario::Requests(route) => requests(stream, route).await,
+                Scenario::File(folder) => file(stream, folder).await,
             };
         });
     }
@@ -120,4 +125,52 @@ async fn requests(mut stream: TcpStream, route: Route) -> io::Result<()> {
             return Ok(());
         }
     }
+}
+
+/// `file`: answers each complete request in order, `GET /file/4k` with the file opened and read
+/// anew, anything else with a 404 or a 400.
+async fn file(mut stream: TcpStream, folder: &'static Path) -> io::Result<()> {
+    let mut pipeline = Pipeline::new(folder);
+    let (mut buf, mut chunk) = (vec![0u8; 4096], Vec::with_capacity(4096));
+    loop {
+        while let Some(request) = pipeline.next() {
+            match request {
+                Request::File(path) => chunk = send_file(&mut stream, &path, chunk).await?,
+                Request::NotFound => {
+                    stream.write_all(NOT_FOUND).await.0?;
+                }
+                Request::Bad => return stream.write_all(BAD_REQUEST).await.0.map(|_| ()),
+            }
+        }
+        let (n, b) = stream.read(buf).await;
+        buf = b;
+        let n = n?;
+        if n == 0 {
+            return Ok(());
+        }
+        pipeline.push(&buf[..n]);
+    }
+}
+
+/// Every step goes through io_uring: open (openat), stat (statx), then read_at into `chunk` and
+/// write_all from it until the file's length has been sent, then close. The kernel owns `chunk`
+/// during each read and write; it comes back to be reused (and overwritten) by the next request.
+async fn send_file(stream: &mut TcpStream, path: &Path, mut chunk: Vec<u8>) -> io::Result<Vec<u8>> {
+    let file = File::open(path).await?;
+    let length_bytes = file.metadata().await?.len();
+    stream.write_all(files::head(length_bytes).into_bytes()).await.0?;
+    let mut sent = 0;
+    while sent < length_bytes {
+        let (n, c) = file.read_at(chunk, sent).await;
+        let n = n?;
+        if n == 0 {
+            return Err(io::ErrorKind::UnexpectedEof.into());
+        }
+        let (written, c) = stream.write_all(c.slice(0..n)).await;
+        written?;
+        chunk = c.into_inner();
+        sent += n as u64;
+    }
+    file.close().await?;
+    Ok(chunk)
 }

@@ -1,13 +1,17 @@
 //! smol: one Executor run by `workers` threads (the main thread is one of them), Async<TcpStream>
 //! tasks that any of those threads may steal.
 use std::net::{SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
+use std::path::Path;
 use std::time::Duration;
 use std::{io, process, thread};
 
+use smol::fs::File;
 use smol::future::{self, FutureExt};
 use smol::io::{AsyncReadExt, AsyncWriteExt};
 use smol::{Async, Executor, Timer};
 
+use sb_args::files::{self, Pipeline, Request};
+use sb_args::requests::{BAD_REQUEST, NOT_FOUND};
 use sb_args::{Raw as Scenario, Requests, Route, ECHO_BUFFER_BYTES, HELLO};
 
 static EX: Executor<'static> = Executor::new();
@@ -45,6 +49,7 @@ async fn serve(addr: SocketAddr, scenario: Scenario) -> io::Result<()> {
                 Scenario::HelloTimeout(limit) => hello_timeout(stream, limit).await,
                 Scenario::Echo => echo(stream).await,
                 Scenario::Requests(route) => requests(stream, route).await,
+                Scenario::File(folder) => file(stream, folder).await,
             };
         })
         .detach();
@@ -101,4 +106,34 @@ async fn requests(mut stream: Async<TcpStream>, route: Route) -> io::Result<()> 
             return Ok(());
         }
     }
+}
+
+/// `file`: answers each complete request in order, `GET /file/4k` with the file opened and copied
+/// anew, anything else with a 404 or a 400.
+async fn file(mut stream: Async<TcpStream>, folder: &'static Path) -> io::Result<()> {
+    let (mut pipeline, mut buf) = (Pipeline::new(folder), [0u8; 4096]);
+    loop {
+        while let Some(request) = pipeline.next() {
+            match request {
+                Request::File(path) => send_file(&mut stream, &path).await?,
+                Request::NotFound => stream.write_all(NOT_FOUND).await?,
+                Request::Bad => return stream.write_all(BAD_REQUEST).await,
+            }
+        }
+        let n = stream.read(&mut buf).await?;
+        if n == 0 {
+            return Ok(());
+        }
+        pipeline.push(&buf[..n]);
+    }
+}
+
+/// smol::fs (async-fs) runs the open, the stat and each read on smol's blocking pool (the blocking
+/// crate's Unblock); smol's io::copy moves the bytes from the file to the socket.
+async fn send_file(stream: &mut Async<TcpStream>, path: &Path) -> io::Result<()> {
+    let mut file = File::open(path).await?;
+    let length_bytes = file.metadata().await?.len();
+    stream.write_all(files::head(length_bytes).as_bytes()).await?;
+    smol::io::copy(&mut file, stream).await?;
+    Ok(())
 }

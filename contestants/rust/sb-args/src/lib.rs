@@ -1,7 +1,7 @@
 //! What every Rust contestant shares: the command line `<server> <scenario> <host> <port> <workers>`,
 //! the `SB_TIMEOUT_MS` limit of `hello-timeout`, the `hello` response, the `echo` buffer size, (module
 //! `requests`) the parsing and answers of the raw contestants' `work` and `counter` scenarios, and
-//! (module `files`) the file of the `file` scenario.
+//! (module `files`) the file of the `file` scenario and the raw contestants' parsing of its requests.
 
 pub mod files;
 pub mod requests;
@@ -52,11 +52,13 @@ pub enum Raw {
     Echo,
     /// `work` or `counter`: HTTP requests parsed and answered by [`Requests`].
     Requests(Route),
+    /// `file`, with the folder `SB_FILES` names; its requests are parsed by [`files::Pipeline`].
+    File(&'static Path),
 }
 
 impl Raw {
     /// The scenarios every raw contestant answers.
-    pub const SCENARIOS: &'static [&'static str] = &["hello", "hello-timeout", "echo", "work", "counter"];
+    pub const SCENARIOS: &'static [&'static str] = &["hello", "hello-timeout", "echo", "work", "counter", "file"];
 
     /// The command line and the scenario it names (one of [`Raw::SCENARIOS`]).
     pub fn from_args() -> (Args, Raw) {
@@ -73,6 +75,7 @@ impl Raw {
             "work" => Raw::Requests(Route::Work),
             "counter" => Raw::Requests(Route::Counter),
             "echo" => Raw::Echo,
+            "file" => Raw::File(files::folder_from_env()),
             _ => panic!("not a raw scenario: {name}"),
         }
     }

@@ -5,40 +5,25 @@ use std::io;
 use std::path::Path;
 use std::time::Duration;
 
-use sb_args::requests::{parse_head, Head, BAD_REQUEST, NOT_FOUND};
-use sb_args::{files, Args, Raw, Requests, Route, ECHO_BUFFER_BYTES, HELLO};
+use sb_args::files::{self, Pipeline, Request};
+use sb_args::requests::{BAD_REQUEST, NOT_FOUND};
+use sb_args::{Raw, Requests, Route, ECHO_BUFFER_BYTES, HELLO};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::time::timeout;
 
-/// The raw scenarios, and `file` with its folder.
-#[derive(Clone, Copy, Debug)]
-pub enum Scenario {
-    Raw(Raw),
-    File(&'static Path),
-}
-
-impl Scenario {
-    /// The command line and the scenario it names: a raw one or `file`.
-    pub fn from_args() -> (Args, Scenario) {
-        let args = sb_args::parse(&[Raw::SCENARIOS, &["file"]].concat());
-        let scenario = match args.scenario.as_str() {
-            "file" => Scenario::File(files::folder_from_env()),
-            name => Scenario::Raw(Raw::named(name)),
-        };
-        (args, scenario)
-    }
-}
+/// The raw scenarios, `file` among them.
+pub use sb_args::Raw as Scenario;
 
 /// Serves one connection until the peer closes, an error occurs or a timeout expires.
 pub async fn serve_connection(stream: TcpStream, scenario: Scenario) {
     let _ = stream.set_nodelay(true);
     let _ = match scenario {
-        Scenario::Raw(Raw::Hello) => hello(stream).await,
-        Scenario::Raw(Raw::HelloTimeout(limit)) => hello_timeout(stream, limit).await,
-        Scenario::Raw(Raw::Echo) => echo(stream).await,
-        Scenario::Raw(Raw::Requests(route)) => requests(stream, route).await,
-        Scenario::File(folder) => file(stream, folder).await,
+        Raw::Hello => hello(stream).await,
+        Raw::HelloTimeout(limit) => hello_timeout(stream, limit).await,
+        Raw::Echo => echo(stream).await,
+        Raw::Requests(route) => requests(stream, route).await,
+        Raw::File(folder) => file(stream, folder).await,
     };
 }
 
@@ -92,26 +77,21 @@ async fn requests(mut stream: TcpStream, route: Route) -> io::Result<()> {
 
 /// `file`: answers each complete request in order, `GET /file/4k` with the file opened and copied
 /// anew by tokio's fs (its blocking pool does the file's reads), anything else with a 404 or a 400.
-async fn file(mut stream: TcpStream, folder: &Path) -> io::Result<()> {
-    let (mut buf, mut input) = ([0u8; 4096], Vec::with_capacity(4096));
+async fn file(mut stream: TcpStream, folder: &'static Path) -> io::Result<()> {
+    let (mut pipeline, mut buf) = (Pipeline::new(folder), [0u8; 4096]);
     loop {
-        loop {
-            let (path, len) = match parse_head(&input) {
-                Head::Partial => break,
-                Head::Bad => return stream.write_all(BAD_REQUEST).await,
-                Head::Get { target, len } => (files::named(folder, target), len),
-            };
-            input.drain(..len);
-            match path {
-                Some(path) => send_file(&mut stream, &path).await?,
-                None => stream.write_all(NOT_FOUND).await?,
+        while let Some(request) = pipeline.next() {
+            match request {
+                Request::File(path) => send_file(&mut stream, &path).await?,
+                Request::NotFound => stream.write_all(NOT_FOUND).await?,
+                Request::Bad => return stream.write_all(BAD_REQUEST).await,
             }
         }
         let n = stream.read(&mut buf).await?;
         if n == 0 {
             return Ok(());
         }
-        input.extend_from_slice(&buf[..n]);
+        pipeline.push(&buf[..n]);
     }
 }
 
