@@ -1,9 +1,11 @@
 %% gen_tcp with a process per connection: a pool of acceptors waits on one listen socket; each
 %% acceptor that gets a connection starts its replacement and serves that connection itself.
 %% The BEAM schedulers (erl +S Workers:Workers) run the processes and steal work from each other.
-%% work and counter parse HTTP/1.1 requests from the bytes read (keep-alive, pipelined).
+%% work, counter and file parse HTTP/1.1 requests from the bytes read (keep-alive, pipelined).
 -module(server).
 -export([main/1]).
+
+-include_lib("kernel/include/file.hrl").
 
 -define(HELLO, <<"HTTP/1.1 200 OK\r\nContent-Length: 12\r\n\r\nHello world!">>).
 -define(READ_BYTES, 65536).
@@ -44,6 +46,7 @@ scenario("hello-timeout") -> {fun(_Data) -> ?HELLO end, timeout_ms()};
 scenario("echo") -> {fun(Data) -> Data end, infinity};
 scenario("work") -> {{http, fun work/1}, infinity};
 scenario("counter") -> {{http, fun counter/1}, infinity};
+scenario("file") -> {{http, file_route(files_folder())}, infinity};
 scenario(Other) ->
     io:format(standard_error, "unsupported scenario: ~s~n", [Other]),
     halt(2).
@@ -103,14 +106,23 @@ http(Socket, Route, Buffer) ->
             gen_tcp:close(Socket)
     end.
 
+%% The replies in order: the answers before a file in one send, then the file (send_file/2).
 send(_Socket, []) -> ok;
-send(Socket, Replies) -> gen_tcp:send(Socket, Replies).
+send(Socket, [{file, Path} | Rest]) ->
+    then(send_file(Socket, Path), fun() -> send(Socket, Rest) end);
+send(Socket, Replies) ->
+    {Answers, Rest} = lists:splitwith(fun(Reply) -> not is_tuple(Reply) end, Replies),
+    then(gen_tcp:send(Socket, Answers), fun() -> send(Socket, Rest) end).
+
+then(ok, Next) -> Next();
+then(Error, _Next) -> Error.
 
 answer(Buffer, Route, Replies) ->
     case binary:split(Buffer, <<"\r\n\r\n">>) of
         [Head, Rest] ->
             case Route(target(Head)) of
                 {ok, Value} -> answer(Rest, Route, [ok(Value) | Replies]);
+                {file, _Path} = File -> answer(Rest, Route, [File | Replies]);
                 not_found -> answer(Rest, Route, [?NOT_FOUND | Replies]);
                 bad -> {close, lists:reverse(Replies, [?BAD_REQUEST])}
             end;
@@ -172,3 +184,40 @@ decimal(<<>>, _Max, N) -> {ok, N};
 decimal(<<D, Rest/binary>>, Max, N) when D >= $0, D =< $9, N * 10 + (D - $0) =< Max ->
     decimal(Rest, Max, N * 10 + (D - $0));
 decimal(_, _, _) -> error.
+
+%% $SB_FILES, the folder of the file scenario, which cannot be answered without it.
+files_folder() ->
+    case os:getenv("SB_FILES", "") of
+        "" ->
+            io:format(standard_error, "the file scenario needs SB_FILES (the folder of its files)~n", []),
+            halt(2);
+        Folder ->
+            Folder
+    end.
+
+%% file: /file/4k is the file 4k of the folder; any other name is a 404 (no name from the request is
+%% joined to the folder, so none reaches outside it).
+file_route(Folder) ->
+    Path = filename:join(Folder, "4k"),
+    fun(<<"/file/4k">>) -> {file, Path};
+       (bad) -> bad;
+       (_) -> not_found
+    end.
+
+%% The file opened for this request (raw: by this process itself, not through a file server), its
+%% head with the size fstat gives, then file:sendfile/5: the socket's driver sends it with
+%% sendfile(2) (this process owns the socket, as sendfile/5 requires).
+send_file(Socket, Path) ->
+    {ok, Fd} = file:open(Path, [read, raw, binary]),
+    try
+        {ok, #file_info{size = Size}} = file:read_file_info(Fd),
+        Head = [<<"HTTP/1.1 200 OK\r\nContent-Length: ">>, integer_to_binary(Size), <<"\r\n\r\n">>],
+        then(gen_tcp:send(Socket, Head), fun() ->
+            case file:sendfile(Fd, Socket, 0, Size, []) of
+                {ok, _Sent} -> ok;
+                Error -> Error
+            end
+        end)
+    after
+        file:close(Fd)
+    end.

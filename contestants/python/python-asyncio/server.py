@@ -15,6 +15,7 @@ import traceback
 
 HELLO = b"HTTP/1.1 200 OK\r\nContent-Length: 12\r\n\r\nHello world!"
 BAD_REQUEST = b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n"
+NOT_FOUND = b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n"
 MAX_WORK_US = 1_000_000
 COUNTERS = 65536
 READ_BYTES = 65536
@@ -62,22 +63,29 @@ async def echo(reader, writer):
         writer.close()
 
 
-def parse_get(head, prefix, limit):
-    """N from `GET <prefix><N> HTTP/1.1`; None if the head is not that or N > limit."""
+def get_target(head):
+    """The target of `GET <target> HTTP/1.1`; None if the head's request line is not that."""
     parts = head.split(b"\r\n", 1)[0].split(b" ")
     if len(parts) != 3 or parts[0] != b"GET" or parts[2] != b"HTTP/1.1":
         return None
-    if not parts[1].startswith(prefix):
+    return parts[1]
+
+
+def parse_get(head, prefix, limit):
+    """N from `GET <prefix><N> HTTP/1.1`; None if the head is not that or N > limit."""
+    target = get_target(head)
+    if target is None or not target.startswith(prefix):
         return None
-    digits = parts[1][len(prefix):]
+    digits = target[len(prefix):]
     if not digits.isdigit() or len(digits.lstrip(b"0")) > 7:
         return None
     n = int(digits)
     return n if n <= limit else None
 
 
-async def serve_gets(reader, writer, prefix, limit, answer):
-    """Reads request heads in order (so pipelined ones are answered in order) and writes answer(n)."""
+async def serve_heads(reader, writer, respond):
+    """Reads request heads one after another, so pipelined requests are answered in order, and
+    awaits respond(writer, head) for each (head is b"" when too long); False from it closes."""
     try:
         while True:
             try:
@@ -86,18 +94,32 @@ async def serve_gets(reader, writer, prefix, limit, answer):
                 break
             except asyncio.LimitOverrunError:
                 head = b""
-            n = parse_get(head, prefix, limit)
-            if n is None:
-                writer.write(BAD_REQUEST)
-                await writer.drain()
+            if not await respond(writer, head):
                 break
-            body = answer(n)
-            writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body))
-            await writer.drain()
     except ConnectionError:
         pass
     finally:
         writer.close()
+
+
+async def bad_request(writer):
+    writer.write(BAD_REQUEST)
+    await writer.drain()
+    return False  # and close
+
+
+async def serve_gets(reader, writer, prefix, limit, answer):
+    """Answers each `GET <prefix><N>` with answer(N); anything else is a 400."""
+    async def respond(writer, head):
+        n = parse_get(head, prefix, limit)
+        if n is None:
+            return await bad_request(writer)
+        body = answer(n)
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body))
+        await writer.drain()
+        return True
+
+    await serve_heads(reader, writer, respond)
 
 
 # A step of the spin longer than this means the process was not running (descheduled, preempted):
@@ -142,8 +164,44 @@ async def counter(counters, reader, writer):
                      functools.partial(counter_answer, counters))
 
 
+async def sendfile_native(writer, f):
+    """asyncio's loop.sendfile: waits until the transport has sent what it buffered (the head), then
+    sends the file with os.sendfile(2), reading of the socket paused meanwhile."""
+    await asyncio.get_running_loop().sendfile(writer.transport, f)
+
+
+async def sendfile_read(writer, f):
+    """uvloop has no loop.sendfile (it keeps AbstractEventLoop's, which raises NotImplementedError):
+    the file is read for this request, on the loop (4 KiB from the page cache), and written."""
+    writer.write(f.read())
+    await writer.drain()
+
+
+async def file_answer(path, send_file, writer, head):
+    """GET /file/4k: the file at `path`, opened for this request, behind its head; another target is
+    a 404."""
+    target = get_target(head)
+    if target is None:
+        return await bad_request(writer)
+    if target != b"/file/4k":
+        writer.write(NOT_FOUND)
+        await writer.drain()
+        return True
+    with open(path, "rb") as f:
+        size = os.fstat(f.fileno()).st_size
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n" % size)
+        if writer.is_closing():  # the peer went away: loop.sendfile refuses a closing transport
+            return False
+        await send_file(writer, f)
+    return True
+
+
+async def file(path, send_file, reader, writer):
+    await serve_heads(reader, writer, functools.partial(file_answer, path, send_file))
+
+
 SCENARIOS = {"hello": hello, "hello-timeout": hello_timeout, "echo": echo, "work": work,
-             "counter": counter}
+             "counter": counter, "file": file}
 
 
 def worker(run, handler, host, port, parent, cpu):
@@ -172,10 +230,10 @@ async def serve_forever(handler, host, port):
 
 def main():
     args = sys.argv[1:]
-    run = asyncio.run
+    run, send_file = asyncio.run, sendfile_native
     if args[:1] == ["--uvloop"]:
         import uvloop
-        run, args = uvloop.run, args[1:]
+        run, send_file, args = uvloop.run, sendfile_read, args[1:]
     if len(args) != 4:
         print(__doc__.strip().splitlines()[-1], file=sys.stderr)
         sys.exit(2)
@@ -189,6 +247,12 @@ def main():
         # Made before the fork, so every worker shares the memory and the lock.
         counters = multiprocessing.get_context("fork").Array("Q", COUNTERS)
         handler = functools.partial(counter, counters)
+    elif scenario == "file":
+        folder = os.environ.get("SB_FILES")
+        if not folder:
+            print("the file scenario needs SB_FILES (the folder of its files)", file=sys.stderr)
+            sys.exit(2)
+        handler = functools.partial(file, os.path.join(folder, "4k"), send_file)
 
     parent = os.getpid()
     cpus = sorted(os.sched_getaffinity(0))  # the server CPUs: worker i gets the i-th, in turn

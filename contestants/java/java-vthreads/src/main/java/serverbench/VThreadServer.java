@@ -1,6 +1,8 @@
 package serverbench;
 
 import java.io.BufferedOutputStream;
+import java.io.File;
+import java.io.FileInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -20,8 +22,8 @@ import java.util.function.LongUnaryOperator;
  * ForkJoinPool scheduler runs the virtual threads on `workers` carrier threads
  * (-Djdk.virtualThreadScheduler.parallelism, set by the manifest).
  *
- * <p>Usage: server {hello|hello-timeout|echo|work|counter} HOST PORT WORKERS (SB_TIMEOUT_MS, default
- * 5000).
+ * <p>Usage: server {hello|hello-timeout|echo|work|counter|file} HOST PORT WORKERS (SB_TIMEOUT_MS,
+ * default 5000; SB_FILES, the folder of `file`).
  */
 public final class VThreadServer {
     private static final byte[] HELLO = "HTTP/1.1 200 OK\r\nContent-Length: 12\r\n\r\nHello world!"
@@ -38,15 +40,19 @@ public final class VThreadServer {
 
     public static void main(String[] args) throws IOException {
         if (args.length != 4) {
-            System.err.println("usage: server {hello|hello-timeout|echo|work|counter} HOST PORT WORKERS");
+            System.err.println("usage: server {hello|hello-timeout|echo|work|counter|file} HOST PORT WORKERS");
             System.exit(2);
         }
         Handler handler = switch (args[0]) {
             case "hello" -> VThreadServer::hello;
             case "hello-timeout" -> VThreadServer::helloTimeout;
             case "echo" -> VThreadServer::echo;
-            case "work" -> socket -> http(socket, "/work/", 1_000_000, VThreadServer::work);
-            case "counter" -> socket -> http(socket, "/counter/", 65535, k -> COUNTERS.incrementAndGet((int) k));
+            case "work" -> socket -> http(socket, numbers("/work/", 1_000_000, VThreadServer::work));
+            case "counter" -> socket -> http(socket, numbers("/counter/", 65535, k -> COUNTERS.incrementAndGet((int) k)));
+            case "file" -> {
+                Answer file = file(new File(filesFolder(), "4k"));
+                yield socket -> http(socket, file);
+            }
             default -> {
                 System.err.println("java-vthreads: unsupported scenario '" + args[0] + "'");
                 System.exit(2);
@@ -140,21 +146,40 @@ public final class VThreadServer {
     private static final byte[] OK_HEAD =
             "HTTP/1.1 200 OK\r\nContent-Length: ".getBytes(StandardCharsets.US_ASCII);
 
+    /** Writes the answer to one request's target; false after a 400, which closes the connection. */
+    interface Answer {
+        boolean write(String target, OutputStream out) throws IOException;
+    }
+
     /**
-     * `work` and `counter`: reads GET request heads (no bodies) one after another, so pipelined
-     * requests are answered in order, and answers `prefix` N with the decimal answer(N), or 400 (then
-     * closes) for an N that is empty, not a decimal or above max. The answers are written once no
-     * further complete request is already buffered.
+     * `work`, `counter` and `file`: reads GET request heads (no bodies) one after another, so
+     * pipelined requests are answered in order. The answers are written once no further complete
+     * request is already buffered.
      */
-    static void http(Socket socket, String prefix, long max, LongUnaryOperator answer) throws IOException {
+    static void http(Socket socket, Answer answer) throws IOException {
         Heads in = new Heads(socket.getInputStream());
         OutputStream out = new BufferedOutputStream(socket.getOutputStream(), 4096);
         for (String target; (target = in.next()) != null; ) {
+            if (!answer.write(target, out)) {
+                break;
+            }
+            if (!in.hasHead()) {
+                out.flush();
+            }
+        }
+        out.flush();
+    }
+
+    /**
+     * `work` and `counter`: `prefix` N is answered with the decimal answer(N), or 400 for an N that is
+     * empty, not a decimal or above max; another path is a 404.
+     */
+    static Answer numbers(String prefix, long max, LongUnaryOperator answer) {
+        return (target, out) -> {
             long n = number(target, prefix, max);
             if (n == BAD) {
                 out.write(BAD_REQUEST);
-                out.flush();
-                return;
+                return false;
             }
             if (n == NOT_FOUND_N) {
                 out.write(NOT_FOUND);
@@ -163,11 +188,43 @@ public final class VThreadServer {
                 out.write(OK_HEAD);
                 out.write((body.length() + "\r\n\r\n" + body).getBytes(StandardCharsets.US_ASCII));
             }
-            if (!in.hasHead()) {
-                out.flush();
+            return true;
+        };
+    }
+
+    /**
+     * `file`: /file/4k is answered with the file, opened for this request, copied into the socket's
+     * stream with FileInputStream.transferTo (java.net sockets have no channel for
+     * FileChannel.transferTo, so the JDK reads the file into a buffer and writes that); another path
+     * is a 404, a malformed request a 400.
+     */
+    static Answer file(File file) {
+        return (target, out) -> {
+            if (target.isEmpty()) {
+                out.write(BAD_REQUEST);
+                return false;
             }
+            if (!target.equals("/file/4k")) {
+                out.write(NOT_FOUND);
+                return true;
+            }
+            try (FileInputStream in = new FileInputStream(file)) {
+                out.write(OK_HEAD);
+                out.write((in.getChannel().size() + "\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+                in.transferTo(out);
+            }
+            return true;
+        };
+    }
+
+    /** $SB_FILES, the folder `file` serves from; exits 2 when it is not set. */
+    private static File filesFolder() {
+        String folder = System.getenv("SB_FILES");
+        if (folder == null || folder.isEmpty()) {
+            System.err.println("java-vthreads: the file scenario needs SB_FILES (the folder of its files)");
+            System.exit(2);
         }
-        out.flush();
+        return new File(folder);
     }
 
     private static final long BAD = -1;
