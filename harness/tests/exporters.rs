@@ -529,3 +529,18 @@ fn a_server_host_is_named_in_every_export() {
     assert!(rows[0].ends_with(",client_hosts,server_host"), "{}", rows[0]);
     assert!(rows.len() > 2 && rows[1..].iter().all(|l| l.ends_with(",,root@198.18.0.2")), "every row names the server host and no client host:\n{csv}");
 }
+
+#[test]
+fn the_cross_cpu_probe_is_summed_up_in_the_header() {
+    let mut run = model();
+    let markdown = String::from_utf8(report::markdown::Markdown.serialize(&run).unwrap()).unwrap();
+    assert!(!markdown.contains("cache-line round trips"), "no rate, no words");
+    let mut k = 0.0;
+    for r in run.measurements.iter_mut().flat_map(|m| m.rounds.iter_mut()) {
+        r.machine.cross_cpu_per_ms = Some(3000.0 + 1000.0 * k);
+        k += 1.0;
+    }
+    let markdown = String::from_utf8(report::markdown::Markdown.serialize(&run).unwrap()).unwrap();
+    let want = format!("between client and server CPUs 3000 to {:.0} cache-line round trips a ms", 3000.0 + 1000.0 * (k - 1.0));
+    assert!(markdown.contains(&want), "{want}\n{markdown}");
+}

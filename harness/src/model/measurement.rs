@@ -173,6 +173,13 @@ pub struct RoundMachine {
     /// Connections the kernel's listeners could not take during the round (TcpExt ListenOverflows: an
     /// accept queue was full; ListenDrops: dropped for any reason), machine-wide: on a quiet machine, the
     /// server's. Absent when /proc/net/netstat could not be read.
+    /// Round trips per ms of a cache line between the first client CPU and the first server CPU, the mean of
+    /// the probes before and after the round (absent when the two are not this machine's CPUs, apart).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cross_cpu_per_ms: Option<f64>,
+    /// The cross-CPU probe furthest from the run's median, as a ratio to it (once the run has 5 probes).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cross_cpu_index: Option<f64>,
     #[serde(default)]
     pub listen_overflows: Option<u64>,
     #[serde(default)]

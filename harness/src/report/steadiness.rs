@@ -1,5 +1,6 @@
 //! How steady the machine was during a run, in one sentence for the report header: rounds left out as
-//! disturbed, rounds flagged cpu-drift, the spread of the CPU speed probes, interference and the waits for quiet CPUs.
+//! disturbed, rounds flagged cpu-drift, the spread of the CPU speed probes and of the cross-CPU probe,
+//! interference and the waits for quiet CPUs.
 
 use crate::model::{RunResult, FLAG_CPU_DRIFT, FLAG_DISTURBED};
 use crate::stats::rounds::median;
@@ -23,6 +24,12 @@ pub fn describe(run: &RunResult) -> String {
         let lo = probed.iter().copied().fold(f64::INFINITY, f64::min);
         let hi = probed.iter().copied().fold(f64::NEG_INFINITY, f64::max);
         parts.push(format!("CPU speed around each round {lo:.2}x to {hi:.2}x of the run's median"));
+    }
+    let cross: Vec<f64> = rounds.iter().filter_map(|r| r.machine.cross_cpu_per_ms).collect();
+    if !cross.is_empty() {
+        let lo = cross.iter().copied().fold(f64::INFINITY, f64::min);
+        let hi = cross.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        parts.push(format!("between client and server CPUs {lo:.0} to {hi:.0} cache-line round trips a ms (median {:.0})", median(&cross)));
     }
     let foreign: Vec<f64> = rounds.iter().filter_map(|r| r.machine.foreign_pct).collect();
     let steal: Vec<f64> = rounds.iter().filter_map(|r| r.machine.steal_pct).collect();

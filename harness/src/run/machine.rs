@@ -17,6 +17,11 @@ use crate::remote::ServerHost;
 pub const PROBE_EACH: Duration = Duration::from_millis(15);
 /// Probes of a CPU needed before its median is trusted to judge a round.
 pub const MIN_PROBES: usize = 5;
+/// A round whose cross-CPU rate (`os::speed::cross_cpu`) lies below this share of the run's median, or above
+/// its inverse, ran while the machine passed data between the server's and the client's CPUs at another
+/// speed. Wider than the loops' 0.80: the rate itself swings by up to 0.65x between probes of one regime,
+/// and a change of regime moves it 2.5x.
+pub const CROSS_DRIFT: f64 = 0.5;
 /// The longest wait for quiet server CPUs before a round starts anyway (its figures then say so).
 pub const QUIET_LIMIT: Duration = Duration::from_millis(500);
 
@@ -27,11 +32,32 @@ pub(super) enum ServerCpus<'a> {
     There(&'a ServerHost, Vec<usize>),
 }
 
-/// One probe of every CPU the round works on: the server's, and this machine's client CPUs.
+/// One probe of every CPU the round works on: the server's, and this machine's client CPUs; and, when
+/// both are this machine's and apart, the rate at which a cache line goes between the first of each.
 #[derive(Debug, Clone, Default)]
 pub(super) struct Speeds {
     pub server: Vec<CpuSpeed>,
     pub client: Vec<CpuSpeed>,
+    pub cross_per_ms: Option<f64>,
+}
+
+/// What the probes around a round say of it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(super) struct Judged {
+    pub speeds: Vec<RoundCpuSpeed>,
+    /// The user-loop probe furthest from its CPU's run median, as a ratio to it.
+    pub speed_index: Option<f64>,
+    /// The mean cross-CPU rate of the two probes, and the one further from the run's median as a ratio.
+    pub cross_per_ms: Option<f64>,
+    pub cross_index: Option<f64>,
+}
+
+impl Judged {
+    /// Whether the machine ran at another speed: a loop beyond `DRIFT_THRESHOLD`, or the cross-CPU rate
+    /// beyond `CROSS_DRIFT`.
+    pub fn drifted(&self) -> bool {
+        self.speed_index.is_some_and(drifted) || self.cross_index.is_some_and(|i| !(CROSS_DRIFT..=1.0 / CROSS_DRIFT).contains(&i))
+    }
 }
 
 /// The run's probes so far, per role, CPU and loop.
@@ -63,12 +89,16 @@ impl<'a> MachineWatch<'a> {
                 cpus.sort_unstable();
                 cpus.dedup();
                 let (server_speeds, client): (Vec<CpuSpeed>, Vec<CpuSpeed>) = speed::probe(&cpus, PROBE_EACH).into_iter().partition(|s| server.contains(&s.cpu));
-                Speeds { server: server_speeds, client }
+                let cross_per_ms = match (server.first(), self.client_cpus.first()) {
+                    (Some(&s), Some(&c)) if !server.contains(&c) => speed::cross_cpu(c, s, PROBE_EACH),
+                    _ => None,
+                };
+                Speeds { server: server_speeds, client, cross_per_ms }
             }
             ServerCpus::There(host, cpus) => std::thread::scope(|scope| {
                 let there = scope.spawn(|| host.probe(cpus, PROBE_EACH).unwrap_or_default());
                 let client = speed::probe(&self.client_cpus, PROBE_EACH);
-                Speeds { server: there.join().unwrap_or_default(), client }
+                Speeds { server: there.join().unwrap_or_default(), client, cross_per_ms: None }
             }),
         }
     }
@@ -88,8 +118,9 @@ impl<'a> MachineWatch<'a> {
     /// this was tuned on it swings by 25% between probes while req/s follows it only weakly (correlation
     /// 0.1 to 0.6), where the user loop held within 2% on a quiet machine and fell to 0.45x in the slow
     /// stretches that halve a round (docs/methodology.md).
-    pub(super) fn judge(&mut self, before: &Speeds, after: &Speeds) -> (Vec<RoundCpuSpeed>, Option<f64>) {
+    pub(super) fn judge(&mut self, before: &Speeds, after: &Speeds) -> Judged {
         let roles = |s: &Speeds| -> Vec<(&'static str, CpuSpeed)> { s.server.iter().map(|c| ("server", *c)).chain(s.client.iter().map(|c| ("client", *c))).collect() };
+        let crosses: Vec<f64> = [before.cross_per_ms, after.cross_per_ms].into_iter().flatten().collect();
         let (before, after) = (roles(before), roles(after));
         let mut furthest: Option<f64> = None;
         for (role, s) in before.iter().chain(&after) {
@@ -119,7 +150,19 @@ impl<'a> MachineWatch<'a> {
             })
             .collect();
         speeds.sort_by_key(|s| s.cpu);
-        (speeds, furthest)
+        let mut cross_index: Option<f64> = None;
+        if let Some(h) = self.history.get(&("cross", 0, true)).filter(|h| h.len() >= MIN_PROBES) {
+            let median = crate::stats::rounds::median(h);
+            for c in crosses.iter().filter(|_| median > 0.0) {
+                let ratio = c / median;
+                if cross_index.is_none_or(|f| ratio.ln().abs() > f.ln().abs()) {
+                    cross_index = Some(ratio);
+                }
+            }
+        }
+        self.history.entry(("cross", 0, true)).or_default().extend(&crosses);
+        let cross_per_ms = (!crosses.is_empty()).then(|| crosses.iter().sum::<f64>() / crosses.len() as f64);
+        Judged { speeds, speed_index: furthest, cross_per_ms, cross_index }
     }
 }
 
@@ -139,17 +182,17 @@ mod tests {
     #[test]
     fn a_slow_probe_is_judged_against_the_runs_median() {
         let mut w = MachineWatch::new(ServerCpus::Here(vec![1]), &[0]);
-        let usual = Speeds { server: vec![speed(1, 1000.0, 100.0)], client: vec![speed(0, 1000.0, 100.0)] };
+        let usual = Speeds { server: vec![speed(1, 1000.0, 100.0)], client: vec![speed(0, 1000.0, 100.0)], cross_per_ms: None };
         // Too few probes yet (two a round): no judgement.
         for _ in 0..3 {
-            assert_eq!(w.judge(&usual, &usual).1, None);
+            assert_eq!(w.judge(&usual, &usual).speed_index, None);
         }
-        let (speeds, index) = w.judge(&usual, &usual);
+        let Judged { speeds, speed_index: index, .. } = w.judge(&usual, &usual);
         assert_eq!(index, Some(1.0));
         assert_eq!(speeds.iter().map(|s| s.role.as_str()).collect::<Vec<_>>(), ["client", "server"]);
         // CPU 1's user loop at 0.45x after the round (a slow stretch that began inside it).
-        let slow = Speeds { server: vec![speed(1, 450.0, 72.0)], client: vec![speed(0, 1000.0, 100.0)] };
-        let (speeds, index) = w.judge(&usual, &slow);
+        let slow = Speeds { server: vec![speed(1, 450.0, 72.0)], client: vec![speed(0, 1000.0, 100.0)], cross_per_ms: None };
+        let Judged { speeds, speed_index: index, .. } = w.judge(&usual, &slow);
         assert_eq!(index, Some(0.45));
         assert!(drifted(index.unwrap()));
         assert_eq!(speeds[1].user_per_ms, 725.0);
@@ -160,12 +203,35 @@ mod tests {
     fn the_same_cpu_number_on_two_machines_is_judged_apart() {
         // The server host's CPU 0 runs at twice the speed of this machine's CPU 0, which the client uses.
         let mut w = MachineWatch::new(ServerCpus::Here(vec![0]), &[0]);
-        let usual = Speeds { server: vec![speed(0, 2000.0, 100.0)], client: vec![speed(0, 1000.0, 100.0)] };
+        let usual = Speeds { server: vec![speed(0, 2000.0, 100.0)], client: vec![speed(0, 1000.0, 100.0)], cross_per_ms: None };
         for _ in 0..3 {
             w.judge(&usual, &usual);
         }
-        let (speeds, index) = w.judge(&usual, &usual);
+        let Judged { speeds, speed_index: index, .. } = w.judge(&usual, &usual);
         assert_eq!(index, Some(1.0), "each against its own median");
         assert_eq!(speeds.iter().map(|s| (s.role.as_str(), s.user_per_ms)).collect::<Vec<_>>(), [("server", 2000.0), ("client", 1000.0)]);
+    }
+
+    #[test]
+    fn a_round_whose_cpus_pass_data_at_another_speed_has_drifted() {
+        // The loops hold; the cross-CPU rate falls from about 6,900 to 2,400 a ms (the host moved a vCPU away
+        // from the other's cache), as it did on the 2-CPU VM while c-epoll fell to 0.70x.
+        let mut w = MachineWatch::new(ServerCpus::Here(vec![1]), &[0]);
+        let at = |cross: f64| Speeds { server: vec![speed(1, 1000.0, 100.0)], client: vec![speed(0, 1000.0, 100.0)], cross_per_ms: Some(cross) };
+        for cross in [6900.0, 7400.0, 6200.0] {
+            let j = w.judge(&at(cross), &at(cross));
+            assert!(!j.drifted() && j.cross_per_ms == Some(cross));
+        }
+        // Within one regime the rate swings (4,474 was seen): not drift.
+        let j = w.judge(&at(6900.0), &at(4474.0));
+        assert!(j.cross_index.is_some_and(|i| i > CROSS_DRIFT) && !j.drifted(), "{j:?}");
+        assert_eq!(j.speed_index, Some(1.0));
+        let j = w.judge(&at(6900.0), &at(2400.0));
+        assert!(j.drifted(), "{j:?}");
+        assert!((j.cross_per_ms.unwrap() - 4650.0).abs() < 1e-9);
+        // Without the rate (servers on another host) nothing is judged of it.
+        let none = Speeds { cross_per_ms: None, ..at(0.0) };
+        let j = w.judge(&none, &none);
+        assert_eq!((j.cross_per_ms, j.cross_index, j.drifted()), (None, None, false));
     }
 }

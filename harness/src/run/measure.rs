@@ -10,7 +10,6 @@ use crate::model::FLAG_CPU_DRIFT;
 use crate::os::cpus::pin_process;
 
 use super::levels::{levels, Level};
-use super::machine::drifted;
 use super::options::{Rounds, SyscallCounting};
 use super::progress::{measurement_line, round_line};
 use super::rounds::{self, RoundPlan};
@@ -364,15 +363,17 @@ impl Runner<'_, '_> {
         let outcome = rounds::run_round(&mut l.server, &plan, index, warmup, self.stop);
         l.server.freeze();
         let after = self.machine.probe();
-        let (cpu_speed, speed_index) = self.machine.judge(&before, &after);
+        let judged = self.machine.judge(&before, &after);
         let mut round = outcome?;
         round.machine.started_s = Some(started_s);
         round.machine.quiet_wait_ms = quiet_wait_ms;
-        round.machine.cpu_speed = cpu_speed;
-        round.machine.speed_index = speed_index;
-        if speed_index.is_some_and(drifted) {
+        if judged.drifted() {
             round.flags.push(FLAG_CPU_DRIFT.to_string());
         }
+        round.machine.cpu_speed = judged.speeds;
+        round.machine.speed_index = judged.speed_index;
+        round.machine.cross_cpu_per_ms = judged.cross_per_ms;
+        round.machine.cross_cpu_index = judged.cross_index;
         Ok(round)
     }
 }
