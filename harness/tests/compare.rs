@@ -259,3 +259,30 @@ fn two_unchanged_runs_are_the_same_and_a_planted_change_is_seen() {
     assert!(called.len() <= 3 && called.contains(&"c-epoll"), "a faster machine called servers changed: {called:?}");
     assert!(markdown::render(&c).contains("moved with the machine"));
 }
+
+#[test]
+fn a_change_of_the_cross_cpu_regime_is_said() {
+    let set = |run: &mut serverbench::model::RunResult, rate: f64| {
+        for r in run.measurements.iter_mut().flat_map(|m| m.rounds.iter_mut()) {
+            r.machine.cross_cpu_per_ms = Some(rate);
+        }
+    };
+    let a = load("base");
+    let said = markdown::render(&compare(&a, &rerun(), Rules::default()));
+    assert!(!said.contains("cache-line round trips"), "the fixtures have no cross-CPU probe");
+
+    let (mut a, mut b) = (load("base"), rerun());
+    set(&mut a, 15000.0);
+    set(&mut b, 12000.0);
+    let c = compare(&a, &b, Rules::default());
+    assert_eq!(c.cross_cpu, Some((15000.0, 12000.0)));
+    let said = markdown::render(&c);
+    assert!(said.contains("15000 cache-line round trips a ms in A, 12000 in B (0.80x).") && !said.contains("at another speed"), "{said}");
+
+    set(&mut b, 3000.0);
+    let c = compare(&a, &b, Rules::default());
+    let said = markdown::render(&c);
+    assert!(said.contains("(0.20x). The machine passed data between the client's and the server's CPUs at another speed in B"), "{said}");
+    let page = serverbench::compare::html::render(&c);
+    assert!(page.contains("at another speed in B"), "the page says it too");
+}

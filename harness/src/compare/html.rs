@@ -1,7 +1,7 @@
 //! The comparison as one self-contained HTML page: per configuration a chart of the B/A ratios with their
 //! 95% intervals around the "no change" line, and a sortable table with every figure.
 
-use super::markdown::{by_configuration, flagged, method, p_text, ratio_text, unit_suffix, value_text};
+use super::markdown::{by_configuration, cross_cpu, flagged, method, p_text, ratio_text, unit_suffix, value_text};
 use super::{Comparison, Metric, Row, Verdict};
 use crate::report::html_page::{facts, Cell, Page, Table};
 use crate::report::svg::{self, Bar, BarChart, BarGroup, Unit};
@@ -13,6 +13,10 @@ pub fn render(c: &Comparison) -> String {
         ("B", format!("{}, started {}; {}", c.b.run_id, c.b.started_utc, c.b.machine)),
     ]));
     page.note(&method(c.rules));
+    let cross = cross_cpu(c);
+    if !cross.is_empty() {
+        page.para(cross.trim());
+    }
     if c.differences.is_empty() {
         page.para("Both runs used the same machine, tools and measurement rules.");
     } else {

@@ -51,6 +51,7 @@ pub fn render(c: &Comparison) -> Value {
         "machine": {
             "factor": c.machine_factor,
             "servers_common": c.servers_common,
+            "cross_cpu_per_ms": c.cross_cpu.map(|(a, b)| json!({"a": a, "b": b})),
             "cpus": c.machine.iter().map(|m| json!({
                 "cpu": m.cpu, "role": m.role, "user_ratio": m.user_ratio, "syscall_ratio": m.syscall_ratio,
             })).collect::<Vec<_>>(),

@@ -13,6 +13,7 @@ pub fn render(c: &Comparison) -> String {
     let _ = writeln!(out, "- B: {} (started {}; {})", c.b.run_id, c.b.started_utc, c.b.machine);
     let _ = writeln!(out, "- {}\n", method(c.rules));
     out.push_str(&machine(c));
+    out.push_str(&cross_cpu(c));
     out.push_str(&differences(c));
     out.push_str(&verdicts(c));
     for (configuration, rows) in by_configuration(&c.rows) {
@@ -53,6 +54,19 @@ fn machine(c: &Comparison) -> String {
         (None, false) => format!("{:.3}x on the server's CPUs: verdicts are on figures corrected by it", c.machine_factor),
     };
     format!("The machine's speed, B against A: {verdict}. The probes, per CPU (median probe):\n\n{}\n", t.markdown())
+}
+
+/// The cross-CPU probe of both runs, and a warning when it moved beyond the band that flags `cpu-drift`.
+pub fn cross_cpu(c: &Comparison) -> String {
+    let Some((a, b)) = c.cross_cpu else { return String::new() };
+    let warning = if super::cross_cpu_moved(a, b) {
+        " The machine passed data between the client's and the server's CPUs at another speed in B: on the \
+         2-CPU VM such a change moved loopback req/s 0.70x while the CPU loops held, so a change common to \
+         every server here is likely the machine's (docs/methodology.md)."
+    } else {
+        ""
+    };
+    format!("Between the client's and the server's CPUs (median probe): {a:.0} cache-line round trips a ms in A, {b:.0} in B ({:.2}x).{warning}\n\n", b / a)
 }
 
 fn differences(c: &Comparison) -> String {

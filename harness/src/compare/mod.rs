@@ -216,6 +216,19 @@ pub fn machine_change(a: &RunResult, b: &RunResult, rules: Rules) -> (Vec<Machin
     (out, factor)
 }
 
+/// The median of a run's cross-CPU probes over its measured rounds.
+fn cross_cpu(run: &RunResult) -> Option<f64> {
+    let rates: Vec<f64> = run.measurements.iter().flat_map(|m| m.measured_rounds()).filter_map(|r| r.machine.cross_cpu_per_ms).collect();
+    (!rates.is_empty()).then(|| median(&rates))
+}
+
+/// Whether two runs' cross-CPU rates say the machine passed data between the CPUs at another speed
+/// (beyond the band that flags a round `cpu-drift`).
+pub fn cross_cpu_moved(a: f64, b: f64) -> bool {
+    let r = b / a;
+    !(crate::model::CROSS_DRIFT..=1.0 / crate::model::CROSS_DRIFT).contains(&r)
+}
+
 /// With at least this many closed-loop configurations in both runs, their common change of req/s tells
 /// the machine's change (most servers do not change between two runs of one benchmark).
 pub const MIN_ROWS_FOR_COMMON: usize = 8;
@@ -281,6 +294,9 @@ pub struct Comparison {
     pub machine_factor: f64,
     /// B/A of req/s common to the servers (`common_change`), when there were enough configurations.
     pub servers_common: Option<f64>,
+    /// The median cross-CPU rate of each run's measured rounds (cache-line round trips a ms between the
+    /// client and server CPUs), when both runs have it.
+    pub cross_cpu: Option<(f64, f64)>,
     /// Configurations in the order A measured them, contestants by name within each.
     pub rows: Vec<Row>,
     pub only_a: Vec<Key>,
@@ -349,6 +365,7 @@ pub fn compare(a: &RunResult, b: &RunResult, rules: Rules) -> Comparison {
         machine,
         machine_factor,
         servers_common,
+        cross_cpu: cross_cpu(a).zip(cross_cpu(b)),
         rows,
         only_a: only(&in_a, &in_b),
         only_b: only(&in_b, &in_a),

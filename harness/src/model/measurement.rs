@@ -56,6 +56,11 @@ pub const DISTURBED_THRESHOLD_PCT: f64 = 3.0;
 pub const DISTURBED_MIN_TICKS: f64 = 2.0;
 /// A probe speed below (1 − this) or above 1 / (1 − this) times the run's median marks cpu-drift.
 pub const DRIFT_THRESHOLD: f64 = 0.20;
+/// A cross-CPU probe (`os::speed::cross_cpu`) below this share of the run's median, or above its inverse,
+/// marks cpu-drift: the machine passed data between the server's and the client's CPUs at another speed.
+/// Wider than the loops' band: the rate itself swings to 0.65x between probes of one regime, and a change
+/// of regime moves it 2.5x to 5x.
+pub const CROSS_DRIFT: f64 = 0.5;
 /// At or above this share of its CPUs the server is saturated; below it, with the client's limit at or
 /// above it, the round is client-bound; with neither, unsaturated.
 pub const BUSY_THRESHOLD_PCT: f64 = 90.0;

@@ -9,7 +9,7 @@
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
-use crate::model::{RoundCpuSpeed, DRIFT_THRESHOLD};
+use crate::model::{RoundCpuSpeed, CROSS_DRIFT, DRIFT_THRESHOLD};
 use crate::os::speed::{self, CpuSpeed};
 use crate::remote::ServerHost;
 
@@ -17,11 +17,7 @@ use crate::remote::ServerHost;
 pub const PROBE_EACH: Duration = Duration::from_millis(15);
 /// Probes of a CPU needed before its median is trusted to judge a round.
 pub const MIN_PROBES: usize = 5;
-/// A round whose cross-CPU rate (`os::speed::cross_cpu`) lies below this share of the run's median, or above
-/// its inverse, ran while the machine passed data between the server's and the client's CPUs at another
-/// speed. Wider than the loops' 0.80: the rate itself swings by up to 0.65x between probes of one regime,
-/// and a change of regime moves it 2.5x.
-pub const CROSS_DRIFT: f64 = 0.5;
+
 /// The longest wait for quiet server CPUs before a round starts anyway (its figures then say so).
 pub const QUIET_LIMIT: Duration = Duration::from_millis(500);
 
