@@ -59,7 +59,7 @@ fn machine(c: &Comparison) -> String {
 /// The cross-CPU probe of both runs, and a warning when it moved beyond the band that flags `cpu-drift`.
 pub fn cross_cpu(c: &Comparison) -> String {
     let Some((a, b)) = c.cross_cpu else { return String::new() };
-    let warning = if super::cross_cpu_moved(a, b) {
+    let warning = if crate::model::cross_cpu_moved(b / a) {
         " The machine passed data between the client's and the server's CPUs at another speed in B: on the \
          2-CPU VM such a change moved loopback req/s 0.70x while the CPU loops held, so a change common to \
          every server here is likely the machine's (docs/methodology.md)."

@@ -222,13 +222,6 @@ fn cross_cpu(run: &RunResult) -> Option<f64> {
     (!rates.is_empty()).then(|| median(&rates))
 }
 
-/// Whether two runs' cross-CPU rates say the machine passed data between the CPUs at another speed
-/// (beyond the band that flags a round `cpu-drift`).
-pub fn cross_cpu_moved(a: f64, b: f64) -> bool {
-    let r = b / a;
-    !(crate::model::CROSS_DRIFT..=1.0 / crate::model::CROSS_DRIFT).contains(&r)
-}
-
 /// With at least this many closed-loop configurations in both runs, their common change of req/s tells
 /// the machine's change (most servers do not change between two runs of one benchmark).
 pub const MIN_ROWS_FOR_COMMON: usize = 8;

@@ -61,6 +61,12 @@ pub const DRIFT_THRESHOLD: f64 = 0.20;
 /// Wider than the loops' band: the rate itself swings to 0.65x between probes of one regime, and a change
 /// of regime moves it 2.5x to 5x.
 pub const CROSS_DRIFT: f64 = 0.5;
+
+/// Whether a cross-CPU rate, as a ratio to another (the run's median, or another run's), lies beyond
+/// `CROSS_DRIFT` either way.
+pub fn cross_cpu_moved(ratio: f64) -> bool {
+    !(CROSS_DRIFT..=1.0 / CROSS_DRIFT).contains(&ratio)
+}
 /// At or above this share of its CPUs the server is saturated; below it, with the client's limit at or
 /// above it, the round is client-bound; with neither, unsaturated.
 pub const BUSY_THRESHOLD_PCT: f64 = 90.0;

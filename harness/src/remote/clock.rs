@@ -93,8 +93,7 @@ impl Clock {
         anyhow::anyhow!("could not read its clock: {why} {}", said.trim())
     }
 
-    /// Ends the loop there; a reading after this fails.
-    pub fn close(&mut self) {
+    fn close(&mut self) {
         drop(self.input.take());
         let _ = self.child.kill();
         let _ = self.child.wait();

@@ -41,9 +41,8 @@ impl ServerHost {
     pub fn prepare(spec: &HostSpec, ssh_options: &[String], address: IpAddr, tolerance: Duration, catalog: &Path, rebuild: bool, say: &dyn Fn(&str)) -> anyhow::Result<ServerHost> {
         let name = format!("server host {spec}");
         say(&format!("{name}: copying serverbench and reading its clock"));
-        let mut host = prepare_one(spec, ssh_options, address, tolerance, "agent ...").with_context(|| name.clone())?;
         // No time of the server host's clock is used: its offset is recorded and checked once.
-        host.close_clock();
+        let mut host = prepare_one(spec, ssh_options, address, tolerance, "agent ...", false).with_context(|| name.clone())?;
         let work = host.binary.rsplit_once('/').map_or("/tmp", |(dir, _)| dir).to_string();
         let line = format!(
             "exec {} agent --catalog {} --work {}{}",

@@ -22,8 +22,9 @@ pub struct ReadyHost {
     pub spec: HostSpec,
     /// This program's copy there.
     pub binary: String,
-    /// The channel to its clock (closed at once for the server host, whose clock is read only once).
-    clock: Mutex<Clock>,
+    /// The channel to its clock, kept open for a client host (read before every round); none for the
+    /// server host, whose clock is read only once.
+    clock: Option<Mutex<Clock>>,
     /// How long an ssh command there took to start and answer: the start instant leaves room for it.
     pub connect_s: f64,
     pub record: HostRecord,
@@ -45,7 +46,7 @@ impl ClientHosts {
         let mut ready = ClientHosts { hosts: Vec::new(), ssh_options: ssh_options.to_vec(), tolerance };
         for spec in specs {
             say(&format!("client host {spec}: copying serverbench and reading its clock"));
-            let host = prepare_one(spec, ssh_options, server, tolerance, "load --worker ...").with_context(|| format!("client host {spec}"))?;
+            let host = prepare_one(spec, ssh_options, server, tolerance, "load --worker ...", true).with_context(|| format!("client host {spec}"))?;
             say(&format!(
                 "client host {spec}: {} cores, {}, clock {:+.2} ms (± {:.2} ms)",
                 host.record.cores,
@@ -67,7 +68,8 @@ impl ReadyHost {
     /// Its clock's offset now, read over the open channel (opened again once if it was lost, as when the host
     /// went down and came back): an error when it cannot be read or is further off than `tolerance`.
     pub fn clock_now(&self, options: &[String], tolerance: Duration) -> anyhow::Result<Offset> {
-        let mut clock = self.clock.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(clock) = &self.clock else { anyhow::bail!("its clock is read only when it is prepared") };
+        let mut clock = clock.lock().unwrap_or_else(|e| e.into_inner());
         let reading = clock.read().or_else(|_| {
             *clock = Clock::open(&self.spec, options)?;
             clock.read()
@@ -80,10 +82,6 @@ impl ReadyHost {
         Offset { offset_s: self.record.clock_offset_ms / 1e3, rtt_s: self.record.clock_rtt_ms / 1e3 }
     }
 
-    /// Closes the channel to its clock, for a host whose clock is not read again.
-    pub(super) fn close_clock(&self) {
-        self.clock.lock().unwrap_or_else(|e| e.into_inner()).close();
-    }
 }
 
 impl Drop for ClientHosts {
@@ -136,7 +134,8 @@ fn same_arch(there: &str) -> bool {
 }
 
 /// Makes one host ready; `runs` is what the copy will be run with there, for the record.
-pub(super) fn prepare_one(spec: &HostSpec, options: &[String], server: IpAddr, tolerance: Duration, runs: &str) -> anyhow::Result<ReadyHost> {
+/// `keep_clock`: whether the channel to its clock stays open for readings before the rounds.
+pub(super) fn prepare_one(spec: &HostSpec, options: &[String], server: IpAddr, tolerance: Duration, runs: &str, keep_clock: bool) -> anyhow::Result<ReadyHost> {
     let started = Instant::now();
     let facts = run(spec, options, &facts_script(server))?;
     let connect_s = started.elapsed().as_secs_f64();
@@ -184,7 +183,7 @@ pub(super) fn prepare_one(spec: &HostSpec, options: &[String], server: IpAddr, t
         ssh_command: shown(&ssh(spec, options, &format!("{binary} {runs}"))),
         binary: binary.clone(),
     };
-    Ok(ReadyHost { spec: spec.clone(), binary, clock: Mutex::new(clock), connect_s, record })
+    Ok(ReadyHost { spec: spec.clone(), binary, clock: keep_clock.then(|| Mutex::new(clock)), connect_s, record })
 }
 
 #[cfg(test)]

@@ -9,7 +9,7 @@
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
-use crate::model::{RoundCpuSpeed, CROSS_DRIFT, DRIFT_THRESHOLD};
+use crate::model::{cross_cpu_moved, RoundCpuSpeed, DRIFT_THRESHOLD};
 use crate::os::speed::{self, CpuSpeed};
 use crate::remote::ServerHost;
 
@@ -52,7 +52,7 @@ impl Judged {
     /// Whether the machine ran at another speed: a loop beyond `DRIFT_THRESHOLD`, or the cross-CPU rate
     /// beyond `CROSS_DRIFT`.
     pub fn drifted(&self) -> bool {
-        self.speed_index.is_some_and(drifted) || self.cross_index.is_some_and(|i| !(CROSS_DRIFT..=1.0 / CROSS_DRIFT).contains(&i))
+        self.speed_index.is_some_and(drifted) || self.cross_index.is_some_and(cross_cpu_moved)
     }
 }
 
@@ -62,13 +62,15 @@ pub(super) struct MachineWatch<'a> {
     /// This machine's client CPUs, when the load runs here; empty when it comes from client hosts.
     client_cpus: Vec<usize>,
     history: HashMap<(&'static str, usize, bool), Vec<f64>>,
+    /// The run's cross-CPU probes so far.
+    cross_history: Vec<f64>,
     /// When measuring began: rounds are timed from here.
     began: Instant,
 }
 
 impl<'a> MachineWatch<'a> {
     pub(super) fn new(server: ServerCpus<'a>, client_cpus: &[usize]) -> MachineWatch<'a> {
-        MachineWatch { server, client_cpus: client_cpus.to_vec(), history: HashMap::new(), began: Instant::now() }
+        MachineWatch { server, client_cpus: client_cpus.to_vec(), history: HashMap::new(), cross_history: Vec::new(), began: Instant::now() }
     }
 
     /// Seconds since measuring began.
@@ -147,8 +149,8 @@ impl<'a> MachineWatch<'a> {
             .collect();
         speeds.sort_by_key(|s| s.cpu);
         let mut cross_index: Option<f64> = None;
-        if let Some(h) = self.history.get(&("cross", 0, true)).filter(|h| h.len() >= MIN_PROBES) {
-            let median = crate::stats::rounds::median(h);
+        if self.cross_history.len() >= MIN_PROBES {
+            let median = crate::stats::rounds::median(&self.cross_history);
             for c in crosses.iter().filter(|_| median > 0.0) {
                 let ratio = c / median;
                 if cross_index.is_none_or(|f| ratio.ln().abs() > f.ln().abs()) {
@@ -156,7 +158,7 @@ impl<'a> MachineWatch<'a> {
                 }
             }
         }
-        self.history.entry(("cross", 0, true)).or_default().extend(&crosses);
+        self.cross_history.extend(&crosses);
         let cross_per_ms = (!crosses.is_empty()).then(|| crosses.iter().sum::<f64>() / crosses.len() as f64);
         Judged { speeds, speed_index: furthest, cross_per_ms, cross_index }
     }
@@ -220,7 +222,7 @@ mod tests {
         }
         // Within one regime the rate swings (4,474 was seen): not drift.
         let j = w.judge(&at(6900.0), &at(4474.0));
-        assert!(j.cross_index.is_some_and(|i| i > CROSS_DRIFT) && !j.drifted(), "{j:?}");
+        assert!(j.cross_index.is_some_and(|i| i > crate::model::CROSS_DRIFT) && !j.drifted(), "{j:?}");
         assert_eq!(j.speed_index, Some(1.0));
         let j = w.judge(&at(6900.0), &at(2400.0));
         assert!(j.drifted(), "{j:?}");
