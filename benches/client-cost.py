@@ -153,8 +153,10 @@ def parse(name, out):
 def clients(sb, cpu, connections, duration, url, exact, baselines=()):
     """Every client's command line; `baselines` are (name, path) of other serverbench builds."""
     def sbl(binary):
-        # nginx adds headers (Server, Date, Content-Type): its responses are held to their body.
-        return [binary, "load", "-t1", f"-c{connections}", f"-d{duration}s", "--cpus", str(cpu), "--json", url] + ([] if exact else ["--no-expect"])
+        # The reference server's answers are held to every byte of hello's; nginx adds headers (Server, Date,
+        # Content-Type): a plain GET holds it to a 2xx status (builds before `load` took a plain GET without
+        # --scenario need --no-expect for the same).
+        return [binary, "load", "-t1", f"-c{connections}", f"-d{duration}s", "--cpus", str(cpu), "--json", url] + (["--scenario", "hello"] if exact else ["--no-expect"])
     pin = ["taskset", "-c", str(cpu)]
     table = {
         "wrk": pin + ["wrk", "-t1", f"-c{connections}", f"-d{duration}s", url],

@@ -35,11 +35,12 @@ started=$SECONDS
 
 step "system packages the tests use"
 # chromium renders report.html; wrk, h2load (nghttp2-client), curl and ab (apache2-utils) are the real
-# clients of the checks.
+# clients of the checks; nginx is the server that `serverbench load` measures as any server (it is also a
+# contestant).
 # wrk, h2load and hey are also the external load tools of `bench --tool`. ssh, sshd and ip (iproute2) run
 # the test of load from client hosts, which serves ssh inside network namespaces it creates.
 missing=()
-for pair in chromium:chromium wrk:wrk h2load:nghttp2-client curl:curl ab:apache2-utils ssh:openssh-client sshd:openssh-server ip:iproute2; do
+for pair in chromium:chromium nginx:nginx wrk:wrk h2load:nghttp2-client curl:curl ab:apache2-utils ssh:openssh-client sshd:openssh-server ip:iproute2; do
   command -v "${pair%%:*}" >/dev/null 2>&1 || missing+=("${pair#*:}")
 done
 if ((${#missing[@]})); then
@@ -52,7 +53,7 @@ if ((${#missing[@]})); then
   fi
 fi
 still_missing=()
-for tool in chromium wrk h2load curl ab ssh sshd ip; do
+for tool in chromium nginx wrk h2load curl ab ssh sshd ip; do
   command -v "$tool" >/dev/null 2>&1 || still_missing+=("$tool")
 done
 if ((${#still_missing[@]})); then

@@ -94,8 +94,10 @@ pub struct LoadArgs {
     /// Requests in flight per HTTP connection
     #[arg(long, default_value_t = 1)]
     pub pipeline: u32,
-    /// The request preset: hello (GET /), plaintext (GET /plaintext), json (POST /ping), echo (raw TCP),
-    /// work (GET /work/<N>, see --work), counter (GET /counter/<k>, see --keys)
+    /// The request preset of a serverbench contestant, whose answers are then held to the scenario's: hello
+    /// (GET /, every byte), plaintext (GET /plaintext), json (POST /ping), echo (raw TCP), work (GET
+    /// /work/<N>, see --work), counter (GET /counter/<k>, see --keys). Without it any server can be
+    /// measured: a plain GET of the target's path, and a well-framed 2xx response is valid
     #[arg(long, value_enum)]
     pub scenario: Option<Scenario>,
     /// Raw TCP echo instead of HTTP: pingpong (write, read back, repeat) or stream (both sides busy)
@@ -116,7 +118,7 @@ pub struct LoadArgs {
     /// Every response must be exactly these bytes (\r \n \t \\ escapes allowed); others count as mismatch errors
     #[arg(long = "expect-bytes")]
     pub expect_bytes: Option<String>,
-    /// Hold hello responses to their body, not to every byte (servers that add headers)
+    /// With --scenario hello: hold responses to their body, not to every byte (servers that add headers)
     #[arg(long = "no-expect", conflicts_with = "expect_bytes")]
     pub no_expect: bool,
     /// Pin the worker threads to these CPUs: 0, 0-3 or 0,2
@@ -196,6 +198,12 @@ fn unescape(s: &str) -> Vec<u8> {
     out
 }
 
+/// The `host:port` part of a target as written, for the Host header of a plain request.
+fn authority(target: &str) -> &str {
+    let rest = target.strip_prefix("http://").unwrap_or(target);
+    rest.split('/').next().unwrap_or(rest)
+}
+
 /// Splits `http://host:port/path` or `host:port` into an address and a path.
 pub fn parse_target(target: &str, allow_remote: bool) -> anyhow::Result<(SocketAddr, Option<String>)> {
     let rest = target.strip_prefix("http://").unwrap_or(target);
@@ -264,15 +272,16 @@ impl LoadArgs {
             Workload::Echo { kind, size_bytes: self.size_bytes }
         } else {
             let custom = self.method.is_some() || self.body.is_some() || !self.headers.is_empty();
-            let path_given = path.as_deref().is_some_and(|p| p != "/");
+            // Without --scenario the target is any server: a plain GET of the URL's path, as wrk sends it
+            // (Host as written in the URL), and any well-framed 2xx response is valid.
             let scenario = match self.scenario {
                 Some(Scenario::Echo) => unreachable!("handled above"),
-                Some(s) => Some(s),
-                None if custom || path_given => None,
-                None => Some(Scenario::Hello),
+                other => other,
             };
-            let mut request =
-                scenario.and_then(Scenario::request).unwrap_or_else(|| HttpRequest::get(path.as_deref().unwrap_or("/")));
+            let mut request = scenario.and_then(Scenario::request).unwrap_or_else(|| HttpRequest {
+                host: authority(&self.target).to_string(),
+                ..HttpRequest::get(path.as_deref().unwrap_or("/"))
+            });
             if let Some(m) = &self.method {
                 request.method = m.clone();
             }

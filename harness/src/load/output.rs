@@ -132,7 +132,7 @@ pub fn human_summary(c: &LoadConfig, r: &LoadReport, unit: LatencyUnit) -> Strin
     if c.connection_per_request {
         out += &format!("  Connections opened: {} ({} reconnects after errors)\n", r.connections_opened, r.reconnects);
     } else if r.keepalive_lost > 0 || r.reconnects > 0 {
-        out += &format!("  Keep-alive lost on {} connections; {} reconnects\n", r.keepalive_lost, r.reconnects);
+        out += &closes_line(r);
     }
     if r.status.s2xx != r.requests && matches!(c.workload, Workload::Http { .. }) {
         let s = &r.status;
@@ -142,15 +142,15 @@ pub fn human_summary(c: &LoadConfig, r: &LoadReport, unit: LatencyUnit) -> Strin
     out += &format!("Transfer/sec: {}\n", si_bytes(r.bytes_read_per_s()));
     if r.client_poll_s > 0.0 {
         out += &format!(
-            "Client CPU: {:.2}s, of which {:.2}s busy-polling that found nothing ({:.2}us of work per {}), I/O: {}\n",
+            "Client CPU: {:.2}s, of which {:.2}s busy-polling that found nothing ({} of work per {}), I/O: {}\n",
             r.client_cpu_s,
             r.client_poll_s,
-            r.client_cpu_us_per_request(),
+            per_request_us(r),
             what.trim_end_matches('s'),
             r.io
         );
     } else {
-        out += &format!("Client CPU: {:.2}s ({:.2}us per {}), I/O: {}\n", r.client_cpu_s, r.client_cpu_us_per_request(), what.trim_end_matches('s'), r.io);
+        out += &format!("Client CPU: {:.2}s ({} per {}), I/O: {}\n", r.client_cpu_s, per_request_us(r), what.trim_end_matches('s'), r.io);
     }
     if r.requests > 0 {
         let n = r.requests as f64;
@@ -183,6 +183,7 @@ pub fn to_json(c: &LoadConfig, r: &LoadReport) -> serde_json::Value {
         "timeouts": r.errors.timeout,
         "reconnects": r.reconnects,
         "keepalive_lost": r.keepalive_lost,
+        "server_closes": r.server_closes,
         "connection_per_request": c.connection_per_request,
         "connections_opened": r.connections_opened,
         "ramp_s": r.ramp_s,
@@ -223,6 +224,28 @@ pub fn to_json(c: &LoadConfig, r: &LoadReport) -> serde_json::Value {
         "seed": c.seed,
         "counter": r.counter,
     })
+}
+
+/// The client's CPU per valid response, or `n/a` (with no valid response there is nothing to divide by).
+fn per_request_us(r: &LoadReport) -> String {
+    r.client_cpu_us_per_request().map_or("n/a".to_string(), |us| format!("{us:.2}us"))
+}
+
+/// How keep-alive connections ended and were opened again: a clean close by the server after a complete
+/// response (a keep-alive limit, as nginx's `keepalive_requests` of 1,000; an idle timeout) is the server's
+/// choice and no error; a close with requests outstanding loses them (`read` errors).
+fn closes_line(r: &LoadReport) -> String {
+    let faulty = r.keepalive_lost.saturating_sub(r.server_closes);
+    let mut parts = Vec::new();
+    if r.server_closes > 0 {
+        parts.push(format!("{} closed by the server after a complete response (its keep-alive limit or idle timeout; no request lost)", r.server_closes));
+    }
+    if faulty > 0 {
+        parts.push(format!("keep-alive lost on {faulty} with requests outstanding (counted as read errors)"));
+    }
+    let after = if parts.is_empty() { " after errors".to_string() } else { String::new() };
+    parts.push(format!("{} reconnects{after}", r.reconnects));
+    format!("  Connections: {}\n", parts.join("; "))
 }
 
 /// The rate asked for, in rate mode.

@@ -120,6 +120,11 @@ pub struct LoadReport {
     /// nothing outstanding) inside the measured window: keep-alive was not kept.
     #[serde(default)]
     pub keepalive_lost: u64,
+    /// Of `keepalive_lost`, the connections the server closed cleanly: after a complete response, with
+    /// no request outstanding (a keep-alive limit such as nginx's `keepalive_requests`, an idle timeout).
+    /// The rest ended with requests outstanding, which count as `read` errors.
+    #[serde(default)]
+    pub server_closes: u64,
     /// Connects that completed inside the measured window: with a connection per request about one per
     /// request (those still in flight at the window's edges make the difference), with keep-alive the
     /// reconnects that succeeded.
@@ -210,6 +215,7 @@ impl LoadReport {
             requests: 0,
             reconnects: 0,
             keepalive_lost: 0,
+            server_closes: 0,
             connections_opened: 0,
             backlog: 0,
             ramp_s: None,
@@ -252,6 +258,7 @@ impl LoadReport {
         self.requests += part.requests;
         self.reconnects += part.reconnects;
         self.keepalive_lost += part.keepalive_lost;
+        self.server_closes += part.server_closes;
         self.connections_opened += part.connections_opened;
         self.backlog += part.backlog;
         self.errors.add(&part.errors);
@@ -304,8 +311,9 @@ impl LoadReport {
     pub fn thread_work_s(&self) -> Vec<f64> {
         self.thread_cpu_s.iter().enumerate().map(|(i, c)| (c - self.thread_poll_s.get(i).copied().unwrap_or(0.0)).max(0.0)).collect()
     }
-    /// Client CPU microseconds of work per completed request (busy-polling that found nothing left out).
-    pub fn client_cpu_us_per_request(&self) -> f64 {
-        if self.requests > 0 { self.client_work_s() * 1e6 / self.requests as f64 } else { 0.0 }
+    /// Client CPU microseconds of work per completed request (busy-polling that found nothing left out);
+    /// none without a valid response, since there is nothing to divide by.
+    pub fn client_cpu_us_per_request(&self) -> Option<f64> {
+        (self.requests > 0).then(|| self.client_work_s() * 1e6 / self.requests as f64)
     }
 }

@@ -15,6 +15,7 @@ pub(super) struct WorkerResult {
     pub requests: u64,
     pub reconnects: u64,
     pub keepalive_lost: u64,
+    pub server_closes: u64,
     pub connections_opened: u64,
     pub backlog: u64,
     /// What each connection received in the window (`LoadReport::requests`' unit).
@@ -52,6 +53,7 @@ impl WorkerResult {
             requests: 0,
             reconnects: 0,
             keepalive_lost: 0,
+            server_closes: 0,
             connections_opened: 0,
             backlog: 0,
             per_connection: Vec::new(),
@@ -105,6 +107,7 @@ impl WorkerResult {
         part.requests = self.requests;
         part.reconnects = self.reconnects;
         part.keepalive_lost = self.keepalive_lost;
+        part.server_closes = self.server_closes;
         part.connections_opened = self.connections_opened;
         part.backlog = self.backlog;
         part.errors = self.errors;
