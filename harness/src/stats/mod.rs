@@ -3,4 +3,5 @@
 pub mod drift;
 pub mod histogram;
 pub mod rank;
+pub mod rank_range;
 pub mod rounds;
