@@ -170,3 +170,35 @@ fn a_tree_never_seen_is_absent_not_zero() {
     assert_eq!((usage.cpu_s, usage.peak_rss_bytes), (None, None));
     assert!(usage.members.is_empty());
 }
+
+/// A sampler told a window's edges and the command's tree over it.
+fn window_of(command: &str) -> serverbench::launch::probe::Usage {
+    let tmp = tempfile::tempdir().unwrap();
+    let launch = Launch { command: command.into(), env: vec![], cwd: tmp.path(), cpus: &CpuSet::allowed(), log: tmp.path().join("server.log") };
+    let server = Server::start(launch, serverbench::launch::server::free_port().unwrap()).unwrap();
+    let pid = server.pid();
+    let sampler = Sampler::spawn(pid, pid);
+    let marks = sampler.marks();
+    std::thread::sleep(Duration::from_millis(200));
+    marks.open();
+    std::thread::sleep(Duration::from_millis(600));
+    marks.close();
+    let usage = sampler.finish();
+    server.stop(Duration::from_secs(2));
+    usage
+}
+
+/// The threads' exact run time stands for the tree's CPU when nothing of the tree ended inside the window,
+/// and agrees with the clock ticks within their rounding; a tree whose children come and go (a process per
+/// request) has its time only in the ticks, so the exact figure is absent rather than short.
+#[test]
+fn exact_cpu_time_only_where_it_covers_the_window() {
+    let steady = window_of("sh -c 'while :; do :; done'");
+    let (ticks_s, exact_s) = (steady.cpu_s.unwrap(), steady.cpu_exact_s.expect("one thread, alive throughout"));
+    assert!(exact_s > 0.0);
+    assert!((exact_s - ticks_s).abs() <= 0.03 + 0.1 * ticks_s, "schedstat {exact_s} s, ticks {ticks_s} s");
+
+    let forking = window_of("sh -c 'while :; do /bin/true; done'");
+    assert!(forking.cpu_s.is_some_and(|s| s > 0.0));
+    assert_eq!(forking.cpu_exact_s, None, "children ended inside the window: {forking:?}");
+}

@@ -60,6 +60,12 @@ pub struct Usage {
     /// What the tree's threads spent within the measured window, summed; absent when no window was marked
     /// or no thread could be read. Threads that ended inside the window are missing from it.
     pub thread_cost: Option<ThreadCost>,
+    /// The tree's CPU seconds in the window from the threads' exact run time (schedstat, in ns), where
+    /// it covers the window: no thread or process of the tree ended inside it. Absent otherwise (a thread
+    /// per connection that closed, a forked child that exited): then only `cpu_s`, in clock ticks, holds
+    /// their time.
+    #[serde(default)]
+    pub cpu_exact_s: Option<f64>,
     /// The system calls made on the server's CPUs over the same span; absent with the reason in
     /// `syscalls_unavailable` when they could not be counted.
     pub syscalls: Option<SyscallCounts>,
@@ -175,11 +181,14 @@ impl Probe {
         // One read of the tree serves the CPU totals and the threads.
         let now = self.read();
         let mut usage = self.account(&now);
-        let spent: Vec<ThreadCost> = costs_by_thread(&now)
-            .into_iter()
-            .map(|(key, cost)| cost.since(&self.threads_at_open.get(&key).copied().unwrap_or_default()))
+        let threads = costs_by_thread(&now);
+        let spent: Vec<ThreadCost> = threads
+            .iter()
+            .map(|(key, cost)| cost.since(&self.threads_at_open.get(key).copied().unwrap_or_default()))
             .collect();
         usage.thread_cpu_s = spent.iter().map(|c| c.cpu_ns as f64 / 1e9).collect();
+        let exact_ns: u64 = spent.iter().map(|c| c.cpu_ns).sum();
+        usage.cpu_exact_s = (!spent.is_empty() && self.nothing_ended(&now, &threads, &usage.members)).then(|| exact_ns as f64 / 1e9);
         usage.thread_cost = (!spent.is_empty()).then(|| {
             let mut sum = spent.iter().fold(ThreadCost::zero(), |mut sum, c| {
                 sum.add(c);
@@ -243,6 +252,7 @@ impl Probe {
             threads: (self.states.samples > 0).then_some(self.states),
             thread_cpu_s: Vec::new(),
             thread_cost: None,
+            cpu_exact_s: None,
             syscalls: None,
             syscalls_method: None,
             syscalls_unavailable: None,
@@ -265,6 +275,37 @@ impl Probe {
             Ok(c) => (Some(c), self.syscalls.as_ref().ok().map(|c| c.method().to_string()), None),
             Err(why) => (None, None, Some(why)),
         };
+    }
+}
+
+impl Probe {
+    /// Whether every thread and process of the tree that ran in the window is still there at its close
+    /// (`now`), so that the threads' run times hold all of the window's CPU time. A thread that ended is
+    /// seen three ways: it was there at the opening and is gone; or, started and ended between two reads,
+    /// its process's own clock ticks (which keep ended threads' time) outgrow its live threads' by more
+    /// than their rounding; a process that ended is missing from `now`, or its time moved to its parent's
+    /// children's ticks.
+    fn nothing_ended(&self, now: &[ProcStat], threads: &HashMap<(ProcKey, i32), ThreadCost>, members: &[ProcKey]) -> bool {
+        let alive: HashSet<ProcKey> = now.iter().map(ProcStat::key).collect();
+        if !members.iter().all(|k| alive.contains(k)) {
+            return false;
+        }
+        if !self.threads_at_open.keys().all(|k| threads.contains_key(k)) {
+            return false;
+        }
+        now.iter().all(|p| {
+            let (u0, s0) = self.ticks_at_open.get(&p.key()).copied().unwrap_or_default();
+            let own = p.user_ticks.saturating_sub(u0) + p.system_ticks.saturating_sub(s0);
+            let children_at_open = self.start.get(&p.key()).map_or(0, |t| t.saturating_sub(u0 + s0));
+            let children_now = p.cpu_ticks.saturating_sub(p.user_ticks + p.system_ticks);
+            let ticks_of = |map: &HashMap<(ProcKey, i32), ThreadCost>| -> (u64, u64) {
+                map.iter().filter(|((k, _), _)| *k == p.key()).fold((0, 0), |(t, n), (_, c)| (t + c.user_ticks + c.system_ticks, n + 1))
+            };
+            let (live, count) = ticks_of(threads);
+            let (live_at_open, _) = ticks_of(&self.threads_at_open);
+            // Each thread's user and kernel ticks are rounded down apart: up to two ticks a thread.
+            children_now == children_at_open && own <= live.saturating_sub(live_at_open) + 2 * count + 2
+        })
     }
 }
 
