@@ -2,7 +2,7 @@
 """What each load generator costs per response, and what the server spends under it, side by side.
 
 Servers, each pinned to one CPU with one worker:
-  reference  benches/hello-epoll.c: one thread, one level-triggered epoll loop, no parsing
+  reference  harness/control/control.c (the run's control): one thread, one level-triggered epoll loop, no parsing
   nginx      Debian's nginx, 1 worker, `return 200 "Hello world!"` (installed when missing)
 Clients, each pinned to another CPU with one thread: wrk, h2load (HTTP/1.1), and `serverbench load`
 with each I/O backend (io_uring, epoll), sleeping in its waits and busy-polling, and io_uring with an
@@ -112,9 +112,9 @@ def raise_nofile():
 
 def start_server(kind, port, cpu, workdir):
     if kind == "reference":
-        binary = os.path.join(workdir, "hello-epoll")
+        binary = os.path.join(workdir, "control")
         if not os.path.exists(binary):
-            sh("cc", "-O2", "-o", binary, os.path.join(ROOT, "benches", "hello-epoll.c"))
+            sh("cc", "-O2", "-o", binary, os.path.join(ROOT, "harness", "control", "control.c"))
         return subprocess.Popen(["taskset", "-c", str(cpu), binary, str(port)])
     conf_dir = tempfile.mkdtemp(dir=workdir)
     conf = os.path.join(conf_dir, "nginx.conf")

@@ -1,7 +1,9 @@
-//! Histograms, round statistics (median and its interval), and the rank test that compares two runs.
+//! Histograms, round statistics (median and its interval), the rank test that compares two runs, rank
+//! ranges within a run, and the paired ratio of two versions measured back to back.
 
 pub mod drift;
 pub mod histogram;
+pub mod paired;
 pub mod rank;
 pub mod rank_range;
 pub mod rounds;
