@@ -111,6 +111,7 @@ fn contestant(name: &str, language: &str, framework: &str, status: ContestantSta
         build_s: 1.25,
         server_logs: vec![format!("logs/{name}.hello.log")],
         warnings: if name == "go-net" { vec!["did not exit within 3.0 s of SIGTERM and was killed".into()] } else { vec![] },
+        control: false,
     }
 }
 

@@ -7,6 +7,7 @@ pub mod checks;
 pub mod hosts;
 pub mod limit;
 pub mod measurement;
+pub mod ranks;
 pub mod run;
 
 pub use balance::*;

@@ -185,6 +185,10 @@ pub struct ContestantRecord {
     /// behind or kept its port.
     #[serde(default)]
     pub warnings: Vec<String>,
+    /// The run's control (harness/control): measured like the contestants to tell the machine's change
+    /// from theirs, shown apart and never ranked.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub control: bool,
 }
 
 impl RunResult {

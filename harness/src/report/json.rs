@@ -1,5 +1,6 @@
 //! run.json: the result model as it is (schema 1, histograms as base64 HdrHistogram V2), plus a derived
-//! `summary` per measurement for readers; `serverbench report` ignores the summaries and recomputes them.
+//! `summary` per measurement for readers (with its `places` in its table: the range of ranks by req/s and by
+//! CPU per request); `serverbench report` ignores the summaries and recomputes them.
 
 use super::Exporter;
 use crate::model::RunResult;
@@ -15,10 +16,15 @@ impl Exporter for Json {
 
     fn serialize(&self, run: &RunResult) -> anyhow::Result<Vec<u8>> {
         let mut value = serde_json::to_value(run)?;
+        let places = crate::model::ranks::places(run);
         if let Some(list) = value.get_mut("measurements").and_then(|m| m.as_array_mut()) {
-            for (json, m) in list.iter_mut().zip(&run.measurements) {
+            for ((json, m), places) in list.iter_mut().zip(&run.measurements).zip(&places) {
                 if let Some(obj) = json.as_object_mut() {
-                    obj.insert("summary".into(), serde_json::to_value(m.summary())?);
+                    let mut summary = serde_json::to_value(m.summary())?;
+                    if let Some(fields) = summary.as_object_mut() {
+                        fields.insert("places".into(), serde_json::to_value(places)?);
+                    }
+                    obj.insert("summary".into(), summary);
                 }
             }
         }

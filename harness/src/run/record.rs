@@ -74,5 +74,6 @@ pub(super) fn record(c: &Contestant) -> ContestantRecord {
         build_s: 0.0,
         server_logs: Vec::new(),
         warnings: Vec::new(),
+        control: false,
     }
 }

@@ -1,0 +1,61 @@
+//! The tables of a run (configurations measured side by side) and each row's range of places in its
+//! table, by req/s and by server CPU per request, from the rounds that count (`stats::rank_range`).
+
+use std::collections::BTreeMap;
+
+use super::{Measurement, MeasurementStatus, Round, RunResult};
+use crate::stats::rank_range::{rank_ranges, Better, RankRange};
+
+/// What makes measurements one table: scenario, load (mode, rate or share), connections, pipeline.
+pub type TableKey = (String, String, usize, u32);
+
+/// The measurements of each table, tables in the order they were first run, rows in run order; each with
+/// its index in `run.measurements`.
+pub fn tables(run: &RunResult) -> Vec<(TableKey, Vec<(usize, &Measurement)>)> {
+    let mut order = Vec::new();
+    let mut by: BTreeMap<TableKey, Vec<(usize, &Measurement)>> = BTreeMap::new();
+    for (i, m) in run.measurements.iter().enumerate() {
+        let key = (m.scenario.clone(), m.load_label(), m.connections, m.pipeline);
+        if !by.contains_key(&key) {
+            order.push(key.clone());
+        }
+        by.entry(key).or_default().push((i, m));
+    }
+    order.into_iter().map(|k| (k.clone(), by.remove(&k).unwrap_or_default())).collect()
+}
+
+/// A row's places among the rows of its table that can be ranked.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Places {
+    pub requests_per_s: Option<RankRange>,
+    pub cpu_per_request: Option<RankRange>,
+}
+
+/// The places of every measurement of the run, by index in `run.measurements`. A measurement takes a place
+/// when it was measured, with two rounds or more that count, and is not the run's control (which is there
+/// to measure the machine, not to compete); the others have none and are not counted.
+///
+/// Every round that counts enters, as in the median: a `client-bound` round measures the client as much as
+/// the server, and the row's flag says so, but leaving it out would rank the rows on different rounds.
+pub fn places(run: &RunResult) -> Vec<Places> {
+    let mut out = vec![Places::default(); run.measurements.len()];
+    for (_, rows) in tables(run) {
+        let ranked: Vec<&(usize, &Measurement)> = rows.iter().filter(|(_, m)| competes(run, m)).collect();
+        let rps: Vec<Vec<f64>> = ranked.iter().map(|(_, m)| values(m, |r| Some(r.requests_per_s_at_usual_speed()))).collect();
+        let cpu: Vec<Vec<f64>> = ranked.iter().map(|(_, m)| values(m, |r| r.server.cpu_us_per_request)).collect();
+        let (by_rps, by_cpu) = (rank_ranges(&rps, Better::Higher), rank_ranges(&cpu, Better::Lower));
+        for (k, (i, _)) in ranked.iter().enumerate() {
+            out[*i] = Places { requests_per_s: by_rps[k], cpu_per_request: by_cpu[k] };
+        }
+    }
+    out
+}
+
+fn competes(run: &RunResult, m: &Measurement) -> bool {
+    m.status == MeasurementStatus::Measured && !run.contestant(&m.contestant).is_some_and(|c| c.control)
+}
+
+/// A figure of each round that counts; a round without it is left out (a rank needs every value).
+fn values(m: &Measurement, figure: impl Fn(&Round) -> Option<f64>) -> Vec<f64> {
+    m.measured_rounds().filter_map(figure).collect()
+}
