@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 
 use super::{Measurement, MeasurementStatus, Round, RunResult};
 use crate::stats::rank_range::{rank_ranges, Better, RankRange};
+use crate::stats::rounds::Summary;
 
 /// What makes measurements one table: scenario, load (mode, rate or share), connections, pipeline.
 pub type TableKey = (String, String, usize, u32);
@@ -51,11 +52,18 @@ pub fn places(run: &RunResult) -> Vec<Places> {
     out
 }
 
+/// Server CPU microseconds per request over the rounds that count: the median of the rounds' own figures
+/// and its interval, beside the run's total over its requests that the tables show.
+pub fn cpu_us_per_request(m: &Measurement) -> Option<Summary> {
+    Summary::of(&values(m, |r| r.server.cpu_us_per_request))
+}
+
 fn competes(run: &RunResult, m: &Measurement) -> bool {
     m.status == MeasurementStatus::Measured && !run.contestant(&m.contestant).is_some_and(|c| c.control)
 }
 
-/// A figure of each round that counts; a round without it is left out (a rank needs every value).
+/// A figure of every round that counts; none when a round lacks it, as the summary then has none either
+/// (the other rounds' figures alone would stand for a measurement they do not cover).
 fn values(m: &Measurement, figure: impl Fn(&Round) -> Option<f64>) -> Vec<f64> {
-    m.measured_rounds().filter_map(figure).collect()
+    m.measured_rounds().map(figure).collect::<Option<Vec<f64>>>().unwrap_or_default()
 }

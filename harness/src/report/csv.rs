@@ -4,7 +4,9 @@
 //! `server_syscall_1` to `_3` are the server's three leading system calls by name, most first.
 //! `client_hosts` names the hosts the load came from (`bench --client-host`), `;` between them; empty when
 //! it came from this machine. `server_host` names the host the servers ran on (`bench --server-host`);
-//! empty when they ran on this machine.
+//! empty when they ran on this machine. `rps_rank_best`/`_worst` and `cpu_rank_best`/`_worst` are the
+//! row's range of places in its table (model::ranks); `server_cpu_us_per_request_median` and its interval
+//! are over the rounds' own figures.
 
 use super::Exporter;
 use crate::model::{Measurement, MeasurementStatus, RunResult};
@@ -28,8 +30,9 @@ const COLUMNS: &[&str] = &[
     "client_system_us_per_request", "client_voluntary_switches_per_request", "client_involuntary_switches_per_request",
     "client_system_calls_per_request", "server_syscalls_per_request", "server_syscall_1", "server_syscall_1_per_request",
     "server_syscall_2", "server_syscall_2_per_request", "server_syscall_3", "server_syscall_3_per_request",
-    "server_migrations_per_request", "client_migrations_per_request", "client_hosts",
-    "server_host",
+    "server_migrations_per_request", "client_migrations_per_request", "rps_rank_best", "rps_rank_worst",
+    "server_cpu_us_per_request_median", "server_cpu_us_per_request_ci95_low", "server_cpu_us_per_request_ci95_high",
+    "cpu_rank_best", "cpu_rank_worst", "client_hosts", "server_host",
 ];
 
 impl Exporter for Csv {
@@ -39,14 +42,14 @@ impl Exporter for Csv {
 
     fn serialize(&self, run: &RunResult) -> anyhow::Result<Vec<u8>> {
         let mut out = line(COLUMNS.iter().map(|c| c.to_string()));
-        for m in &run.measurements {
-            out.push_str(&line(row(run, m).into_iter()));
+        for (m, places) in run.measurements.iter().zip(crate::model::ranks::places(run)) {
+            out.push_str(&line(row(run, m, places).into_iter()));
         }
         Ok(out.into_bytes())
     }
 }
 
-fn row(run: &RunResult, m: &Measurement) -> Vec<String> {
+fn row(run: &RunResult, m: &Measurement, places: crate::model::ranks::Places) -> Vec<String> {
     let s = m.summary();
     let c = run.contestant(&m.contestant);
     let field = |f: fn(&crate::model::ContestantRecord) -> &String| c.map(|c| f(c).clone()).unwrap_or_default();
@@ -140,6 +143,13 @@ fn row(run: &RunResult, m: &Measurement) -> Vec<String> {
     }
     cells.push(num(s.server_cost_per_request.and_then(|c| c.migrations)));
     cells.push(num(s.client_cost_per_request.and_then(|c| c.migrations)));
+    let rank = |r: Option<crate::stats::rank_range::RankRange>| [r.map(|r| r.best.to_string()).unwrap_or_default(), r.map(|r| r.worst.to_string()).unwrap_or_default()];
+    cells.extend(rank(places.requests_per_s));
+    let cpu = crate::model::ranks::cpu_us_per_request(m);
+    cells.push(num(cpu.as_ref().map(|c| c.median)));
+    cells.push(num(cpu.as_ref().and_then(|c| c.ci95.map(|ci| ci.0))));
+    cells.push(num(cpu.as_ref().and_then(|c| c.ci95.map(|ci| ci.1))));
+    cells.extend(rank(places.cpu_per_request));
     cells.push(client_hosts(m));
     cells.push(run.config.server_host.clone().unwrap_or_default());
     cells

@@ -1,11 +1,10 @@
 //! summary.md: the run's setting, then per configuration the throughput table, the latency table and the
 //! table in httpbench's columns; then what was not measured and why.
 
-use std::collections::BTreeMap;
-
 use super::format::{capacity, capacity_header, int, load_average, mib, ms, one, or_absent, pct, us, ABSENT};
 use super::table::{Align, Table};
 use super::Exporter;
+use crate::model::ranks;
 use crate::model::{
     ContestantStatus, Measurement, MeasurementStatus, MeasurementSummary, RunResult, FLAG_CLIENT_BOUND, FLAG_KEEPALIVE_LOST, FLAG_RAMP_INCOMPLETE, FLAG_RATE_NOT_HELD,
     FLAG_UNFAIR,
@@ -30,20 +29,22 @@ use Align::{Left as L, Right as R};
 pub fn render(run: &RunResult) -> String {
     let mut out = format!("# serverbench run {}\n\n", run.run_id);
     out.push_str(&setting(run));
-    for ((scenario, mode, connections, pipeline), group) in groups(run) {
-        let measured: Vec<(&Measurement, MeasurementSummary)> = group
+    let places = ranks::places(run);
+    for ((scenario, mode, connections, pipeline), group) in ranks::tables(run) {
+        let mut measured: Vec<(&Measurement, MeasurementSummary, ranks::Places)> = group
             .into_iter()
-            .filter(|m| !m.measured_rounds().collect::<Vec<_>>().is_empty())
-            .map(|m| (m, m.summary()))
+            .filter(|(_, m)| !m.measured_rounds().collect::<Vec<_>>().is_empty())
+            .map(|(i, m)| (m, m.summary(), places[i]))
             .collect();
         if measured.is_empty() {
             continue;
         }
         let pipelined = if pipeline > 1 { format!(", pipeline {pipeline}") } else { String::new() };
         out.push_str(&format!("\n## {scenario} · {mode} · {connections} connections{pipelined}\n\n"));
-        let mut sorted = measured;
-        sorted.sort_by(|a, b| rps(&b.1).total_cmp(&rps(&a.1)).then_with(|| a.0.contestant.cmp(&b.0.contestant)));
-        out.push_str(&throughput(&sorted).markdown());
+        measured.sort_by(|a, b| rps(&b.1).total_cmp(&rps(&a.1)).then_with(|| a.0.contestant.cmp(&b.0.contestant)));
+        let (sorted, row_places): (Vec<(&Measurement, MeasurementSummary)>, Vec<ranks::Places>) =
+            measured.into_iter().map(|(m, s, p)| ((m, s), p)).unzip();
+        out.push_str(&throughput(&sorted, &row_places).markdown());
         let from_tool = sorted.iter().any(|(_, s)| !s.latency_from_histogram);
         let corrected = if mode == "rate" {
             "; in rate mode from each request's intended send time (corrected for coordinated omission; run.json also holds the uncorrected histogram)"
@@ -103,20 +104,6 @@ pub fn render(run: &RunResult) -> String {
 
 fn rps(s: &MeasurementSummary) -> f64 {
     s.requests_per_s.as_ref().map(|r| r.median).unwrap_or(0.0)
-}
-
-/// Measurements by configuration, in the order they were run.
-fn groups(run: &RunResult) -> Vec<((String, String, usize, u32), Vec<&Measurement>)> {
-    let mut order = Vec::new();
-    let mut by: BTreeMap<(String, String, usize, u32), Vec<&Measurement>> = BTreeMap::new();
-    for m in &run.measurements {
-        let key = (m.scenario.clone(), m.load_label(), m.connections, m.pipeline);
-        if !by.contains_key(&key) {
-            order.push(key.clone());
-        }
-        by.entry(key).or_default().push(m);
-    }
-    order.into_iter().map(|k| { let v = by.remove(&k).unwrap_or_default(); (k, v) }).collect()
 }
 
 fn setting(run: &RunResult) -> String {
@@ -282,13 +269,14 @@ fn flags(m: &Measurement, s: &MeasurementSummary) -> String {
     f.join(", ")
 }
 
-fn throughput(rows: &[(&Measurement, MeasurementSummary)]) -> Table {
+/// The throughput table; `places[i]` are the places of `rows[i]`.
+fn throughput(rows: &[(&Measurement, MeasurementSummary)], places: &[ranks::Places]) -> Table {
     let searched = capacity_header(rows.iter().map(|(m, _)| *m));
-    let mut columns = vec![("Name", L), ("req/s", R), ("95% CI", R)];
+    let mut columns = vec![("rank", R), ("Name", L), ("req/s", R), ("95% CI", R)];
     if let Some(header) = &searched {
         columns.push((header.as_str(), R));
     }
-    columns.extend([("server CPU %", R), ("CPU us/req", R), ("peak RSS MiB", R), ("PSS MiB", R)]);
+    columns.extend([("server CPU %", R), ("CPU us/req", R), ("CPU 95% CI", R), ("CPU rank", R), ("peak RSS MiB", R), ("PSS MiB", R)]);
     // With two workers or more (multiCore, or a thread per connection): how evenly they shared the work.
     let balance = rows.iter().any(|(_, s)| s.worker_imbalance.is_some());
     if balance {
@@ -296,9 +284,10 @@ fn throughput(rows: &[(&Measurement, MeasurementSummary)]) -> Table {
     }
     columns.extend([("client CPU %", R), ("flags", L)]);
     let mut t = Table::new(&columns);
-    for (m, s) in rows {
+    for ((m, s), places) in rows.iter().zip(places) {
         let r = s.requests_per_s.as_ref();
         let mut cells = vec![
+            place(places.requests_per_s),
             m.contestant.clone(),
             or_absent(r.map(|r| r.median), int),
             r.and_then(|r| r.ci95_relative_pct()).map(|p| format!("±{p:.1}%")).unwrap_or_else(|| ABSENT.into()),
@@ -309,6 +298,8 @@ fn throughput(rows: &[(&Measurement, MeasurementSummary)]) -> Table {
         cells.extend([
             or_absent(s.server_utilisation_pct, pct),
             or_absent(s.server_cpu_us_per_request, one),
+            ranks::cpu_us_per_request(m).and_then(|c| c.ci95_relative_pct()).map(|p| format!("±{p:.1}%")).unwrap_or_else(|| ABSENT.into()),
+            place(places.cpu_per_request),
             or_absent(s.peak_rss_bytes.map(|b| b as f64), mib),
             or_absent(s.pss_bytes.map(|b| b as f64), mib),
         ]);
@@ -319,6 +310,11 @@ fn throughput(rows: &[(&Measurement, MeasurementSummary)]) -> Table {
         t.row(cells);
     }
     t
+}
+
+/// A row's range of places ("3–11"), or the absent mark for a row that takes none.
+fn place(range: Option<crate::stats::rank_range::RankRange>) -> String {
+    range.map_or_else(|| ABSENT.into(), |r| r.label())
 }
 
 fn latency(rows: &[(&Measurement, MeasurementSummary)]) -> Table {
