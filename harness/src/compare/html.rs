@@ -1,7 +1,7 @@
 //! The comparison as one self-contained HTML page: per configuration a chart of the B/A ratios with their
 //! 95% intervals around the "no change" line, and a sortable table with every figure.
 
-use super::markdown::{by_configuration, cross_cpu, flagged, method, p_text, ratio_text, unit_suffix, value_text};
+use super::markdown::{baselines_rows, by_configuration, cross_cpu, flagged, method, p_text, ratio_text, unit_suffix, value_text};
 use super::{Comparison, Metric, Row, Verdict};
 use crate::report::html_page::{facts, Cell, Page, Table};
 use crate::report::svg::{self, Bar, BarChart, BarGroup, Unit};
@@ -13,6 +13,15 @@ pub fn render(c: &Comparison) -> String {
         ("B", format!("{}, started {}; {}", c.b.run_id, c.b.started_utc, c.b.machine)),
     ]));
     page.note(&method(c.rules));
+    page.heading(2, "machine", "The machine's own change");
+    let (headers, rows) = baselines_rows(c);
+    let t = Table {
+        id: "machine-table".into(),
+        caption: Some("per figure: the configurations' common change B/A and their scatter around it".into()),
+        headers: headers.map(String::from).to_vec(),
+        rows: rows.into_iter().map(|r| r.into_iter().map(Cell::text).collect()).collect(),
+    };
+    page.raw(&t.to_html());
     let cross = cross_cpu(c);
     if !cross.is_empty() {
         page.para(cross.trim());
