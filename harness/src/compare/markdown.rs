@@ -150,12 +150,13 @@ fn verdicts(c: &Comparison) -> String {
     for (row, ch) in flagged(c) {
         let _ = writeln!(
             out,
-            "- {} {} · {}: {} {}",
+            "- {} {} · {}: {} {}{}",
             ch.verdict.marker(),
             row.key.contestant,
             row.key.configuration(),
             ch.metric.name(),
-            ratio_text(ch)
+            ratio_text(ch),
+            apart_text(ch)
         );
     }
     out
@@ -168,6 +169,13 @@ pub fn ratio_text(ch: &Change) -> String {
         (Some(r), None) => format!("{r:.3}×"),
         _ => ABSENT.into(),
     }
+}
+
+/// "; 0.716× once the machine's change is taken out, 21.6 spreads from the rest", where it was.
+pub fn apart_text(ch: &Change) -> String {
+    let corrected = ch.corrected.map_or(String::new(), |t| format!("; {:.3}× once the machine's change is taken out", t.ratio));
+    let spreads = ch.spreads.map_or(String::new(), |s| format!(", {:.1} spreads from the rest", s.abs()));
+    format!("{corrected}{spreads}")
 }
 
 /// A p-value with two significant digits.
