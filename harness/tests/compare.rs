@@ -159,6 +159,7 @@ fn the_command_prints_markdown_and_writes_the_page() {
     assert!(stdout.contains("- ▲ better go-net · hello · throughput · 16 connections: req/s 1.150×"), "{stdout}");
     let html = std::fs::read_to_string(dir.join("page.html")).unwrap();
     assert!(html.contains(r#"<svg id="c0-ratios""#) && html.contains(r#"id="verdicts-table""#));
+    assert!(html.contains(r#"id="machine-table""#), "the page gives the machine's change per figure");
     assert!(String::from_utf8_lossy(&out.stderr).contains("wrote"));
 
     // Without -o the page goes next to run B, never into the current directory; a run against itself
@@ -193,6 +194,10 @@ fn the_command_prints_markdown_and_writes_the_page() {
     assert!((row["metrics"]["req/s"]["ratio"].as_f64().unwrap() - 0.8).abs() < 0.002);
     assert!(row["metrics"]["req/s"]["p_value"].as_f64().unwrap() < 0.05);
     assert_eq!(v["machine"]["factor"], 1.0);
+    // Per figure: where the machine's change came from, and the scatter it was judged against.
+    let baselines = v["machine"]["baselines"].as_array().unwrap();
+    assert_eq!(baselines.iter().map(|b| b["metric"].as_str().unwrap()).collect::<Vec<_>>(), ["req/s", "p99", "CPU/req"]);
+    assert!(baselines.iter().all(|b| b["source"] == "servers" && b["configurations"] == 18 && b["spread_floored"] == true));
 
     // A folder without run.json says what to give instead.
     let out = Command::new(env!("CARGO_BIN_EXE_serverbench"))
