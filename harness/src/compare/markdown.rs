@@ -104,8 +104,8 @@ pub fn cross_cpu(c: &Comparison) -> String {
         " The machine passed data between the client's and the server's CPUs at another speed in B: on the \
          2-CPU VM such a change moved loopback req/s 0.70x while the CPU loops held. The servers' common \
          change accounts for it where they met it alike; a configuration whose own regime moved otherwise than \
-         the rest's, or moved at all where too few configurations give a common change, is not judged \
-         (≈ machine; docs/methodology.md)."
+         the rest's, or moved at all where too few configurations give a common change, is never called \
+         better or worse (≈ machine at most; docs/methodology.md)."
     } else {
         ""
     };

@@ -74,9 +74,9 @@ pub struct MachineChange {
     pub syscall_ratio: f64,
 }
 
-/// The machine's change per CPU, and the factor the verdicts correct for: the geometric mean of the
-/// server CPUs' user-loop ratios (the loop whose slow stretches follow slow rounds most closely), or 1 when
-/// it stays within the noise band or either run has no probes.
+/// The machine's change per CPU, and the factor of req/s where too few configurations give a common
+/// change: the geometric mean of the server CPUs' user-loop ratios (the loop whose slow stretches follow
+/// slow rounds most closely), or 1 when it stays within the noise band or either run has no probes.
 pub fn machine_change(a: &RunResult, b: &RunResult, rules: Rules) -> (Vec<MachineChange>, f64) {
     let speeds = |run: &RunResult| {
         let mut per: std::collections::BTreeMap<(usize, String), (Vec<f64>, Vec<f64>)> = Default::default();
@@ -272,7 +272,7 @@ pub fn compare_with_control(a: &RunResult, b: &RunResult, rules: Rules, control:
                     baselines
                         .iter()
                         .find(|b| b.metric == metric && b.fixed_rate == p.fixed_rate())
-                        .map_or(Expected::NONE, |b| b.expected(regime.map_or(true, |r| r.accounts(b.source, p.regime))))
+                        .map_or(Expected::NONE, |b| b.expected(regime.is_none_or(|r| r.accounts(b.source, p.regime))))
                 })
                 .collect();
             let changes = Metric::ALL
@@ -289,7 +289,7 @@ pub fn compare_with_control(a: &RunResult, b: &RunResult, rules: Rules, control:
             }
             if let (Some(own), true) = (p.regime, expected.iter().any(|e| !e.regime_accounted)) {
                 let others = regime.and_then(|r| r.common).map_or(String::new(), |c| format!(", the others' {c:.2}x"));
-                notes.push(format!("cross-CPU regime {own:.2}x{others}: not judged"));
+                notes.push(format!("cross-CPU regime {own:.2}x{others}: the machine's change cannot be taken out"));
             }
             Row { key: p.key.clone(), changes, notes }
         })
