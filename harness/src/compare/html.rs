@@ -56,13 +56,17 @@ pub fn render(c: &Comparison) -> String {
                     Cell::text(ch.metric.name()),
                     Cell::num(format!("{:.3}×", ch.ratio.unwrap_or(f64::NAN)), ch.ratio.unwrap_or(f64::NAN)),
                     Cell::num(ch.test.map_or("-".into(), |t| p_text(t.p)), ch.test.map_or(f64::NAN, |t| t.p)),
+                    Cell::num(ch.corrected.map_or("-".into(), |t| format!("{:.3}×", t.ratio)), ch.corrected.map_or(f64::NAN, |t| t.ratio)),
+                    Cell::num(ch.spreads.map_or("-".into(), |s| format!("{:.1}", s.abs())), ch.spreads.map_or(f64::NAN, f64::abs)),
                 ]
             })
             .collect();
         let t = Table {
             id: "verdicts-table".into(),
             caption: None,
-            headers: ["verdict", "contestant", "configuration", "figure", "B/A", "p"].map(String::from).to_vec(),
+            headers: ["verdict", "contestant", "configuration", "figure", "B/A", "p", "B/A, the machine's change out", "spreads from the rest"]
+                .map(String::from)
+                .to_vec(),
             rows,
         };
         page.raw(&t.to_html());
