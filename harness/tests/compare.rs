@@ -352,6 +352,37 @@ fn two_real_unchanged_runs_call_no_figure_changed() {
 }
 
 #[test]
+fn a_change_planted_into_real_unchanged_runs_is_seen() {
+    // rust-tokio 0.8x req/s and c-epoll 1.25x CPU per request in B, on a machine 1.09x faster: each
+    // stands apart from the other 37, and nothing else is called changed.
+    let mut b = load("unchanged-runs-2-B");
+    for m in b.measurements.iter_mut() {
+        for r in m.rounds.iter_mut() {
+            match m.contestant.as_str() {
+                "rust-tokio" => r.load.requests = (r.load.requests as f64 * 0.8).round() as u64,
+                "c-epoll" => r.server.cpu_us_per_request = r.server.cpu_us_per_request.map(|v| v * 1.25),
+                _ => {}
+            }
+        }
+    }
+    let c = compare(&load("unchanged-runs-2-A"), &b, Rules::default());
+    use Verdict::*;
+    for (contestant, verdicts) in all_verdicts(&c) {
+        let expected = match contestant {
+            "rust-tokio" => [Some(Worse), None, None],
+            "c-epoll" => [None, None, Some(Worse)],
+            _ => [None; 3],
+        };
+        for (v, e) in verdicts.iter().zip(expected) {
+            match e {
+                Some(e) => assert_eq!(*v, e, "{contestant} {verdicts:?}"),
+                None => assert!(matches!(v, Same | Machine), "{contestant} {verdicts:?}"),
+            }
+        }
+    }
+}
+
+#[test]
 fn a_configuration_in_another_cross_cpu_regime_is_not_judged() {
     let c = real_pair("regime-change");
     // c-epoll was measured in the fast regime in both runs, where the others went from slow to fast: the
