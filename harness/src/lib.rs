@@ -38,11 +38,18 @@ pub fn run(cli: cli::Cli) -> anyhow::Result<()> {
         cli::Command::Responses(args) => commands::responses(args, &ui),
         cli::Command::Versions(args) => commands::versions(args),
         cli::Command::Report(args) => commands::report(args, &ui),
-        cli::Command::Compare(args) => compare::run(&args.run_a, &args.run_b, args.output.clone(), args.rules(), args.json),
+        cli::Command::Compare(args) => compare::run(&args.run_a, &args.run_b, args.options()),
     }
 }
 
-/// The process exit code for an error: 130 for an interrupted run (as a shell reports SIGINT), 1 otherwise.
+/// The process exit code for an error: 130 for an interrupted run (as a shell reports SIGINT), 3 for a
+/// regression that `compare --fail-on` was asked to fail on, 1 otherwise.
 pub fn exit_code(error: &anyhow::Error) -> i32 {
-    if error.downcast_ref::<commands::Interrupted>().is_some() { 130 } else { 1 }
+    if error.downcast_ref::<commands::Interrupted>().is_some() {
+        130
+    } else if error.downcast_ref::<compare::Regressed>().is_some() {
+        compare::gate::REGRESSION_EXIT
+    } else {
+        1
+    }
 }

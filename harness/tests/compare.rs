@@ -1,7 +1,9 @@
 //! `serverbench compare` on synthetic runs whose differences are known: the committed fixtures match their
 //! builder, a planted regression and improvement are flagged and a change inside the noise is not, two
 //! runs of the same values (in another order, or the same file twice) show no change, and the command
-//! writes Markdown and an HTML page.
+//! writes Markdown and an HTML page. On real pairs of runs: a slowed server is the only one called worse
+//! while the machine moved the rest (in another cross-CPU regime, or unevenly), two unchanged runs show no
+//! change on any figure, and `--fail-on` exits 3 on a regression.
 
 #[path = "fixtures/runs/synthetic.rs"]
 mod synthetic;
@@ -9,7 +11,7 @@ mod synthetic;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use serverbench::compare::{compare, markdown, Comparison, Metric, Rules, Verdict};
+use serverbench::compare::{compare, markdown, Comparison, Metric, Rules, Source, Verdict};
 use serverbench::report::{self, Exporter};
 
 fn fixtures() -> PathBuf {
@@ -157,6 +159,7 @@ fn the_command_prints_markdown_and_writes_the_page() {
     assert!(stdout.contains("- ▲ better go-net · hello · throughput · 16 connections: req/s 1.150×"), "{stdout}");
     let html = std::fs::read_to_string(dir.join("page.html")).unwrap();
     assert!(html.contains(r#"<svg id="c0-ratios""#) && html.contains(r#"id="verdicts-table""#));
+    assert!(html.contains(r#"id="machine-table""#), "the page gives the machine's change per figure");
     assert!(String::from_utf8_lossy(&out.stderr).contains("wrote"));
 
     // Without -o the page goes next to run B, never into the current directory; a run against itself
@@ -191,6 +194,10 @@ fn the_command_prints_markdown_and_writes_the_page() {
     assert!((row["metrics"]["req/s"]["ratio"].as_f64().unwrap() - 0.8).abs() < 0.002);
     assert!(row["metrics"]["req/s"]["p_value"].as_f64().unwrap() < 0.05);
     assert_eq!(v["machine"]["factor"], 1.0);
+    // Per figure: where the machine's change came from, and the scatter it was judged against.
+    let baselines = v["machine"]["baselines"].as_array().unwrap();
+    assert_eq!(baselines.iter().map(|b| b["metric"].as_str().unwrap()).collect::<Vec<_>>(), ["req/s", "p99", "CPU/req"]);
+    assert!(baselines.iter().all(|b| b["source"] == "servers" && b["configurations"] == 18 && b["spread_floored"] == true));
 
     // A folder without run.json says what to give instead.
     let out = Command::new(env!("CARGO_BIN_EXE_serverbench"))
@@ -222,7 +229,10 @@ fn two_unchanged_runs_are_the_same_and_a_planted_change_is_seen() {
         .map(|r| r.key.contestant.as_str())
         .collect();
     assert!(flagged.len() <= 2, "unchanged runs called changed: {flagged:?}");
-    assert_eq!(c.machine_factor, 1.0, "{:?}", c.machine);
+    // The servers' common change of req/s is now always taken out; here it lies within the noise band.
+    let rps = c.baseline(Metric::RequestsPerS).unwrap();
+    assert_eq!(rps.source, Source::Servers);
+    assert!((rps.factor - 1.0).abs() < 0.03, "{rps:?}");
 
     let mut planted = b.clone();
     for m in planted.measurements.iter_mut() {
@@ -252,9 +262,10 @@ fn two_unchanged_runs_are_the_same_and_a_planted_change_is_seen() {
         }
     }
     let c = compare(&a, &faster, Rules::default());
-    let common = c.servers_common.expect("32 configurations tell the common change");
+    let rps = c.baseline(Metric::RequestsPerS).unwrap();
+    assert_eq!(rps.source, Source::Servers, "32 configurations tell the common change");
+    let common = rps.factor;
     assert!((common / 1.25 - 0.98).abs() < 0.06, "common change {common} for a machine 1.25x faster");
-    assert_eq!(c.machine_factor, common);
     let called: Vec<&str> = c.rows.iter().filter(|r| matches!(r.changes[0].verdict, Verdict::Better | Verdict::Worse)).map(|r| r.key.contestant.as_str()).collect();
     assert!(called.len() <= 3 && called.contains(&"c-epoll"), "a faster machine called servers changed: {called:?}");
     assert!(markdown::render(&c).contains("moved with the machine"));
@@ -285,4 +296,164 @@ fn a_change_of_the_cross_cpu_regime_is_said() {
     assert!(said.contains("(0.20x). The machine passed data between the client's and the server's CPUs at another speed in B"), "{said}");
     let page = serverbench::compare::html::render(&c);
     assert!(page.contains("at another speed in B"), "the page says it too");
+}
+
+/// Real pairs of runs on the 2-CPU VM, trimmed to what compare reads (rounds that count, each round's p99
+/// kept as `tool_latency_ns.p99` with its histogram emptied, and the fields compare does not read
+/// dropped or zeroed; the verdicts and ratios are those of the full files):
+/// - `regime-change-*`: seven configurations; ref-epoll busy-waits about 2 µs more per request in B, and
+///   the cross-CPU regime went from slow to fast between the runs (and within A);
+/// - `uneven-move-*`: the same, in one regime, the servers moved apart by the machine (0.82x to 0.98x);
+/// - `unchanged-runs-2-*`: 38 configurations, nothing changed, the machine 1.09x faster in B.
+fn real_pair(name: &str) -> Comparison {
+    compare(&load(&format!("{name}-A")), &load(&format!("{name}-B")), Rules::default())
+}
+
+/// Every row's verdicts, by contestant.
+fn all_verdicts(c: &Comparison) -> Vec<(&str, Vec<Verdict>)> {
+    c.rows.iter().map(|r| (r.key.contestant.as_str(), r.changes.iter().map(|ch| ch.verdict).collect())).collect()
+}
+
+#[test]
+fn of_seven_real_configurations_only_the_slowed_server_is_worse() {
+    use Verdict::*;
+    for pair in ["regime-change", "uneven-move"] {
+        let c = real_pair(pair);
+        assert_eq!(c.rows.len(), 7, "{pair}");
+        for (contestant, verdicts) in all_verdicts(&c) {
+            if contestant == "ref-epoll" {
+                assert_eq!((verdicts[0], verdicts[2]), (Worse, Worse), "{pair}: ref-epoll req/s and CPU/req {verdicts:?}");
+                assert!(verdicts[1] != Better, "{pair}: ref-epoll p99 {verdicts:?}");
+            } else {
+                assert!(verdicts.iter().all(|v| matches!(v, Same | Machine)), "{pair}: {contestant} {verdicts:?}");
+            }
+        }
+        // Each metric was judged by its own common change, from all seven configurations.
+        for metric in Metric::ALL {
+            let b = c.baseline(metric).unwrap();
+            assert_eq!((b.source, b.configurations), (Source::Servers, 7), "{pair} {}", metric.name());
+            assert!(b.scatter.is_some());
+        }
+    }
+}
+
+#[test]
+fn two_real_unchanged_runs_call_no_figure_changed() {
+    let c = real_pair("unchanged-runs-2");
+    assert_eq!(c.rows.len(), 38);
+    for (contestant, verdicts) in all_verdicts(&c) {
+        assert!(!verdicts.iter().any(|v| matches!(v, Verdict::Better | Verdict::Worse)), "{contestant} {verdicts:?}");
+    }
+    // p99 moved further than req/s when the machine sped up; each was corrected by its own change.
+    let (rps, p99) = (c.baseline(Metric::RequestsPerS).unwrap(), c.baseline(Metric::P99).unwrap());
+    assert!(rps.factor > 1.03 && p99.factor < 1.0 / rps.factor, "req/s {rps:?} p99 {p99:?}");
+    let said = markdown::render(&c);
+    assert!(said.contains("| p99     | closed loop | servers |             38 |"), "{said}");
+}
+
+#[test]
+fn a_change_planted_into_real_unchanged_runs_is_seen() {
+    // rust-tokio 0.8x req/s and c-epoll 1.25x CPU per request in B, on a machine 1.09x faster: each
+    // stands apart from the other 37, and nothing else is called changed.
+    let mut b = load("unchanged-runs-2-B");
+    for m in b.measurements.iter_mut() {
+        for r in m.rounds.iter_mut() {
+            match m.contestant.as_str() {
+                "rust-tokio" => r.load.requests = (r.load.requests as f64 * 0.8).round() as u64,
+                "c-epoll" => r.server.cpu_us_per_request = r.server.cpu_us_per_request.map(|v| v * 1.25),
+                _ => {}
+            }
+        }
+    }
+    let c = compare(&load("unchanged-runs-2-A"), &b, Rules::default());
+    use Verdict::*;
+    for (contestant, verdicts) in all_verdicts(&c) {
+        let expected = match contestant {
+            "rust-tokio" => [Some(Worse), None, None],
+            "c-epoll" => [None, None, Some(Worse)],
+            _ => [None; 3],
+        };
+        for (v, e) in verdicts.iter().zip(expected) {
+            match e {
+                Some(e) => assert_eq!(*v, e, "{contestant} {verdicts:?}"),
+                None => assert!(matches!(v, Same | Machine), "{contestant} {verdicts:?}"),
+            }
+        }
+    }
+}
+
+#[test]
+fn a_configuration_in_another_cross_cpu_regime_is_not_judged() {
+    let c = real_pair("regime-change");
+    // c-epoll was measured in the fast regime in both runs, where the others went from slow to fast: the
+    // common change does not describe it.
+    let row = c.rows.iter().find(|r| r.key.contestant == "c-epoll").unwrap();
+    assert!(row.notes.iter().any(|n| n.starts_with("cross-CPU regime 0.98x, the others' 4.91x")), "{:?}", row.notes);
+
+    // With two configurations there is no common change; the probes read no change while ref-epoll's
+    // regime moved 4.9x: no verdict of it can be told from the machine's.
+    let keep = |run: &mut serverbench::model::RunResult| run.measurements.retain(|m| ["ref-epoll", "cpp-asio"].contains(&m.contestant.as_str()));
+    let (mut a, mut b) = (load("regime-change-A"), load("regime-change-B"));
+    keep(&mut a);
+    keep(&mut b);
+    let c = compare(&a, &b, Rules::default());
+    assert_eq!(c.baseline(Metric::RequestsPerS).unwrap().source, Source::Probes);
+    assert_eq!(all_verdicts(&c)[0], ("cpp-asio", vec![Verdict::Machine, Verdict::Same, Verdict::Same]));
+    assert_eq!(all_verdicts(&c)[1].1[0], Verdict::Machine, "ref-epoll's 0.87x req/s, in another regime");
+    for (contestant, verdicts) in all_verdicts(&c) {
+        assert!(!verdicts.iter().any(|v| matches!(v, Verdict::Better | Verdict::Worse)), "{contestant} {verdicts:?}");
+    }
+}
+
+/// `serverbench compare` with the arguments given, on two fixture runs; the page goes to a temporary file.
+fn compare_cli(a: &str, b: &str, args: &[&str]) -> std::process::Output {
+    let page = std::env::temp_dir().join(format!("sb-compare-gate-{}-{a}-{}.html", std::process::id(), args.join("_").replace([':', ',', '/'], "-")));
+    let out = Command::new(env!("CARGO_BIN_EXE_serverbench"))
+        .arg("compare")
+        .arg(fixtures().join(a))
+        .arg(fixtures().join(b))
+        .arg("-o")
+        .arg(&page)
+        .args(args)
+        .output()
+        .unwrap();
+    std::fs::remove_file(&page).ok();
+    out
+}
+
+#[test]
+fn fail_on_worse_exits_with_its_own_status() {
+    // ref-epoll is worse on req/s and CPU per request: the gate trips on those, with status 3.
+    let out = compare_cli("uneven-move-A", "uneven-move-B", &["--fail-on", "worse"]);
+    assert_eq!(out.status.code(), Some(3), "{}", String::from_utf8_lossy(&out.stderr));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("2 figure(s) worse (--fail-on worse:rps,p99,cpu): ref-epoll · hello · throughput · 64 connections: req/s 0.660×"), "{stderr}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("▼ worse ref-epoll"), "the comparison is printed first");
+
+    // Its p99 is not worse: a gate on p99 alone passes.
+    let out = compare_cli("uneven-move-A", "uneven-move-B", &["--fail-on", "worse:p99"]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+
+    // --json names what tripped it.
+    let out = compare_cli("uneven-move-A", "uneven-move-B", &["--json", "--fail-on", "worse:rps"]);
+    assert_eq!(out.status.code(), Some(3));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let gate = &v["fail_on"];
+    assert_eq!((gate["spec"].as_str(), gate["exit_status"].as_i64()), (Some("worse:rps"), Some(3)));
+    let tripped = gate["tripped"].as_array().unwrap();
+    assert_eq!(tripped.len(), 1, "{tripped:?}");
+    assert_eq!((tripped[0]["contestant"].as_str(), tripped[0]["metric"].as_str()), (Some("ref-epoll"), Some("req/s")));
+
+    // Two unchanged runs pass every gate; without --fail-on the status is 0 whatever the verdicts.
+    let out = compare_cli("unchanged-runs-2-A", "unchanged-runs-2-B", &["--json", "--fail-on", "worse"]);
+    assert_eq!(out.status.code(), Some(0));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["fail_on"]["tripped"].as_array().map(Vec::len), Some(0));
+    assert_eq!(compare_cli("uneven-move-A", "uneven-move-B", &[]).status.code(), Some(0));
+
+    // An error is 1 and a gate that cannot be read is clap's usage error, 2: neither is a regression.
+    assert_eq!(compare_cli("uneven-move-A", "no-such-run", &["--fail-on", "worse"]).status.code(), Some(1));
+    let out = compare_cli("uneven-move-A", "uneven-move-B", &["--fail-on", "worse:p95"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("'p95' is not a metric compare judges"));
 }

@@ -1,7 +1,7 @@
 //! The comparison as one self-contained HTML page: per configuration a chart of the B/A ratios with their
 //! 95% intervals around the "no change" line, and a sortable table with every figure.
 
-use super::markdown::{by_configuration, cross_cpu, flagged, method, p_text, ratio_text, unit_suffix, value_text};
+use super::markdown::{baselines_rows, by_configuration, cross_cpu, flagged, method, p_text, ratio_text, unit_suffix, value_text};
 use super::{Comparison, Metric, Row, Verdict};
 use crate::report::html_page::{facts, Cell, Page, Table};
 use crate::report::svg::{self, Bar, BarChart, BarGroup, Unit};
@@ -13,6 +13,15 @@ pub fn render(c: &Comparison) -> String {
         ("B", format!("{}, started {}; {}", c.b.run_id, c.b.started_utc, c.b.machine)),
     ]));
     page.note(&method(c.rules));
+    page.heading(2, "machine", "The machine's own change");
+    let (headers, rows) = baselines_rows(c);
+    let t = Table {
+        id: "machine-table".into(),
+        caption: Some("per figure: the configurations' common change B/A and their scatter around it".into()),
+        headers: headers.map(String::from).to_vec(),
+        rows: rows.into_iter().map(|r| r.into_iter().map(Cell::text).collect()).collect(),
+    };
+    page.raw(&t.to_html());
     let cross = cross_cpu(c);
     if !cross.is_empty() {
         page.para(cross.trim());
@@ -47,13 +56,17 @@ pub fn render(c: &Comparison) -> String {
                     Cell::text(ch.metric.name()),
                     Cell::num(format!("{:.3}×", ch.ratio.unwrap_or(f64::NAN)), ch.ratio.unwrap_or(f64::NAN)),
                     Cell::num(ch.test.map_or("-".into(), |t| p_text(t.p)), ch.test.map_or(f64::NAN, |t| t.p)),
+                    Cell::num(ch.corrected.map_or("-".into(), |t| format!("{:.3}×", t.ratio)), ch.corrected.map_or(f64::NAN, |t| t.ratio)),
+                    Cell::num(ch.spreads.map_or("-".into(), |s| format!("{:.1}", s.abs())), ch.spreads.map_or(f64::NAN, f64::abs)),
                 ]
             })
             .collect();
         let t = Table {
             id: "verdicts-table".into(),
             caption: None,
-            headers: ["verdict", "contestant", "configuration", "figure", "B/A", "p"].map(String::from).to_vec(),
+            headers: ["verdict", "contestant", "configuration", "figure", "B/A", "p", "B/A, the machine's change out", "spreads from the rest"]
+                .map(String::from)
+                .to_vec(),
             rows,
         };
         page.raw(&t.to_html());

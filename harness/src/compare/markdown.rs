@@ -28,32 +28,73 @@ pub fn render(c: &Comparison) -> String {
 pub fn method(rules: Rules) -> String {
     format!(
         "B/A is the Hodges–Lehmann estimate over the rounds that count (the median of every ratio b/a; p99: each \
-         round's own p99), with its distribution-free 95% interval. A change is marked ▲ better or ▼ worse when \
-         the Mann–Whitney U test gives p < {} and the whole interval lies beyond ±{}%; ≈ machine when that holds \
-         only before the machine's own change of speed is taken out; ~ same otherwise; ? untested with fewer \
-         than two rounds on a side.",
-        rules.alpha, rules.noise_pct
+         round's own p99), with its distribution-free 95% interval. Each figure is corrected by the machine's own \
+         change of that figure (below). A change is marked ▲ better or ▼ worse when, so corrected, the Mann–Whitney \
+         U test gives p < {} and the whole interval lies beyond ±{}% and beyond {} spreads of the other \
+         configurations' scatter around their common change: it moved apart from the rest. ≈ machine: beyond \
+         noise as measured but not apart from the rest, or apart while its cross-CPU regime moved otherwise \
+         than theirs; ~ same otherwise; ? untested with fewer than two rounds on a side.",
+        rules.alpha, rules.noise_pct, rules.spreads
     )
 }
 
-/// How the machine's speed moved between the runs, per CPU, from the probes around every round.
+/// The machine's change per metric and kind of load: where it came from, the configurations it is the
+/// median of, their scatter around it and the band a change had to clear. Headers, then rows.
+pub fn baselines_rows(c: &Comparison) -> ([&'static str; 7], Vec<Vec<String>>) {
+    let headers = ["figure", "load", "from", "configurations", "machine B/A", "spread", "a change must clear"];
+    let rows = c
+        .baselines
+        .iter()
+        .map(|b| {
+            vec![
+                b.metric.name().to_string(),
+                if b.fixed_rate { "fixed rate" } else { "closed loop" }.to_string(),
+                b.source.word().to_string(),
+                b.configurations.to_string(),
+                format!("{:.3}", b.factor),
+                b.scatter.map_or(ABSENT.into(), |s| format!("±{:.1}%{}", s.spread_pct(), if s.floored { " (floor)" } else { "" })),
+                format!("×/÷ {:.3}", b.band(c.rules)),
+            ]
+        })
+        .collect();
+    (headers, rows)
+}
+
+/// How the machine moved between the runs: per metric the change the verdicts corrected for, then the
+/// probes per CPU.
 fn machine(c: &Comparison) -> String {
+    let mut out = format!(
+        "The machine's own change, B against A, per figure: the median over configurations of their B/A \
+         (`servers`; `probes` where fewer than {} configurations were measured), and the configurations' \
+         scatter around it (1.48 × MAD of the log ratios):\n\n{}\n",
+        super::baseline::MIN_CONFIGURATIONS,
+        {
+            let (headers, rows) = baselines_rows(c);
+            let aligns = [Align::Left, Align::Left, Align::Left, Align::Right, Align::Right, Align::Right, Align::Right];
+            let spec: Vec<(&str, Align)> = headers.into_iter().zip(aligns).collect();
+            let mut t = Table::new(&spec);
+            rows.into_iter().for_each(|r| t.row(r));
+            t.markdown()
+        }
+    );
     if c.machine.is_empty() {
-        return "The runs hold no CPU speed probes: a change of the machine cannot be told from a change of a \
-                contestant.\n\n"
-            .into();
+        out.push_str(
+            "The runs hold no CPU speed probes: where too few configurations give a common change, a change of \
+             the machine cannot be told from a change of a contestant.\n\n",
+        );
+        return out;
     }
     let mut t = Table::new(&[("CPU", Align::Right), ("role", Align::Left), ("user loop B/A", Align::Right), ("syscall loop B/A", Align::Right)]);
     for m in &c.machine {
         t.row(vec![m.cpu.to_string(), m.role.clone(), format!("{:.3}", m.user_ratio), format!("{:.3}", m.syscall_ratio)]);
     }
-    let verdict = match (c.servers_common, c.machine_factor == 1.0) {
-        (Some(f), true) => format!("the servers' req/s moved {f:.3}x in common (the median over configurations), within ±{}%: verdicts are on the figures as measured", c.rules.noise_pct),
-        (Some(f), false) => format!("the servers' req/s moved {f:.3}x in common (the median over configurations): verdicts are on figures corrected by it"),
-        (None, true) => format!("within ±{}% on the server's CPUs: verdicts are on the figures as measured", c.rules.noise_pct),
-        (None, false) => format!("{:.3}x on the server's CPUs: verdicts are on figures corrected by it", c.machine_factor),
+    let probes = if c.probed_factor == 1.0 {
+        format!("within ±{}% on the server's CPUs", c.rules.noise_pct)
+    } else {
+        format!("{:.3}x on the server's CPUs", c.probed_factor)
     };
-    format!("The machine's speed, B against A: {verdict}. The probes, per CPU (median probe):\n\n{}\n", t.markdown())
+    let _ = write!(out, "The CPU speed probes ({probes}), per CPU (median probe):\n\n{}\n", t.markdown());
+    out
 }
 
 /// The cross-CPU probe of both runs, and a warning when it moved beyond the band that flags `cpu-drift`.
@@ -61,8 +102,10 @@ pub fn cross_cpu(c: &Comparison) -> String {
     let Some((a, b)) = c.cross_cpu else { return String::new() };
     let warning = if crate::model::cross_cpu_moved(b / a) {
         " The machine passed data between the client's and the server's CPUs at another speed in B: on the \
-         2-CPU VM such a change moved loopback req/s 0.70x while the CPU loops held, so a change common to \
-         every server here is likely the machine's (docs/methodology.md)."
+         2-CPU VM such a change moved loopback req/s 0.70x while the CPU loops held. The servers' common \
+         change accounts for it where they met it alike; a configuration whose own regime moved otherwise than \
+         the rest's, or moved at all where too few configurations give a common change, is never called \
+         better or worse (≈ machine at most; docs/methodology.md)."
     } else {
         ""
     };
@@ -107,12 +150,13 @@ fn verdicts(c: &Comparison) -> String {
     for (row, ch) in flagged(c) {
         let _ = writeln!(
             out,
-            "- {} {} · {}: {} {}",
+            "- {} {} · {}: {} {}{}",
             ch.verdict.marker(),
             row.key.contestant,
             row.key.configuration(),
             ch.metric.name(),
-            ratio_text(ch)
+            ratio_text(ch),
+            apart_text(ch)
         );
     }
     out
@@ -125,6 +169,13 @@ pub fn ratio_text(ch: &Change) -> String {
         (Some(r), None) => format!("{r:.3}×"),
         _ => ABSENT.into(),
     }
+}
+
+/// "; 0.716× once the machine's change is taken out, 21.6 spreads from the rest", where it was.
+pub fn apart_text(ch: &Change) -> String {
+    let corrected = ch.corrected.map_or(String::new(), |t| format!("; {:.3}× once the machine's change is taken out", t.ratio));
+    let spreads = ch.spreads.map_or(String::new(), |s| format!(", {:.1} spreads from the rest", s.abs()));
+    format!("{corrected}{spreads}")
 }
 
 /// A p-value with two significant digits.

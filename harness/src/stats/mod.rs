@@ -1,5 +1,6 @@
-//! Histograms, round statistics (median and its interval), the rank test that compares two runs, rank
-//! ranges within a run, and the paired ratio of two versions measured back to back.
+//! Histograms, round statistics (median and its interval), the rank test that compares two runs, the
+//! scatter of many ratios around the change they share, rank ranges within a run, and the paired ratio of
+//! two versions measured back to back.
 
 pub mod drift;
 pub mod histogram;
@@ -7,3 +8,4 @@ pub mod paired;
 pub mod rank;
 pub mod rank_range;
 pub mod rounds;
+pub mod scatter;
