@@ -78,8 +78,10 @@ fn look_up(t: &Target, local: SocketAddr) -> Result<Result<(bool, i32), String>,
     let Some(root) = t.pid else {
         return Ok(Err("the server's process is not known here".into()));
     };
-    let pgid = unsafe { libc::getpgid(root) };
-    let tree: Vec<i32> = proc::tree(root, pgid, &proc::all_processes()).iter().map(|p| p.pid).collect();
+    let all = proc::all_processes();
+    // A server that is gone has no group: its tree is then empty.
+    let pgid = all.iter().find(|p| p.pid == root).map_or(-1, |p| p.pgrp);
+    let tree: Vec<i32> = proc::tree(root, pgid, &all).iter().map(|p| p.pid).collect();
     let Some((pid, fd)) = proc::socket_holder(&tree, socket.inode) else {
         return Err(format!("no process of the server's tree ({} processes under {root}) holds its side of the connection (inode {})", tree.len(), socket.inode).into());
     };

@@ -13,7 +13,7 @@ use std::os::fd::RawFd;
 
 use io_uring::{cqueue, opcode, squeue, types, IoUring};
 
-use crate::load::sys::SourceSpread;
+use crate::os::socket::{self, SourceSpread};
 use crate::load::SetupError;
 
 /// Receive buffers per thread and their size: 512 x 16 KiB = 8 MiB. A receive that finds none free
@@ -167,7 +167,7 @@ impl Uring {
                 let iov = libc::iovec { iov_base: m.ptr as *mut libc::c_void, iov_len: m.len };
                 unsafe { ring.submitter().register_buffers(&[iov]) }.is_ok()
             });
-        let (family, storage, len) = crate::load::sys::sockaddr(target);
+        let (family, storage, len) = socket::sockaddr(target);
         let mut u = Uring {
             ring,
             ring_entries,
@@ -243,8 +243,8 @@ impl Uring {
                 u.wait(1_000_000_000, &mut out);
                 u.send_slots.is_some() && out.iter().any(|c| c.op == Op::Send && c.result == 1)
             });
-            crate::load::sys::close(pair[0]);
-            crate::load::sys::close(pair[1]);
+            socket::close(pair[0]);
+            socket::close(pair[1]);
             sent
         })
     }
@@ -310,11 +310,11 @@ impl Uring {
         self.push(e);
     }
 
-    /// A socket from `sys::tcp_socket`, put into the fixed file table, and a connect submitted for it.
+    /// A socket from `socket::tcp_socket`, put into the fixed file table, and a connect submitted for it.
     pub fn connect(&mut self, conn: usize, generation: u32, spread: Option<&mut SourceSpread>) -> io::Result<()> {
         // socket and TCP_NODELAY; with a spread of source addresses, two more to bind.
         self.calls += if spread.is_some() { 4 } else { 2 };
-        let fd = crate::load::sys::tcp_socket(self.family, spread)?;
+        let fd = socket::tcp_socket(self.family, spread)?;
         self.fds[conn] = fd;
         self.update_file(conn, generation);
         let e = opcode::Connect::new(types::Fd(fd), &self.addr.0 as *const _ as *const libc::sockaddr, self.addr.1)
@@ -332,7 +332,7 @@ impl Uring {
             return;
         }
         unsafe { libc::shutdown(fd, libc::SHUT_RDWR) };
-        crate::load::sys::close(fd);
+        socket::close(fd);
         self.fds[conn] = -1;
         self.calls += 2;
         self.update_file(conn, generation);
@@ -459,8 +459,8 @@ mod tests {
             received.extend_from_slice(&buf);
         }
         assert_eq!(received, messages.concat());
-        crate::load::sys::close(pair[0]);
-        crate::load::sys::close(pair[1]);
+        socket::close(pair[0]);
+        socket::close(pair[1]);
     }
 
     /// A socket taken out of the fixed file table can no longer be used through it: the table slot, not
@@ -480,8 +480,8 @@ mod tests {
         u.wait(1_000_000_000, &mut out);
         let sent: Vec<_> = out.iter().filter(|c| c.op == Op::Send).map(|c| c.result).collect();
         assert_eq!(sent, [-libc::EBADF], "{out:?}");
-        crate::load::sys::close(kept);
-        crate::load::sys::close(pair[1]);
+        socket::close(kept);
+        socket::close(pair[1]);
     }
 
     /// The kernel refuses an SQPOLL thread on a CPU that does not exist, and the ring says so.

@@ -7,7 +7,7 @@ use std::net::SocketAddr;
 
 use super::ring::{self, Completion, Op, RingSetup, Uring};
 use super::{Backend, Event, Write};
-use crate::load::sys::SourceSpread;
+use crate::os::socket::SourceSpread;
 
 #[derive(Clone, Copy)]
 struct Slot {
