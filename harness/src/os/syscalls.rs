@@ -166,7 +166,10 @@ fn events_dir() -> Result<PathBuf, String> {
         return Ok(events);
     }
     // Mounting is what `mount -t tracefs nodev /sys/kernel/tracing` does; it fails harmlessly when not root.
-    let mounted = Path::new(TRACEFS[0]).is_dir() && unsafe {
+    let mounted = Path::new(TRACEFS[0]).is_dir()
+        // SAFETY: the three strings are NUL-terminated literals and the data pointer is null, which tracefs
+        // takes as no options.
+        && unsafe {
         libc::mount(c"nodev".as_ptr(), c"/sys/kernel/tracing".as_ptr(), c"tracefs".as_ptr(), 0, std::ptr::null())
     } == 0;
     found().ok_or_else(|| {
@@ -206,10 +209,13 @@ fn open_on(id: u64, cpus: &[usize]) -> Result<Vec<File>, String> {
     cpus.iter()
         .map(|&cpu| {
             let pid: libc::pid_t = -1;
+            // SAFETY: `attr` is a live perf_event_attr whose `size` field is its own size, so the kernel reads no
+            // more than it; the other arguments are integers.
             let fd = unsafe { libc::syscall(libc::SYS_perf_event_open, &attr as *const PerfEventAttr, pid, cpu as libc::c_int, -1 as libc::c_int, PERF_FLAG_FD_CLOEXEC) };
             if fd < 0 {
                 return Err(refusal(std::io::Error::last_os_error(), cpu));
             }
+            // SAFETY: `fd` (>= 0) was just returned by perf_event_open and nothing else holds it.
             Ok(unsafe { File::from_raw_fd(fd as i32) })
         })
         .collect()
@@ -251,6 +257,7 @@ mod tests {
         };
         let before = counters.read().unwrap();
         for _ in 0..1000 {
+            // SAFETY: getppid takes no argument and cannot fail.
             unsafe { libc::getppid() };
         }
         let spent = counters.read().unwrap().since(&before);

@@ -45,6 +45,7 @@ pub fn tool_versions(languages: &[&str], extra: &[(&str, &str)]) -> BTreeMap<Str
 
 pub fn capture(tools: BTreeMap<String, String>, command_line: Vec<String>) -> Environment {
     let cpu_model = proc::cpu_model().unwrap_or_else(|| "unknown".into());
+    // SAFETY: sysconf takes a name and returns a number; no memory is shared.
     let online = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) };
     let os = std::fs::read_to_string("/etc/os-release")
         .unwrap_or_default()
@@ -70,7 +71,9 @@ pub fn capture(tools: BTreeMap<String, String>, command_line: Vec<String>) -> En
 }
 
 fn kernel_release() -> String {
+    // SAFETY: utsname is a C struct of char arrays, for which all zeroes is a valid value.
     let mut u: libc::utsname = unsafe { std::mem::zeroed() };
+    // SAFETY: `u` is a live, exclusively borrowed utsname, the one thing uname writes.
     if unsafe { libc::uname(&mut u) } != 0 {
         return "unknown".into();
     }
