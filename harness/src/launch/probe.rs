@@ -145,7 +145,7 @@ impl Probe {
 
     pub fn sample(&mut self) {
         self.samples += 1;
-        let now = if self.samples % FULL_READ_EVERY == 0 { self.read() } else { self.read_known() };
+        let now = if self.samples.is_multiple_of(FULL_READ_EVERY) { self.read() } else { self.read_known() };
         self.record(&now);
         self.count_states(&now);
     }
