@@ -57,7 +57,7 @@ pub fn capture(tools: BTreeMap<String, String>, command_line: Vec<String>) -> En
         cpu_model,
         cores: if online > 0 { online as usize } else { 1 },
         allowed_cpus: CpuSet::allowed().to_string(),
-        kernel: kernel_release(),
+        kernel: proc::kernel().unwrap_or_else(|| "unknown".into()),
         os,
         memory_bytes: proc::memory_bytes().unwrap_or(0),
         load_average: proc::load_average(),
@@ -68,20 +68,6 @@ pub fn capture(tools: BTreeMap<String, String>, command_line: Vec<String>) -> En
         client_hosts: Vec::new(),
         server_host: None,
     }
-}
-
-fn kernel_release() -> String {
-    // SAFETY: utsname is a C struct of char arrays, for which all zeroes is a valid value.
-    let mut u: libc::utsname = unsafe { std::mem::zeroed() };
-    // SAFETY: `u` is a live, exclusively borrowed utsname, the one thing uname writes.
-    if unsafe { libc::uname(&mut u) } != 0 {
-        return "unknown".into();
-    }
-    let field = |f: &[libc::c_char]| {
-        let bytes: Vec<u8> = f.iter().take_while(|c| **c != 0).map(|c| *c as u8).collect();
-        String::from_utf8_lossy(&bytes).into_owned()
-    };
-    format!("{} {}", field(&u.sysname), field(&u.release))
 }
 
 /// UTC civil time of a moment, as (year, month, day, hour, minute, second).
