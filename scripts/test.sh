@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# The project's test command: the harness's unit and integration tests; every contestant built through the
-# runner, checked for conformance (`serverbench check --quick`) and measured by the quick default benchmark
-# end to end; a check of the result files it wrote. Every contestant must build, pass every check and be
+# The project's test command: the harness's lints (clippy), unit and integration tests; every contestant
+# built through the runner, checked for conformance (`serverbench check --quick`) and measured by the quick
+# default benchmark end to end; a check of the result files it wrote. Every contestant must build, pass every check and be
 # measured with requests in every round and no errors; the only one allowed to be absent is one whose
 # manifest says (`unsupported`) that this kind of machine cannot build it.
 #
@@ -72,6 +72,10 @@ if ! command -v go >/dev/null 2>&1; then
   fi
   echo "go missing: the hey test will be counted as skipped" >&2
 fi
+
+step "clippy: every target of the harness, warnings as errors"
+# Among the lints (harness/Cargo.toml): every unsafe block says why it is sound.
+cargo clippy --locked --release --all-targets -p serverbench -- -D warnings
 
 step "harness tests"
 test_log="$out/cargo-test.log"

@@ -20,8 +20,7 @@ fn round(index: u32, warmup: bool, requests: u64, latencies_us: &[u64], cpu_s: f
     for (i, us) in latencies_us.iter().cycle().take(requests as usize).enumerate() {
         latency.record(us * 1000 + i as u64 % 7).unwrap();
     }
-    let mut status = StatusCounts::default();
-    status.s2xx = requests;
+    let status = StatusCounts { s2xx: requests, ..StatusCounts::default() };
     let unsaturated = flags.contains(&FLAG_UNSATURATED);
     Round {
         index,

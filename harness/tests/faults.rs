@@ -36,7 +36,7 @@ fn bench(catalog: &Path, out: &Path, names: &[&str], args: &[&str]) -> std::proc
 /// Waits for `child` at most `limit`; kills it and fails the test past that.
 fn finish(mut child: Child, limit: Duration) -> Output {
     if !common::eventually(limit, || child.try_wait().unwrap().is_some()) {
-        unsafe { libc::kill(child.id() as i32, libc::SIGKILL) };
+        let _ = child.kill();
         let o = child.wait_with_output().unwrap();
         panic!("serverbench did not finish in {limit:?}:\n{}\n{}", text(&o.stdout), text(&o.stderr));
     }
@@ -57,7 +57,7 @@ fn assert_no_process_left(tmp: &Path) {
 fn interrupted_by(signal: i32) {
     let (tmp, catalog) = common::fixture_copy("catalog");
     let out = tmp.path().join("results");
-    let child = bench(&catalog, &out, &["fake-good", "fake-stubborn"], &["-d", "1s", "--warmup", "0", "--rounds", "30", "-c", "4"])
+    let mut child = bench(&catalog, &out, &["fake-good", "fake-stubborn"], &["-d", "1s", "--warmup", "0", "--rounds", "30", "-c", "4"])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -71,10 +71,11 @@ fn interrupted_by(signal: i32) {
         json["measurements"].as_array().map(|ms| ms.iter().map(|m| m["rounds"].as_array().map_or(0, Vec::len)).min().unwrap_or(0)).unwrap_or(0)
     };
     if !common::eventually(Duration::from_secs(60), || rounds_done() >= 1) {
-        unsafe { libc::kill(child.id() as i32, libc::SIGKILL) };
+        let _ = child.kill();
         let o = child.wait_with_output().unwrap();
         panic!("no round finished:\n{}\n{}", text(&o.stdout), text(&o.stderr));
     }
+    // SAFETY: kill(2) takes integers only; the child is not yet waited for, so its pid is still its own.
     unsafe { libc::kill(child.id() as i32, signal) };
     let o = finish(child, Duration::from_secs(20));
     let stderr = text(&o.stderr);

@@ -61,8 +61,8 @@ fn many_servers_run() -> serverbench::model::RunResult {
 
 /// The id of every chart in a page.
 /// Sets figures on every round of every measurement.
-fn each_round(run: &mut serverbench::model::RunResult, mut set: impl FnMut(&mut serverbench::model::Round)) {
-    run.measurements.iter_mut().flat_map(|m| m.rounds.iter_mut()).for_each(|r| set(r));
+fn each_round(run: &mut serverbench::model::RunResult, set: impl FnMut(&mut serverbench::model::Round)) {
+    run.measurements.iter_mut().flat_map(|m| m.rounds.iter_mut()).for_each(set);
 }
 
 fn chart_ids(page: &str) -> Vec<String> {
@@ -235,6 +235,7 @@ fn chromium() -> Result<PathBuf, String> {
     if let Some(p) = find() {
         return Ok(p);
     }
+    // SAFETY: geteuid takes nothing and cannot fail.
     let root = unsafe { libc::geteuid() } == 0;
     if root && which("apt-get").is_some() {
         eprintln!("chromium is missing; installing Debian's chromium with apt-get (this takes a minute)");

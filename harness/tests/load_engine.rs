@@ -488,7 +488,7 @@ fn a_reset_while_writing_is_a_write_error(io: IoBackend) {
         let mut buf = [0u8; 16];
         let _ = s.read(&mut buf);
         std::thread::sleep(Duration::from_millis(100));
-        let _ = socket_linger_zero(&s);
+        serverbench::wire::client::set_linger_zero(std::os::fd::AsRawFd::as_raw_fd(&s));
     }));
     let mut c = config(io, server.addr, 1, 1, 1);
     let mut req = HttpRequest::get("/upload");
@@ -499,12 +499,6 @@ fn a_reset_while_writing_is_a_write_error(io: IoBackend) {
     assert_eq!(r.errors.write, 1, "{:?}", r.errors);
 }
 
-fn socket_linger_zero(s: &TcpStream) -> std::io::Result<()> {
-    use std::os::fd::AsRawFd;
-    let l = libc::linger { l_onoff: 1, l_linger: 0 };
-    unsafe { libc::setsockopt(s.as_raw_fd(), libc::SOL_SOCKET, libc::SO_LINGER, &l as *const _ as *const libc::c_void, std::mem::size_of::<libc::linger>() as u32) };
-    Ok(())
-}
 
 fn echo_pingpong_counts_every_byte(io: IoBackend) {
     let server = echo_server();

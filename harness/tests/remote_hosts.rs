@@ -43,6 +43,7 @@ impl Drop for Lab {
                 let _ = c.wait();
             }
             for pid in ns_pids(&ns.name) {
+                // SAFETY: kill(2) takes integers only; a process that is gone meanwhile is an error, ignored.
                 unsafe { libc::kill(pid, libc::SIGKILL) };
             }
             let _ = Command::new("ip").args(["netns", "del", &ns.name]).stderr(Stdio::null()).status();
@@ -70,6 +71,7 @@ fn text_of(args: &[&str]) -> String {
 
 /// Why this test cannot run here, if it cannot.
 fn missing() -> Option<String> {
+    // SAFETY: geteuid takes nothing and cannot fail.
     if unsafe { libc::geteuid() } != 0 {
         return Some("needs root (network namespaces, sshd)".into());
     }
@@ -402,6 +404,7 @@ fn kill_sessions(ns: &str, listener: Option<i32>) -> Vec<String> {
         .filter(|p| Some(*p) != listener)
         .map(|p| {
             let line = cmdline(p);
+            // SAFETY: as above.
             unsafe { libc::kill(p, libc::SIGKILL) };
             format!("{p}: {line}")
         })

@@ -79,7 +79,7 @@ fn every_failure_is_reported_while_the_good_one_is_measured() {
             assert_eq!(r.load.errors.total(), 0, "{name}: {:?}", r.load.errors);
             assert!(r.server.processes >= 1);
             assert!(r.server.peak_rss_bytes.is_some_and(|b| b > 0));
-            assert!(r.load.latency.len() > 0, "the builtin engine keeps a histogram");
+            assert!(!r.load.latency.is_empty(), "the builtin engine keeps a histogram");
             // The machine around the round, as run.json names it for other tools.
             let machine = &r.machine;
             assert!(machine.started_s.is_some() && machine.quiet_wait_ms.is_some_and(|ms| ms >= 0.0), "{name}: {machine:?}");

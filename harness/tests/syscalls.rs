@@ -60,7 +60,7 @@ fn can_count() -> bool {
     const TEST: &str = "the_servers_calls_are_counted_by_name_or_absent_with_the_reason";
     let cpus = serverbench::os::cpus::CpuSet::allowed();
     if let Err(why) = SyscallCounters::open(cpus.cpus(), COUNTED) {
-        common::skip(TEST, &why);
+        common::skip(TEST, &why.0);
         return false;
     }
     // Counted per CPU, the server's calls are told apart from the client's only on CPUs of their own.
@@ -196,11 +196,14 @@ fn drop_effective_capabilities(caps: &[u32]) {
     }
     let mut header = Header { version: 0x2008_0522, pid: 0 };
     let mut data = [Data::default(); 2];
+    // SAFETY: `header` and `data` are live, exclusively borrowed and laid out as the kernel's
+    // `__user_cap_header_struct` and two `__user_cap_data_struct`s of version 3, all capget writes.
     let got = unsafe { libc::syscall(libc::SYS_capget, &mut header as *mut Header, data.as_mut_ptr()) };
     assert_eq!(got, 0, "capget: {}", std::io::Error::last_os_error());
     for &cap in caps {
         data[(cap / 32) as usize].effective &= !(1 << (cap % 32));
     }
+    // SAFETY: as for capget; capset only reads them.
     let set = unsafe { libc::syscall(libc::SYS_capset, &mut header as *mut Header, data.as_ptr()) };
     assert_eq!(set, 0, "capset: {}", std::io::Error::last_os_error());
 }

@@ -19,6 +19,7 @@ pub struct System {
 impl System {
     pub fn detect() -> System {
         System {
+            // SAFETY: geteuid takes nothing and cannot fail.
             is_root: unsafe { libc::geteuid() } == 0,
             has_apt: find_command("apt-get").is_some(),
             has_dpkg: find_command("dpkg-query").is_some(),

@@ -11,7 +11,7 @@ use super::values::{self, Rng};
 use crate::wire::client::{find, set_linger_zero, show, Closed, Conn, CLOSED_WITHOUT_ANSWER};
 use super::wire::{check_json, check_plaintext, probe, read_ordinary};
 use super::{Failed, Options, Scenario, Target};
-use crate::load::sys;
+use crate::os::socket;
 
 /// The scenario's ordinary request, `json` with sequence 7 (echo: a few bytes).
 fn request(t: &Target) -> Vec<u8> {
@@ -230,7 +230,7 @@ pub fn drop_many(t: &Target, o: &Options) -> Result<String, Failed> {
     let mut fds: Vec<RawFd> = Vec::with_capacity(n);
     let mut refused = 0;
     for _ in 0..n {
-        match sys::connect_nonblocking(&t.addr, None) {
+        match socket::connect_nonblocking(&t.addr, None) {
             Ok((fd, _)) => fds.push(fd),
             Err(_) => refused += 1,
         }
@@ -242,13 +242,14 @@ pub fn drop_many(t: &Target, o: &Options) -> Result<String, Failed> {
     while !pending.is_empty() && Instant::now() < deadline {
         let mut polls: Vec<libc::pollfd> =
             pending.iter().map(|&i| libc::pollfd { fd: fds[i], events: libc::POLLOUT, revents: 0 }).collect();
-        unsafe { libc::poll(polls.as_mut_ptr(), polls.len() as libc::nfds_t, 100) };
+        // An interrupted wait leaves every revents 0: those sockets are asked again.
+        let _ = socket::poll(&mut polls, 100);
         let mut still = Vec::new();
         for (k, &i) in pending.iter().enumerate() {
             let r = polls[k].revents;
             if r == 0 {
                 still.push(i);
-            } else if r & (libc::POLLERR | libc::POLLHUP) == 0 && sys::socket_error(fds[i]) == 0 {
+            } else if r & (libc::POLLERR | libc::POLLHUP) == 0 && socket::socket_error(fds[i]) == 0 {
                 connected[i] = true;
             } else {
                 refused += 1;
@@ -266,7 +267,7 @@ pub fn drop_many(t: &Target, o: &Options) -> Result<String, Failed> {
     }
     if up < n {
         for &fd in &fds {
-            sys::close(fd);
+            socket::close(fd);
         }
         // Dropping fewer connections than asked tests less than the check claims (a server that never
         // accepts would pass with a handful): the load must be there before its drop counts.
@@ -275,8 +276,8 @@ pub fn drop_many(t: &Target, o: &Options) -> Result<String, Failed> {
     for (i, &fd) in fds.iter().enumerate() {
         if connected[i] {
             match i % 3 {
-                0 => drop(sys::write(fd, &full)),
-                1 => drop(sys::write(fd, &full[..full.len() / 2])),
+                0 => drop(socket::write(fd, &full)),
+                1 => drop(socket::write(fd, &full[..full.len() / 2])),
                 _ => {}
             }
         }
@@ -285,7 +286,7 @@ pub fn drop_many(t: &Target, o: &Options) -> Result<String, Failed> {
         if i % 2 == 0 {
             set_linger_zero(fd);
         }
-        sys::close(fd);
+        socket::close(fd);
     }
     let recovered = recovers(t, o, &format!("{n} connections opened and dropped at once"), DROP_RECOVERY)?;
     Ok(format!(

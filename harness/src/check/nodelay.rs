@@ -21,7 +21,7 @@ pub fn tcp_nodelay(t: &Target, o: &Options) -> Verdict {
         Ok(Ok((false, pid))) => Verdict::fail(format!(
             "TCP_NODELAY is not set on the accepted connection (process {pid}): Nagle's algorithm holds small writes behind the client's delayed ACK"
         )),
-        Ok(Err(refused)) => Verdict::skip(refused),
+        Ok(Err(NotReadableHere(refused))) => Verdict::skip(refused),
         Err(Failed(reason)) => Verdict::fail(reason),
     }
 }
@@ -45,8 +45,13 @@ fn exchange(c: &mut Conn, t: &Target) -> Result<(), Failed> {
 /// timeout (`hello-timeout` is checked with 300 ms) does not close it under a slow lookup.
 const KEEP_BUSY: Duration = Duration::from_millis(50);
 
+/// Why the option cannot be read from here, which is no fault of the server: the check is skipped.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+struct NotReadableHere(String);
+
 /// The option and the process holding the socket; the inner error is why it could not be read here.
-fn read_option(t: &Target, o: &Options) -> Result<Result<(bool, i32), String>, Failed> {
+fn read_option(t: &Target, o: &Options) -> Result<Result<(bool, i32), NotReadableHere>, Failed> {
     let mut c = Conn::open(t.addr, o.answer_timeout)?;
     exchange(&mut c, t)?;
     let local = c.stream.local_addr().map_err(|e| Failed(format!("the client's address: {e}")))?;
@@ -71,22 +76,24 @@ fn read_option(t: &Target, o: &Options) -> Result<Result<(bool, i32), String>, F
 }
 
 /// Finds the server's side of the connection from `local` and reads its option.
-fn look_up(t: &Target, local: SocketAddr) -> Result<Result<(bool, i32), String>, Failed> {
+fn look_up(t: &Target, local: SocketAddr) -> Result<Result<(bool, i32), NotReadableHere>, Failed> {
     let Some(socket) = proc::tcp_socket(t.addr, local) else {
         return Err(format!("the kernel's TCP table shows no connection {} <- {local}", t.addr).into());
     };
     let Some(root) = t.pid else {
-        return Ok(Err("the server's process is not known here".into()));
+        return Ok(Err(NotReadableHere("the server's process is not known here".into())));
     };
-    let pgid = unsafe { libc::getpgid(root) };
-    let tree: Vec<i32> = proc::tree(root, pgid, &proc::all_processes()).iter().map(|p| p.pid).collect();
+    let all = proc::all_processes();
+    // A server that is gone has no group: its tree is then empty.
+    let pgid = all.iter().find(|p| p.pid == root).map_or(-1, |p| p.pgrp);
+    let tree: Vec<i32> = proc::tree(root, pgid, &all).iter().map(|p| p.pid).collect();
     let Some((pid, fd)) = proc::socket_holder(&tree, socket.inode) else {
         return Err(format!("no process of the server's tree ({} processes under {root}) holds its side of the connection (inode {})", tree.len(), socket.inode).into());
     };
     match peer_socket::tcp_nodelay(pid, fd) {
         Ok(on) => Ok(Ok((on, pid))),
         Err(e) if matches!(e.raw_os_error(), Some(libc::EPERM) | Some(libc::ENOSYS)) => {
-            Ok(Err(format!("the server's descriptor cannot be copied here (pidfd_getfd: {e}); run as root")))
+            Ok(Err(NotReadableHere(format!("the server's descriptor cannot be copied here (pidfd_getfd: {e}); run as root"))))
         }
         Err(e) => Err(format!("reading TCP_NODELAY from process {pid} descriptor {fd}: {e}").into()),
     }

@@ -7,6 +7,7 @@ use std::os::fd::AsRawFd;
 use std::time::{Duration, Instant};
 
 use crate::os::proc::{self, TcpState};
+use crate::os::socket;
 use crate::wire::client::{show, Closed, Conn};
 use crate::wire::request::get;
 use super::wire::read_hello;
@@ -125,7 +126,7 @@ pub fn no_reader(t: &Target, o: &Options) -> Result<String, Failed> {
         if start.elapsed() >= NO_READER_WRITE_FOR {
             break Instant::now();
         }
-        match crate::load::sys::write(fd, &request[at..]) {
+        match socket::write(fd, &request[at..]) {
             Ok(n) => {
                 sent_bytes += n as u64;
                 at = (at + n) % request.len();
@@ -170,18 +171,7 @@ pub fn no_reader(t: &Target, o: &Options) -> Result<String, Failed> {
 /// answers back up quickly.
 fn connect_small_rcvbuf(addr: SocketAddr, rcvbuf_bytes: i32) -> io::Result<TcpStream> {
     let stream = TcpStream::connect(addr)?;
-    let r = unsafe {
-        libc::setsockopt(
-            stream.as_raw_fd(),
-            libc::SOL_SOCKET,
-            libc::SO_RCVBUF,
-            &rcvbuf_bytes as *const _ as *const libc::c_void,
-            std::mem::size_of::<i32>() as libc::socklen_t,
-        )
-    };
-    if r != 0 {
-        return Err(io::Error::last_os_error());
-    }
+    socket::try_setsockopt(stream.as_raw_fd(), libc::SOL_SOCKET, libc::SO_RCVBUF, &rcvbuf_bytes)?;
     Ok(stream)
 }
 
@@ -199,7 +189,7 @@ struct CloseWatch {
 impl CloseWatch {
     /// Some(how) once closed.
     fn closed(&mut self) -> Option<&'static str> {
-        match tcp_state(self.fd) {
+        match socket::tcp_state(self.fd) {
             Some(TCP_ESTABLISHED) | None => {}
             Some(TCP_CLOSE_WAIT) => return Some("FIN"),
             Some(_) => return Some("reset"),
@@ -218,13 +208,6 @@ impl CloseWatch {
 
 const TCP_ESTABLISHED: u8 = 1;
 const TCP_CLOSE_WAIT: u8 = 8;
-
-fn tcp_state(fd: i32) -> Option<u8> {
-    let mut info: libc::tcp_info = unsafe { std::mem::zeroed() };
-    let mut len = std::mem::size_of::<libc::tcp_info>() as libc::socklen_t;
-    let r = unsafe { libc::getsockopt(fd, libc::IPPROTO_TCP, libc::TCP_INFO, &mut info as *mut _ as *mut libc::c_void, &mut len) };
-    (r == 0).then_some(info.tcpi_state)
-}
 
 /// Bytes the server's socket holds that the client has not acknowledged (its blocked answers).
 fn server_unsent_bytes(server: SocketAddr, client: SocketAddr) -> Option<u64> {

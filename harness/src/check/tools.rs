@@ -295,7 +295,7 @@ pub fn ab(t: &Target, _o: &Options) -> Verdict {
             Err(e) => return Verdict::fail(format!("{how}: {}", e.0)),
         };
         let field = |name: &str| {
-            r.stdout.lines().find_map(|l| l.strip_prefix(name).and_then(|v| v.trim().split_whitespace().next()?.parse::<u64>().ok()))
+            r.stdout.lines().find_map(|l| l.strip_prefix(name).and_then(|v| v.split_whitespace().next()?.parse::<u64>().ok()))
         };
         let (complete, failed, non_2xx, kept) =
             (field("Complete requests:"), field("Failed requests:"), field("Non-2xx responses:"), field("Keep-Alive requests:"));

@@ -21,7 +21,7 @@
 
 use crate::os::cpustat::{ticks_per_s, CpuStat};
 use crate::model::ThreadStates;
-use crate::os::syscalls::{Counter, SyscallCounts};
+use crate::os::syscalls::{Counter, NotCounted, SyscallCounts};
 use crate::os::proc::{all_processes, page_bytes, pss_bytes, thread_costs, thread_states, tree, ProcKey, ProcStat, ThreadCost};
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
@@ -106,14 +106,14 @@ pub struct Probe {
     /// The figures at the closing edge.
     closed: Option<Usage>,
     /// The system call counters, or why there are none; their reading at the start of the span.
-    syscalls: Result<Counter, String>,
+    syscalls: Result<Counter, NotCounted>,
     syscalls_at_open: Option<SyscallCounts>,
 }
 
 impl Probe {
     /// Takes the first sample: the CPU time already spent is the baseline; `syscalls` (the counters, or
     /// why there are none) is read at the same edges as the CPU time.
-    pub fn start(root: i32, pgid: i32, syscalls: Result<Counter, String>) -> Probe {
+    pub fn start(root: i32, pgid: i32, syscalls: Result<Counter, NotCounted>) -> Probe {
         let mut probe = Probe { root, pgid, start: HashMap::new(), last: HashMap::new(), peak_rss_pages: 0, states: ThreadStates::default(), known: Vec::new(), samples: 0, opened: None, threads_at_open: HashMap::new(), ticks_at_open: HashMap::new(), closed: None, syscalls, syscalls_at_open: None };
         let now = probe.read();
         probe.syscalls_at_open = probe.count_syscalls().ok();
@@ -151,7 +151,7 @@ impl Probe {
 
     pub fn sample(&mut self) {
         self.samples += 1;
-        let now = if self.samples % FULL_READ_EVERY == 0 { self.read() } else { self.read_known() };
+        let now = if self.samples.is_multiple_of(FULL_READ_EVERY) { self.read() } else { self.read_known() };
         self.record(&now);
         self.count_states(&now);
     }
@@ -260,7 +260,7 @@ impl Probe {
     }
 
     /// The system calls so far: on the server's CPUs, or of the tree's processes as last read.
-    fn count_syscalls(&self) -> Result<SyscallCounts, String> {
+    fn count_syscalls(&self) -> Result<SyscallCounts, NotCounted> {
         self.syscalls.as_ref().map_err(Clone::clone)?.read(self.known.iter().map(|k| k.0))
     }
 
@@ -273,7 +273,7 @@ impl Probe {
         };
         (usage.syscalls, usage.syscalls_method, usage.syscalls_unavailable) = match counted {
             Ok(c) => (Some(c), self.syscalls.as_ref().ok().map(|c| c.method().to_string()), None),
-            Err(why) => (None, None, Some(why)),
+            Err(why) => (None, None, Some(why.0)),
         };
     }
 }
@@ -364,7 +364,7 @@ impl Sampler {
     }
 
     /// As `spawn`, with the server CPUs' system call counters read at the window's edges.
-    pub fn spawn_counting(root: i32, pgid: i32, syscalls: Result<Counter, String>) -> Sampler {
+    pub fn spawn_counting(root: i32, pgid: i32, syscalls: Result<Counter, NotCounted>) -> Sampler {
         let done = Arc::new(AtomicBool::new(false));
         let pending = Arc::new(AtomicU8::new(0));
         let closed = Arc::new(AtomicBool::new(false));

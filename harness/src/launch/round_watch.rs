@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use super::probe::{Marks, Sampler, Usage};
 use crate::os::cpustat::CpuStat;
 use crate::os::proc;
-use crate::os::syscalls::Counter;
+use crate::os::syscalls::{Counter, NotCounted};
 
 /// A round being watched.
 pub struct RoundWatch {
@@ -39,8 +39,8 @@ pub struct ServerSide {
 impl RoundWatch {
     /// Starts sampling the tree of `pid`; with `syscall_cpus`, its system calls are counted on those CPUs
     /// (otherwise the reason they are not is kept).
-    pub fn begin(pid: i32, syscall_cpus: Result<Vec<usize>, String>) -> RoundWatch {
-        let sampler = Sampler::spawn_counting(pid, pid, syscall_cpus.map(|cpus| Counter::open(&cpus)));
+    pub fn begin(pid: i32, syscall_cpus: Result<Vec<usize>, impl Into<NotCounted>>) -> RoundWatch {
+        let sampler = Sampler::spawn_counting(pid, pid, syscall_cpus.map(|cpus| Counter::open(&cpus)).map_err(Into::into));
         let listen_before = proc::listen_overflows_and_drops();
         let stat_before = CpuStat::read();
         RoundWatch { sampler, listen_before, stat_before, started: Instant::now() }

@@ -267,6 +267,7 @@ impl Server {
     fn signal_all(&self, signal: i32) {
         process::signal_group(self.pid(), signal);
         for p in self.alive() {
+            // SAFETY: kill(2) takes integers only; a process that is gone meanwhile is an error, ignored.
             unsafe { libc::kill(p.pid, signal) };
         }
     }
@@ -396,6 +397,16 @@ pub fn trim_log(path: &Path, limit: u64, dropped_before: u64) -> std::io::Result
     Ok(dropped)
 }
 
+impl Drop for Server {
+    /// A server dropped without `stop` (an error path) is killed with its group, never left behind.
+    fn drop(&mut self) {
+        if !self.stopped {
+            self.signal_all(libc::SIGKILL);
+            let _ = self.child.wait();
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -436,15 +447,5 @@ mod tests {
         assert_eq!(exec_simple("/x/server hello 127.0.0.1 1 1"), "exec /x/server hello 127.0.0.1 1 1");
         assert_eq!(exec_simple("cd x && ./server"), "cd x && ./server");
         assert_eq!(exec_simple("FOO=$BAR ./server"), "FOO=$BAR ./server");
-    }
-}
-
-impl Drop for Server {
-    /// A server dropped without `stop` (an error path) is killed with its group, never left behind.
-    fn drop(&mut self) {
-        if !self.stopped {
-            self.signal_all(libc::SIGKILL);
-            let _ = self.child.wait();
-        }
     }
 }

@@ -52,6 +52,8 @@ pub fn judged<S>(server: S, answer: Result<verify::Sample, verify::Failure>) -> 
 
 /// Starts a contestant's server for a scenario on a free port of `setup.address` and waits until it
 /// accepts; or why not, with the server when it was started (it still has to be stopped).
+// The error carries the server back so that it is stopped; it is made once per start, so its size costs nothing.
+#[allow(clippy::result_large_err)]
 pub fn start_ready(c: &Contestant, scenario: &str, setup: &ServerSetup, log: PathBuf, ui: &Ui, stop: &AtomicBool) -> Result<Server, (Option<Server>, String)> {
     let port = match server::free_port_on(setup.address) {
         Ok(p) => p,

@@ -87,7 +87,8 @@ impl Engine<'_> {
                 io.drained(i);
                 return;
             }
-            // `out` is not changed while the backend holds it (`holds_bytes`), and lives as long as the worker.
+            // SAFETY: `out` is not changed while the backend holds it (`holds_bytes`), and lives as long as the
+            // worker.
             match unsafe { io.write(i, &c.out[c.out_off..]) } {
                 Write::Accepted(n) => self.on_written(i, n),
                 Write::Pending => return,
@@ -115,7 +116,7 @@ impl Engine<'_> {
                 io.drained(i);
                 return;
             }
-            // The pattern is never changed and lives as long as the worker.
+            // SAFETY: the pattern is never changed and lives as long as the worker.
             match unsafe { io.write(i, &self.pattern[..room_bytes]) } {
                 Write::Accepted(n) => self.on_written(i, n),
                 Write::Pending => return,

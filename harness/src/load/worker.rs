@@ -13,7 +13,8 @@ use super::backend::Backend;
 use super::config::{EchoKind, IoBackend, Mode, Poll, Stop, Workload};
 use super::conn::State;
 use super::engine::{Engine, Shared};
-use super::sys::{self, now_ns, SourceSpread};
+use super::sys::{self, now_ns};
+use crate::os::socket::SourceSpread;
 use super::tally::WorkerResult;
 use super::SetupError;
 

@@ -131,7 +131,7 @@ pub fn count_limits<'a>(limits: impl Iterator<Item = &'a str>) -> Vec<LimitCount
     let mut counts = std::collections::BTreeMap::<&str, usize>::new();
     limits.for_each(|l| *counts.entry(l).or_default() += 1);
     let mut out: Vec<LimitCount> = counts.into_iter().map(|(limit, rounds)| LimitCount { limit: limit.into(), rounds }).collect();
-    out.sort_by(|a, b| b.rounds.cmp(&a.rounds));
+    out.sort_by_key(|c| std::cmp::Reverse(c.rounds));
     out
 }
 

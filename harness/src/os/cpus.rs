@@ -35,6 +35,7 @@ impl Drop for PinnedProcess {
 /// Pins the calling thread to one CPU.
 pub fn pin_current_thread(cpu: usize) -> std::io::Result<()> {
     let set = CpuSet::new(vec![cpu]).to_libc();
+    // SAFETY: `set` is a live cpu_set_t and the size passed is its own; the kernel only reads it.
     if unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) } != 0 {
         return Err(std::io::Error::last_os_error());
     }
@@ -48,6 +49,7 @@ fn set_all_threads(cpus: &CpuSet) -> usize {
     let mut failed = 0;
     for t in tasks.flatten() {
         let Some(tid) = t.file_name().to_str().and_then(|s| s.parse::<libc::pid_t>().ok()) else { continue };
+        // SAFETY: as above; a thread that ended meanwhile is an error, counted.
         if unsafe { libc::sched_setaffinity(tid, std::mem::size_of::<libc::cpu_set_t>(), &set) } != 0 {
             failed += 1;
         }
@@ -105,9 +107,13 @@ impl CpuSet {
         if let Some(before) = PINNED_FROM.lock().unwrap_or_else(|e| e.into_inner()).clone() {
             return before;
         }
+        // SAFETY: cpu_set_t is an array of integers, for which all zeroes is a valid value (the empty set).
         let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+        // SAFETY: `set` is a live, exclusively borrowed cpu_set_t and the size passed is its own, the most the
+        // kernel writes.
         let ok = unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) } == 0;
         let cpus: Vec<usize> = if ok {
+            // SAFETY: CPU_ISSET only indexes the set's array, with bounds checks; `c` < CPU_SETSIZE is inside it.
             (0..libc::CPU_SETSIZE as usize).filter(|&c| unsafe { libc::CPU_ISSET(c, &set) }).collect()
         } else {
             (0..std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)).collect()
@@ -135,8 +141,10 @@ impl CpuSet {
     }
 
     pub fn to_libc(&self) -> libc::cpu_set_t {
+        // SAFETY: as in `allowed`: all zeroes is the empty set.
         let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
         for &c in &self.0 {
+            // SAFETY: CPU_SET only indexes the set's array, with bounds checks (a CPU past CPU_SETSIZE panics).
             unsafe { libc::CPU_SET(c, &mut set) };
         }
         set

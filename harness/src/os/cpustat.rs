@@ -95,8 +95,10 @@ pub fn wait_quiet(cpus: &[usize], limit: std::time::Duration) -> Option<f64> {
 
 /// Clock ticks per second (USER_HZ), the unit of /proc/stat and /proc/PID/stat.
 pub fn ticks_per_s() -> f64 {
-    let t = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
-    if t > 0 { t as f64 } else { 100.0 }
+    match procfs::ticks_per_second() {
+        0 => 100.0,
+        t => t as f64,
+    }
 }
 
 #[cfg(test)]

@@ -3,6 +3,7 @@
 
 fn open_files_limit() -> libc::rlimit {
     let mut lim = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    // SAFETY: `lim` is a live, exclusively borrowed rlimit, the one thing getrlimit writes.
     unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) };
     lim
 }
@@ -11,6 +12,7 @@ fn open_files_limit() -> libc::rlimit {
 /// when privileged). The error says how to fix it.
 pub fn ensure_open_files(needed: u64) -> anyhow::Result<()> {
     let mut lim = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    // SAFETY: as in `open_files_limit`.
     if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) } != 0 {
         return Err(std::io::Error::last_os_error().into());
     }
@@ -18,6 +20,7 @@ pub fn ensure_open_files(needed: u64) -> anyhow::Result<()> {
         return Ok(());
     }
     let want = libc::rlimit { rlim_cur: needed, rlim_max: lim.rlim_max.max(needed) };
+    // SAFETY: `want` is a live rlimit that setrlimit only reads.
     if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &want) } == 0 {
         return Ok(());
     }

@@ -1,6 +1,6 @@
 //! What the harness asks of the operating system, below every other room: CPU sets and pinning, per-CPU
-//! time from /proc/stat, every other /proc reader, system calls counted by tracepoints, the CPU speed probe, and child processes in their own
-//! group with a deadline.
+//! time from /proc/stat, every other /proc reader, system calls counted by tracepoints, the CPU speed probe, raw
+//! TCP socket calls, and child processes in their own group with a deadline.
 
 pub mod cpus;
 pub mod cpustat;
@@ -8,5 +8,6 @@ pub mod limits;
 pub mod peer_socket;
 pub mod proc;
 pub mod process;
+pub mod socket;
 pub mod speed;
 pub mod syscalls;

@@ -6,18 +6,23 @@ use std::io;
 use std::os::fd::{FromRawFd as _, OwnedFd, AsRawFd as _};
 
 fn pidfd_open(pid: i32) -> io::Result<OwnedFd> {
+    // SAFETY: pidfd_open takes integers only and returns a new descriptor or -1.
     let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
     if fd < 0 {
         return Err(io::Error::last_os_error());
     }
+    // SAFETY: `fd` (>= 0) was just made by the call above for this process, and nothing else holds it.
     Ok(unsafe { OwnedFd::from_raw_fd(fd as i32) })
 }
 
 fn pidfd_getfd(pidfd: &OwnedFd, target: i32) -> io::Result<OwnedFd> {
+    // SAFETY: pidfd_getfd takes integers only (`pidfd` is open for the call's length) and returns a new
+    // descriptor or -1.
     let fd = unsafe { libc::syscall(libc::SYS_pidfd_getfd, pidfd.as_raw_fd(), target, 0) };
     if fd < 0 {
         return Err(io::Error::last_os_error());
     }
+    // SAFETY: `fd` (>= 0) was just made by the call above for this process, and nothing else holds it.
     Ok(unsafe { OwnedFd::from_raw_fd(fd as i32) })
 }
 
@@ -26,6 +31,7 @@ pub fn tcp_nodelay(pid: i32, fd: i32) -> io::Result<bool> {
     let copy = pidfd_getfd(&pidfd_open(pid)?, fd)?;
     let mut value: libc::c_int = 0;
     let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
+    // SAFETY: `value` and `len` are live locals; `len` says `value`'s size, which the kernel writes at most.
     let rc = unsafe {
         libc::getsockopt(copy.as_raw_fd(), libc::IPPROTO_TCP, libc::TCP_NODELAY, (&mut value as *mut libc::c_int).cast(), &mut len)
     };

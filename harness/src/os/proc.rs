@@ -299,6 +299,12 @@ pub fn cpu_model() -> Option<String> {
     info.model_name(0).or_else(|| info.get_field(0, "Model")).or_else(|| info.get_field(0, "cpu model")).map(str::to_string)
 }
 
+/// The kernel's name and release, as `uname -sr` prints them; None when /proc/sys/kernel cannot be read.
+pub fn kernel() -> Option<String> {
+    let read = |name: &str| std::fs::read_to_string(format!("/proc/sys/kernel/{name}")).ok().map(|s| s.trim().to_string());
+    Some(format!("{} {}", read("ostype")?, read("osrelease")?))
+}
+
 /// Memory the machine has, in bytes; None when /proc/meminfo cannot be read.
 pub fn memory_bytes() -> Option<u64> {
     procfs::Meminfo::current().ok().map(|m| m.mem_total)

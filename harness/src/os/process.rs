@@ -22,6 +22,9 @@ pub fn shell(command: &str, cwd: &Path) -> Command {
 /// (`taskset` semantics: the mask is inherited by every thread and child).
 pub fn spawn_group(cmd: &mut Command, cpus: Option<&CpuSet>) -> io::Result<Child> {
     let mask = cpus.map(CpuSet::to_libc);
+    // SAFETY: between fork and exec the closure allocates nothing, takes no lock and makes only
+    // async-signal-safe system calls (setsid, sched_setaffinity on a mask made before the fork), which is
+    // what `pre_exec` asks of it.
     unsafe {
         cmd.pre_exec(move || {
             // Only async-signal-safe calls here: two system calls.
@@ -44,6 +47,7 @@ pub fn spawn_group(cmd: &mut Command, cpus: Option<&CpuSet>) -> io::Result<Child
 /// even when this process is killed with SIGKILL (`PR_SET_PDEATHSIG`). For ssh clients: their end closes
 /// the remote side's channel.
 pub fn tie_to_parent(cmd: &mut Command) -> &mut Command {
+    // SAFETY: as in `spawn_group`: no allocation, no lock, only the async-signal-safe setsid and prctl.
     unsafe {
         cmd.pre_exec(|| {
             // Only async-signal-safe calls here: two system calls.
@@ -57,6 +61,7 @@ pub fn tie_to_parent(cmd: &mut Command) -> &mut Command {
 
 /// Sends `signal` to every process of the group; false when the group is gone.
 pub fn signal_group(pgid: i32, signal: i32) -> bool {
+    // SAFETY: kill(2) takes integers only; `pgid` > 0, so `-pgid` names that group and never every process (-1).
     pgid > 0 && unsafe { libc::kill(-pgid, signal) } == 0
 }
 
@@ -151,7 +156,8 @@ mod tests {
         let mut cmd = shell("sleep 5", &std::env::temp_dir());
         let mut child = spawn_group(&mut cmd, None).unwrap();
         let pid = child.id() as i32;
-        assert_eq!(unsafe { libc::getpgid(pid) }, pid);
+        let group = procfs::process::Process::new(pid).and_then(|p| p.stat()).unwrap().pgrp;
+        assert_eq!(group, pid);
         assert!(signal_group(pid, libc::SIGKILL));
         child.wait().unwrap();
     }

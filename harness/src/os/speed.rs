@@ -136,6 +136,7 @@ fn syscall_loop(each: Duration) -> f64 {
     let mut n: u64 = 0;
     loop {
         for _ in 0..64 {
+            // SAFETY: getppid takes no argument and cannot fail.
             std::hint::black_box(unsafe { libc::syscall(libc::SYS_getppid) });
         }
         n += 64;

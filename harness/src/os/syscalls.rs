@@ -40,6 +40,25 @@ pub const PROC_WRITES: &str = "syscw";
 /// Where tracefs may be mounted.
 const TRACEFS: &[&str] = &["/sys/kernel/tracing", "/sys/kernel/debug/tracing"];
 
+/// Why system calls are not counted (or could not be read), as a person reads it. It travels to a server
+/// host's agent as the string itself.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, Serialize, Deserialize)]
+#[error("{0}")]
+#[serde(transparent)]
+pub struct NotCounted(pub String);
+
+impl From<String> for NotCounted {
+    fn from(reason: String) -> NotCounted {
+        NotCounted(reason)
+    }
+}
+
+impl From<&str> for NotCounted {
+    fn from(reason: &str) -> NotCounted {
+        NotCounted(reason.to_string())
+    }
+}
+
 /// Calls counted over some span: all of them (absent where the method cannot count them all), and those of
 /// each counted name.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -70,7 +89,7 @@ pub enum Counter {
     Tracepoints(SyscallCounters),
     /// `/proc/<pid>/io` of the server's processes, read-like and write-like calls only, because the
     /// tracepoints could not be opened (why is kept).
-    ProcIo { tracepoints_refused: String },
+    ProcIo { tracepoints_refused: NotCounted },
 }
 
 impl Counter {
@@ -91,17 +110,17 @@ impl Counter {
     }
 
     /// The counts so far: of the CPUs, or of the processes `pids` (the server's tree as last read).
-    pub fn read(&self, pids: impl Iterator<Item = i32>) -> Result<SyscallCounts, String> {
+    pub fn read(&self, pids: impl Iterator<Item = i32>) -> Result<SyscallCounts, NotCounted> {
         match self {
             Counter::Tracepoints(c) => c.read(),
-            Counter::ProcIo { tracepoints_refused } => proc_io(pids).map_err(|e| format!("{e}; the tracepoints were refused too: {tracepoints_refused}")),
+            Counter::ProcIo { tracepoints_refused } => proc_io(pids).map_err(|e| NotCounted(format!("{e}; the tracepoints were refused too: {tracepoints_refused}"))),
         }
     }
 }
 
 /// `syscr` and `syscw` summed over `pids`. A process that ended meanwhile is skipped (its calls are lost,
 /// as its threads' CPU time is).
-fn proc_io(pids: impl Iterator<Item = i32>) -> Result<SyscallCounts, String> {
+fn proc_io(pids: impl Iterator<Item = i32>) -> Result<SyscallCounts, NotCounted> {
     let (mut reads, mut writes, mut read_any) = (0u64, 0u64, false);
     let mut refused = None;
     for pid in pids {
@@ -119,7 +138,7 @@ fn proc_io(pids: impl Iterator<Item = i32>) -> Result<SyscallCounts, String> {
         }
     }
     if !read_any {
-        return Err(refused.unwrap_or_else(|| "no process of the server had a /proc/<pid>/io to read".into()));
+        return Err(NotCounted(refused.unwrap_or_else(|| "no process of the server had a /proc/<pid>/io to read".into())));
     }
     Ok(SyscallCounts { total: None, by_name: [(PROC_READS.to_string(), reads), (PROC_WRITES.to_string(), writes)].into() })
 }
@@ -134,7 +153,7 @@ pub struct SyscallCounters {
 impl SyscallCounters {
     /// Counters of every call and of each of `names` on `cpus`. A name the kernel has no tracepoint for is
     /// left out (its calls count in the total only); Err says why nothing can be counted.
-    pub fn open(cpus: &[usize], names: &[&str]) -> Result<SyscallCounters, String> {
+    pub fn open(cpus: &[usize], names: &[&str]) -> Result<SyscallCounters, NotCounted> {
         if cpus.is_empty() {
             return Err("no CPU to count on".into());
         }
@@ -150,7 +169,7 @@ impl SyscallCounters {
     }
 
     /// The counts since the counters were opened, summed over the CPUs.
-    pub fn read(&self) -> Result<SyscallCounts, String> {
+    pub fn read(&self) -> Result<SyscallCounts, NotCounted> {
         let mut by_name = BTreeMap::new();
         for (name, files) in &self.by_name {
             by_name.insert(name.clone(), sum(files)?);
@@ -160,24 +179,27 @@ impl SyscallCounters {
 }
 
 /// The events folder of tracefs, mounting tracefs where it is not (as root only).
-fn events_dir() -> Result<PathBuf, String> {
+fn events_dir() -> Result<PathBuf, NotCounted> {
     let found = || TRACEFS.iter().map(|d| Path::new(d).join("events")).find(|e| e.join("raw_syscalls").is_dir());
     if let Some(events) = found() {
         return Ok(events);
     }
     // Mounting is what `mount -t tracefs nodev /sys/kernel/tracing` does; it fails harmlessly when not root.
-    let mounted = Path::new(TRACEFS[0]).is_dir() && unsafe {
+    let mounted = Path::new(TRACEFS[0]).is_dir()
+        // SAFETY: the three strings are NUL-terminated literals and the data pointer is null, which tracefs
+        // takes as no options.
+        && unsafe {
         libc::mount(c"nodev".as_ptr(), c"/sys/kernel/tracing".as_ptr(), c"tracefs".as_ptr(), 0, std::ptr::null())
     } == 0;
     found().ok_or_else(|| {
         let how = if mounted { "tracefs has no raw_syscalls events" } else { "tracefs is not mounted and could not be (needs root)" };
-        format!("{how}: looked in {}", TRACEFS.join(" and "))
+        NotCounted(format!("{how}: looked in {}", TRACEFS.join(" and ")))
     })
 }
 
-fn tracepoint_id(path: &Path) -> Result<u64, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    text.trim().parse().map_err(|_| format!("{} holds no tracepoint id", path.display()))
+fn tracepoint_id(path: &Path) -> Result<u64, NotCounted> {
+    let text = std::fs::read_to_string(path).map_err(|e| NotCounted(format!("cannot read {}: {e}", path.display())))?;
+    text.trim().parse().map_err(|_| NotCounted(format!("{} holds no tracepoint id", path.display())))
 }
 
 /// The part of `struct perf_event_attr` the kernel reads first (PERF_ATTR_SIZE_VER0, 64 bytes); every
@@ -201,37 +223,40 @@ const PERF_TYPE_TRACEPOINT: u32 = 2;
 const PERF_FLAG_FD_CLOEXEC: libc::c_ulong = 8;
 
 /// One counter of tracepoint `id` on each of `cpus`, for every task.
-fn open_on(id: u64, cpus: &[usize]) -> Result<Vec<File>, String> {
+fn open_on(id: u64, cpus: &[usize]) -> Result<Vec<File>, NotCounted> {
     let attr = PerfEventAttr { kind: PERF_TYPE_TRACEPOINT, size: std::mem::size_of::<PerfEventAttr>() as u32, config: id, ..Default::default() };
     cpus.iter()
         .map(|&cpu| {
             let pid: libc::pid_t = -1;
+            // SAFETY: `attr` is a live perf_event_attr whose `size` field is its own size, so the kernel reads no
+            // more than it; the other arguments are integers.
             let fd = unsafe { libc::syscall(libc::SYS_perf_event_open, &attr as *const PerfEventAttr, pid, cpu as libc::c_int, -1 as libc::c_int, PERF_FLAG_FD_CLOEXEC) };
             if fd < 0 {
                 return Err(refusal(std::io::Error::last_os_error(), cpu));
             }
+            // SAFETY: `fd` (>= 0) was just returned by perf_event_open and nothing else holds it.
             Ok(unsafe { File::from_raw_fd(fd as i32) })
         })
         .collect()
 }
 
 /// Why perf_event_open refused, with what to change.
-fn refusal(e: std::io::Error, cpu: usize) -> String {
+fn refusal(e: std::io::Error, cpu: usize) -> NotCounted {
     let paranoid = std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid").map(|s| s.trim().to_string()).unwrap_or_else(|_| "unknown".into());
-    match e.raw_os_error() {
+    NotCounted(match e.raw_os_error() {
         Some(libc::EACCES) | Some(libc::EPERM) => format!(
             "perf_event_open on CPU {cpu} refused ({e}): counting every task of a CPU needs root or CAP_PERFMON (perf_event_paranoid is {paranoid})"
         ),
         Some(libc::ENOENT) | Some(libc::ENODEV) | Some(libc::EOPNOTSUPP) => format!("the kernel has no tracepoint events ({e})"),
         Some(libc::ENOSYS) => "the kernel has no perf_event_open".into(),
         _ => format!("perf_event_open on CPU {cpu} failed: {e}"),
-    }
+    })
 }
 
-fn sum(files: &[File]) -> Result<u64, String> {
+fn sum(files: &[File]) -> Result<u64, NotCounted> {
     files.iter().try_fold(0u64, |total, mut f| {
         let mut value = [0u8; 8];
-        f.read_exact(&mut value).map_err(|e| format!("reading a counter failed: {e}"))?;
+        f.read_exact(&mut value).map_err(|e| NotCounted(format!("reading a counter failed: {e}")))?;
         Ok(total + u64::from_ne_bytes(value))
     })
 }
@@ -251,6 +276,7 @@ mod tests {
         };
         let before = counters.read().unwrap();
         for _ in 0..1000 {
+            // SAFETY: getppid takes no argument and cannot fail.
             unsafe { libc::getppid() };
         }
         let spent = counters.read().unwrap().since(&before);

@@ -11,6 +11,7 @@ use crate::catalog::build::BuildResult;
 use crate::launch::round_watch::ServerSide;
 use crate::launch::verify::{Failure, Sample};
 use crate::launch::server::StopReport;
+use crate::os::syscalls::NotCounted;
 
 /// A server the agent started, by the number it gave it.
 pub type ServerId = u32;
@@ -32,7 +33,7 @@ pub enum Request {
     /// A failure message: `what`, then the tail of its log.
     Explain { server: ServerId, what: String },
     /// A round begins (`launch::round_watch`): its system calls counted on these CPUs, or why not.
-    RoundBegin { server: ServerId, syscall_cpus: Result<Vec<usize>, String> },
+    RoundBegin { server: ServerId, syscall_cpus: Result<Vec<usize>, NotCounted> },
     /// An edge of the measured window.
     Mark { open: bool },
     RoundEnd,
@@ -99,7 +100,7 @@ mod tests {
     fn requests_and_replies_read_back() {
         let r = Request::RoundBegin { server: 3, syscall_cpus: Err("off".into()) };
         let back: Request = serde_json::from_str(r.to_line().trim()).unwrap();
-        assert!(matches!(back, Request::RoundBegin { server: 3, syscall_cpus: Err(ref why) } if why == "off"));
+        assert!(matches!(back, Request::RoundBegin { server: 3, syscall_cpus: Err(ref why) } if why.0 == "off"));
         let stat = crate::os::cpustat::CpuStat::parse("cpu0 1 2 3 4 5 6 7 8\ncpu3 9 9 9 9 9 9 9 9\n");
         let usage = crate::launch::probe::Usage { cpu_s: Some(0.25), ..Default::default() };
         let side = ServerSide { wall_s: 0.5, usage, stat_before: stat, ..Default::default() };

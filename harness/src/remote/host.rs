@@ -12,14 +12,19 @@ pub struct HostSpec {
     pub port: Option<u16>,
 }
 
+/// A host that is not `[USER@]HOST[:PORT]`; the message names the option and shows how to write one.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct BadHost(pub String);
+
 impl HostSpec {
-    pub fn parse(text: &str) -> Result<HostSpec, String> {
+    pub fn parse(text: &str) -> Result<HostSpec, BadHost> {
         HostSpec::parse_as("--client-host", text)
     }
 
     /// `parse` of the value of `option`, which errors name.
-    pub fn parse_as(option: &str, text: &str) -> Result<HostSpec, String> {
-        let bad = |why: &str| format!("{option} '{text}': {why}; write [USER@]HOST[:PORT], such as root@192.0.2.7 or bench-client:2222");
+    pub fn parse_as(option: &str, text: &str) -> Result<HostSpec, BadHost> {
+        let bad = |why: &str| BadHost(format!("{option} '{text}': {why}; write [USER@]HOST[:PORT], such as root@192.0.2.7 or bench-client:2222"));
         let (user, rest) = match text.split_once('@') {
             Some(("", _)) => return Err(bad("the user before @ is empty")),
             Some((u, r)) => (Some(u.to_string()), r),
@@ -109,7 +114,7 @@ mod tests {
         assert_eq!((s.host.as_str(), s.port), ("2001:db8::1", Some(22)));
         assert_eq!(HostSpec::parse("2001:db8::1").unwrap().port, None);
         for bad in ["@h", "h:0", "h:x", "", "-oProxyCommand=x", "u@[::1"] {
-            assert!(HostSpec::parse(bad).unwrap_err().contains("[USER@]HOST[:PORT]"), "{bad}");
+            assert!(HostSpec::parse(bad).unwrap_err().0.contains("[USER@]HOST[:PORT]"), "{bad}");
         }
     }
 

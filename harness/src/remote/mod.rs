@@ -22,7 +22,7 @@ mod setup;
 pub mod worker;
 
 pub use drive::{shares, Merged};
-pub use host::HostSpec;
+pub use host::{BadHost, HostSpec};
 pub use merge::merge;
 pub use remote_server::{RemoteRound, RemoteServer};
 pub use server_host::{BuiltThere, ServerHost};

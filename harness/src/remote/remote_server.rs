@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use super::agent_link::AgentLink;
 use super::agent_protocol::{Reply, Request, ServerId};
+use crate::os::syscalls::NotCounted;
 use crate::launch::round_watch::ServerSide;
 use crate::launch::server::StopReport;
 use crate::load::{Edge, WindowWatch};
@@ -74,8 +75,8 @@ impl RemoteServer {
     }
 
     /// The agent starts watching a round of this server.
-    pub fn begin_round(&self, syscall_cpus: Result<Vec<usize>, String>) -> anyhow::Result<RemoteRound> {
-        self.done(Request::RoundBegin { server: self.id, syscall_cpus })?;
+    pub fn begin_round(&self, syscall_cpus: Result<Vec<usize>, impl Into<NotCounted>>) -> anyhow::Result<RemoteRound> {
+        self.done(Request::RoundBegin { server: self.id, syscall_cpus: syscall_cpus.map_err(Into::into) })?;
         let (tx, rx) = mpsc::channel::<Option<Edge>>();
         let closed = Arc::new((Mutex::new(false), Condvar::new()));
         let (link, acked) = (self.link.clone(), closed.clone());

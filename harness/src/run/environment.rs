@@ -45,6 +45,7 @@ pub fn tool_versions(languages: &[&str], extra: &[(&str, &str)]) -> BTreeMap<Str
 
 pub fn capture(tools: BTreeMap<String, String>, command_line: Vec<String>) -> Environment {
     let cpu_model = proc::cpu_model().unwrap_or_else(|| "unknown".into());
+    // SAFETY: sysconf takes a name and returns a number; no memory is shared.
     let online = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) };
     let os = std::fs::read_to_string("/etc/os-release")
         .unwrap_or_default()
@@ -56,7 +57,7 @@ pub fn capture(tools: BTreeMap<String, String>, command_line: Vec<String>) -> En
         cpu_model,
         cores: if online > 0 { online as usize } else { 1 },
         allowed_cpus: CpuSet::allowed().to_string(),
-        kernel: kernel_release(),
+        kernel: proc::kernel().unwrap_or_else(|| "unknown".into()),
         os,
         memory_bytes: proc::memory_bytes().unwrap_or(0),
         load_average: proc::load_average(),
@@ -67,18 +68,6 @@ pub fn capture(tools: BTreeMap<String, String>, command_line: Vec<String>) -> En
         client_hosts: Vec::new(),
         server_host: None,
     }
-}
-
-fn kernel_release() -> String {
-    let mut u: libc::utsname = unsafe { std::mem::zeroed() };
-    if unsafe { libc::uname(&mut u) } != 0 {
-        return "unknown".into();
-    }
-    let field = |f: &[libc::c_char]| {
-        let bytes: Vec<u8> = f.iter().take_while(|c| **c != 0).map(|c| *c as u8).collect();
-        String::from_utf8_lossy(&bytes).into_owned()
-    };
-    format!("{} {}", field(&u.sysname), field(&u.release))
 }
 
 /// UTC civil time of a moment, as (year, month, day, hour, minute, second).

@@ -330,6 +330,8 @@ impl Runner<'_, '_> {
 
     /// A round of one server between probes: its CPUs waited on until quiet and probed, the server
     /// thawed, the load (open-loop at `rate` when given), the server frozen, the CPUs probed again.
+    // The round's coordinates are the caller's loop variables, passed as they are.
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn probed_round(
         &mut self,
         scenario: &str,

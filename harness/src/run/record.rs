@@ -10,7 +10,7 @@ pub(super) fn run_config(o: &BenchOptions) -> RunConfig {
     RunConfig {
         scenarios: o.scenarios.clone(),
         mode: o.mode.name().into(),
-        think_time_ms: (o.mode == options::ModeKind::Latency).then(|| o.think_time.as_secs_f64() * 1000.0),
+        think_time_ms: (o.mode == options::ModeKind::Latency).then_some(o.think_time.as_secs_f64() * 1000.0),
         rate_per_s: o.rate_per_s,
         load_fractions: o.load_fractions.clone(),
         connections: o.connections.clone(),

@@ -360,6 +360,7 @@ pub fn show(bytes: &[u8], max: usize) -> String {
 pub fn set_linger_zero(fd: std::os::fd::RawFd) {
     let linger = libc::linger { l_onoff: 1, l_linger: 0 };
     let len = std::mem::size_of::<libc::linger>() as libc::socklen_t;
+    // SAFETY: the pointer and length describe the live `linger`, which the kernel only reads.
     unsafe { libc::setsockopt(fd, libc::SOL_SOCKET, libc::SO_LINGER, (&linger as *const libc::linger).cast(), len) };
 }
 

@@ -36,6 +36,7 @@ pub fn file_response() -> Vec<u8> {
 /// The folder servers get in `SB_FILES`: `<temp>/serverbench-files-<uid>/`, holding `4k`. The file is
 /// written through a temporary name and renamed, so a server never reads half of it.
 pub fn files_dir() -> std::io::Result<PathBuf> {
+    // SAFETY: getuid takes nothing and cannot fail.
     let uid = unsafe { libc::getuid() };
     let dir = std::env::temp_dir().join(format!("serverbench-files-{uid}"));
     std::fs::create_dir_all(&dir)?;

@@ -117,6 +117,7 @@ pub fn listen_loopback(backlog: i32) -> std::net::TcpListener {
     use std::os::fd::AsRawFd;
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     // listen() again on a listening socket only changes its backlog.
+    // SAFETY: listen(2) takes integers only; the listener's descriptor is open for the call.
     assert_eq!(unsafe { libc::listen(listener.as_raw_fd(), backlog) }, 0, "listen: {}", std::io::Error::last_os_error());
     listener
 }

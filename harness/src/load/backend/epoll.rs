@@ -7,7 +7,8 @@ use std::net::SocketAddr;
 use std::os::fd::RawFd;
 
 use super::{Backend, Event, Write};
-use crate::load::sys::{self, Epoll, SourceSpread};
+use crate::load::sys::Epoll;
+use crate::os::socket::{self, SourceSpread};
 
 const READ_BUF_BYTES: usize = 64 * 1024;
 const MAX_EVENTS: usize = 1024;
@@ -63,7 +64,7 @@ impl Backend for EpollBackend {
     fn connect(&mut self, conn: usize, _generation: u32) -> io::Result<()> {
         // socket, TCP_NODELAY, connect and epoll_ctl; with a spread of source addresses, two more to bind.
         self.calls += if self.spread.is_some() { 6 } else { 4 };
-        let (fd, _) = sys::connect_nonblocking(&self.target, self.spread.as_mut())?;
+        let (fd, _) = socket::connect_nonblocking(&self.target, self.spread.as_mut())?;
         self.slots[conn] = Slot { fd, connecting: true, out_interest: true };
         // Registered once per socket; EPOLLOUT reports when the connect finished.
         self.epoll.add(fd, EV_IN | EV_OUT, conn as u64)
@@ -78,7 +79,7 @@ impl Backend for EpollBackend {
     fn close(&mut self, conn: usize) {
         let s = &mut self.slots[conn];
         if s.fd >= 0 {
-            sys::close(s.fd);
+            socket::close(s.fd);
             self.calls += 1;
         }
         *s = Slot { fd: -1, connecting: false, out_interest: false };
@@ -98,7 +99,7 @@ impl Backend for EpollBackend {
     unsafe fn write(&mut self, conn: usize, bytes: &[u8]) -> Write {
         loop {
             self.calls += 1;
-            match sys::write(self.slots[conn].fd, bytes) {
+            match socket::write(self.slots[conn].fd, bytes) {
                 Ok(n) => return Write::Accepted(n),
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
                     if !self.slots[conn].out_interest {
@@ -130,7 +131,7 @@ impl Backend for EpollBackend {
             let s = &mut self.slots[ev.u64 as usize];
             if s.connecting {
                 s.connecting = false;
-                out.push((ev.u64 as usize, sys::socket_error(s.fd)));
+                out.push((ev.u64 as usize, socket::socket_error(s.fd)));
             }
         }
     }
@@ -147,7 +148,7 @@ impl Backend for EpollBackend {
             if s.connecting {
                 s.connecting = false;
                 self.calls += 1;
-                let ok = sys::socket_error(s.fd) == 0;
+                let ok = socket::socket_error(s.fd) == 0;
                 on_event(self, conn, if ok { Event::Connected } else { Event::ConnectFailed });
                 continue;
             }
@@ -157,7 +158,7 @@ impl Backend for EpollBackend {
             }
             if events & (EV_IN | EV_ERR_HUP) != 0 {
                 self.calls += 1;
-                match sys::read(s.fd, &mut buf) {
+                match socket::read(s.fd, &mut buf) {
                     Ok(0) => on_event(self, conn, Event::Closed),
                     Ok(n) => on_event(self, conn, Event::Received(&buf[..n])),
                     Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted) => {}

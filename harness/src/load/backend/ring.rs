@@ -9,11 +9,11 @@
 
 use std::io;
 use std::net::SocketAddr;
-use std::os::fd::RawFd;
+use std::os::fd::{AsRawFd as _, RawFd};
 
 use io_uring::{cqueue, opcode, squeue, types, IoUring};
 
-use crate::load::sys::SourceSpread;
+use crate::os::socket::{self, SourceSpread};
 use crate::load::SetupError;
 
 /// Receive buffers per thread and their size: 512 x 16 KiB = 8 MiB. A receive that finds none free
@@ -92,6 +92,8 @@ struct Mapping {
 
 impl Mapping {
     fn new(len: usize) -> io::Result<Mapping> {
+        // SAFETY: a new private anonymous mapping at an address the kernel picks overlaps no memory in use;
+        // the result is checked for MAP_FAILED before it is used.
         let ptr = unsafe {
             libc::mmap(std::ptr::null_mut(), len, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS, -1, 0)
         };
@@ -104,6 +106,8 @@ impl Mapping {
 
 impl Drop for Mapping {
     fn drop(&mut self) {
+        // SAFETY: `ptr` and `len` are those of the mapping `new` made, unmapped here once; the ring that
+        // used it is dropped before (`Uring`'s field order) and no slice into it outlives the owner.
         unsafe { libc::munmap(self.ptr as *mut libc::c_void, self.len) };
     }
 }
@@ -158,6 +162,8 @@ impl Uring {
         ring.submitter().register_files_sparse(setup.conn_count.max(1) as u32)?;
         let ring_entries = Mapping::new(usize::from(BUF_COUNT) * std::mem::size_of::<types::BufRingEntry>())?;
         let buffers = Mapping::new(usize::from(BUF_COUNT) * BUF_BYTES)?;
+        // SAFETY: `ring_entries` is page-aligned memory of BUF_COUNT entries that lives in the same `Uring` as
+        // the ring, and is unmapped only after the ring is dropped.
         unsafe { ring.submitter().register_buf_ring_with_flags(ring_entries.ptr as u64, BUF_COUNT, BUF_GROUP, 0)? };
         // Registering pins the pages, which may exceed RLIMIT_MEMLOCK: then sends read the caller's bytes.
         let send_slots = (setup.send_slot_bytes > 0)
@@ -165,9 +171,11 @@ impl Uring {
             .flatten()
             .filter(|m| {
                 let iov = libc::iovec { iov_base: m.ptr as *mut libc::c_void, iov_len: m.len };
+                // SAFETY: the iovec is the whole mapping `m`, which is kept in the `Uring` with the ring
+                // and unmapped only after the ring is dropped.
                 unsafe { ring.submitter().register_buffers(&[iov]) }.is_ok()
             });
-        let (family, storage, len) = crate::load::sys::sockaddr(target);
+        let (family, storage, len) = socket::sockaddr(target);
         let mut u = Uring {
             ring,
             ring_entries,
@@ -189,6 +197,7 @@ impl Uring {
         // waits for the polling thread's time slice to end (a server that answers in 2 ms was measured at
         // 3.9 ms); at the lowest one the worker runs at once, and the thread takes the CPU the worker leaves.
         if let Some(tid) = u.sq_thread_id() {
+            // SAFETY: setpriority takes integers only; a thread that is gone is an error, ignored here.
             unsafe { libc::setpriority(libc::PRIO_PROCESS, tid, 19) };
         }
         Ok(u)
@@ -230,22 +239,18 @@ impl Uring {
     pub fn writes_from_registered_buffers() -> bool {
         static WORKS: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
         *WORKS.get_or_init(|| {
-            let mut pair = [-1; 2];
-            if unsafe { libc::socketpair(libc::AF_UNIX, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0, pair.as_mut_ptr()) } != 0 {
-                return false;
-            }
+            let Ok((ours, _peer)) = std::os::unix::net::UnixStream::pair() else { return false };
             let setup = RingSetup { conn_count: 1, send_slot_bytes: 64, sqpoll_cpu: None };
-            let sent = Uring::new(&SocketAddr::from(([127, 0, 0, 1], 9)), &setup).is_ok_and(|mut u| {
-                u.fds[0] = pair[0];
+            // The ring is dropped at the end of the closure, before the pair is closed.
+            Uring::new(&SocketAddr::from(([127, 0, 0, 1], 9)), &setup).is_ok_and(|mut u| {
+                u.fds[0] = ours.as_raw_fd();
                 u.update_file(0, 0);
+                // SAFETY: the byte is a static, and no other send of connection 0 is in flight.
                 unsafe { u.send(0, 0, b"x".as_ptr(), 1) };
                 let mut out = Vec::new();
                 u.wait(1_000_000_000, &mut out);
                 u.send_slots.is_some() && out.iter().any(|c| c.op == Op::Send && c.result == 1)
-            });
-            crate::load::sys::close(pair[0]);
-            crate::load::sys::close(pair[1]);
-            sent
+            })
         })
     }
 
@@ -256,6 +261,10 @@ impl Uring {
     /// Hands buffer `bid` back to the kernel (seen after the next `publish`).
     pub fn give_back(&mut self, bid: u16) {
         let slot = self.tail & (BUF_COUNT - 1);
+        assert!(bid < BUF_COUNT);
+        // SAFETY: `slot` < BUF_COUNT indexes the mapped ring of BUF_COUNT entries, which only this thread
+        // writes (the kernel reads entries below the published tail, and this one is past it); the address
+        // is that of buffer `bid` < BUF_COUNT inside the `buffers` mapping.
         unsafe {
             let e = &mut *self.entries().add(usize::from(slot));
             e.set_addr(self.buffers.ptr.add(usize::from(bid) * BUF_BYTES) as u64);
@@ -267,7 +276,11 @@ impl Uring {
 
     /// Publishes the buffers handed back since the last call.
     pub fn publish(&mut self) {
+        // SAFETY: `entries` points at the mapped ring's first entry, whose tail field `tail` addresses.
         let tail = unsafe { types::BufRingEntry::tail(self.entries()) } as *const std::sync::atomic::AtomicU16;
+        // SAFETY: the tail is a u16 in the live mapping, aligned for AtomicU16; the kernel reads it
+        // concurrently, which is why it is stored atomically, with release so that the entries written
+        // before it are seen first.
         unsafe { (*tail).store(self.tail, std::sync::atomic::Ordering::Release) };
     }
 
@@ -278,11 +291,17 @@ impl Uring {
     /// `give_back` (the kernel may then write into it) or after `self` is dropped (it is unmapped).
     pub unsafe fn data<'b>(&self, bid: u16, len: usize) -> &'b [u8] {
         assert!(bid < BUF_COUNT && len <= BUF_BYTES);
+        // SAFETY: buffer `bid` (checked above) starts BUF_BYTES * bid into the live `buffers` mapping and
+        // holds `len` <= BUF_BYTES bytes that the kernel wrote before posting the completion; the caller
+        // keeps the slice no longer than the buffer is lent to it.
         unsafe { std::slice::from_raw_parts(self.buffers.ptr.add(usize::from(bid) * BUF_BYTES), len) }
     }
 
     fn push(&mut self, entry: squeue::Entry) {
         loop {
+            // SAFETY: every entry built here points only at memory that outlives its operation: the target
+            // address and the `fds` slots (boxed in `self`, dropped after the ring), the mapped buffers,
+            // and a send's bytes, which `send`'s caller keeps until its completion.
             if unsafe { self.ring.submission().push(&entry) }.is_ok() {
                 return;
             }
@@ -310,11 +329,11 @@ impl Uring {
         self.push(e);
     }
 
-    /// A socket from `sys::tcp_socket`, put into the fixed file table, and a connect submitted for it.
+    /// A socket from `socket::tcp_socket`, put into the fixed file table, and a connect submitted for it.
     pub fn connect(&mut self, conn: usize, generation: u32, spread: Option<&mut SourceSpread>) -> io::Result<()> {
         // socket and TCP_NODELAY; with a spread of source addresses, two more to bind.
         self.calls += if spread.is_some() { 4 } else { 2 };
-        let fd = crate::load::sys::tcp_socket(self.family, spread)?;
+        let fd = socket::tcp_socket(self.family, spread)?;
         self.fds[conn] = fd;
         self.update_file(conn, generation);
         let e = opcode::Connect::new(types::Fd(fd), &self.addr.0 as *const _ as *const libc::sockaddr, self.addr.1)
@@ -331,8 +350,9 @@ impl Uring {
         if fd < 0 {
             return;
         }
+        // SAFETY: shutdown(2) takes integers only; `fd` is this connection's socket, still open here.
         unsafe { libc::shutdown(fd, libc::SHUT_RDWR) };
-        crate::load::sys::close(fd);
+        socket::close(fd);
         self.fds[conn] = -1;
         self.calls += 2;
         self.update_file(conn, generation);
@@ -357,7 +377,11 @@ impl Uring {
         let file = types::Fixed(conn as u32);
         let e = match &self.send_slots {
             Some(slots) if len <= self.send_slot_bytes => {
+                // SAFETY: `conn` < `conn_count`, so its slot lies inside the mapping of `conn_count` slots.
                 let slot = unsafe { slots.ptr.add(conn * self.send_slot_bytes) };
+                // SAFETY: `len` fits the slot (the match guard); the caller's bytes are valid for `len`
+                // (this fn's contract) and cannot overlap the mapping, which nothing outside the ring sees;
+                // no other send of the connection reads the slot now.
                 unsafe { std::ptr::copy_nonoverlapping(ptr, slot, len) };
                 opcode::WriteFixed::new(file, slot, len as u32, 0).build()
             }
@@ -426,11 +450,9 @@ mod tests {
         assert!(!same_generation(unpack(pack(Op::Recv, 3, 5)).2, 6));
     }
 
-    fn socket_pair() -> [RawFd; 2] {
-        let mut pair = [-1; 2];
-        assert_eq!(unsafe { libc::socketpair(libc::AF_UNIX, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0, pair.as_mut_ptr()) }, 0);
-        pair
-    }
+    use std::io::Read as _;
+    use std::os::fd::IntoRawFd as _;
+    use std::os::unix::net::UnixStream;
 
     /// Sends through the fixed file table, from the registered send slot where the kernel allows it and
     /// from the caller's bytes when they are longer than the slot, arrive whole and in order: a long
@@ -441,26 +463,26 @@ mod tests {
         let setup = RingSetup { conn_count: 2, send_slot_bytes: 64, sqpoll_cpu: None };
         let mut u = Uring::new(&SocketAddr::from(([127, 0, 0, 1], 9)), &setup).expect("a ring (Uring::probe passed)");
         assert!(registered, "this kernel does not write from a registered buffer");
-        let pair = socket_pair();
+        let (ours, mut peer) = UnixStream::pair().unwrap();
         // The second connection's slot, so that an offset error in the slot arithmetic shows.
-        u.fds[1] = pair[0];
+        u.fds[1] = ours.as_raw_fd();
         u.update_file(1, 3);
         let messages: [&[u8]; 3] = [&[b'a'; 60], b"GET / HTTP/1.1\r\n\r\n", &[b'z'; 200]];
         let mut received = Vec::new();
         let mut out = Vec::new();
         for m in messages {
+            // SAFETY: `m` is static, and the send's completion is waited for before the next one.
             unsafe { u.send(1, 3, m.as_ptr(), m.len()) };
             u.wait(1_000_000_000, &mut out);
             let sent: Vec<_> = out.iter().filter(|c| c.op == Op::Send).map(|c| (c.conn, c.generation, c.result)).collect();
             assert_eq!(sent, [(1, 3, m.len() as i32)], "{out:?}");
             assert!(out.iter().all(|c| c.op != Op::Register), "the socket was put into the table: {out:?}");
             let mut buf = vec![0u8; m.len()];
-            assert_eq!(unsafe { libc::recv(pair[1], buf.as_mut_ptr() as *mut libc::c_void, buf.len(), libc::MSG_WAITALL) }, m.len() as isize);
+            peer.read_exact(&mut buf).unwrap();
             received.extend_from_slice(&buf);
         }
         assert_eq!(received, messages.concat());
-        crate::load::sys::close(pair[0]);
-        crate::load::sys::close(pair[1]);
+        drop(u);
     }
 
     /// A socket taken out of the fixed file table can no longer be used through it: the table slot, not
@@ -469,19 +491,19 @@ mod tests {
     fn a_closed_connection_leaves_the_fixed_file_table() {
         let setup = RingSetup { conn_count: 1, send_slot_bytes: 0, sqpoll_cpu: None };
         let mut u = Uring::new(&SocketAddr::from(([127, 0, 0, 1], 9)), &setup).expect("a ring (Uring::probe passed)");
-        let pair = socket_pair();
-        let kept = unsafe { libc::dup(pair[0]) };
-        u.fds[0] = pair[0];
+        let (ours, _peer) = UnixStream::pair().unwrap();
+        // A second descriptor of the socket keeps it open once the ring has closed its own.
+        let _kept = ours.try_clone().unwrap();
+        u.fds[0] = ours.into_raw_fd();
         u.update_file(0, 1);
         u.close(0, 1);
         assert!(!u.is_open(0));
+        // SAFETY: the byte is a static, and no other send of connection 0 is in flight.
         unsafe { u.send(0, 1, b"x".as_ptr(), 1) };
         let mut out = Vec::new();
         u.wait(1_000_000_000, &mut out);
         let sent: Vec<_> = out.iter().filter(|c| c.op == Op::Send).map(|c| c.result).collect();
         assert_eq!(sent, [-libc::EBADF], "{out:?}");
-        crate::load::sys::close(kept);
-        crate::load::sys::close(pair[1]);
     }
 
     /// The kernel refuses an SQPOLL thread on a CPU that does not exist, and the ring says so.

@@ -7,7 +7,7 @@ use std::net::SocketAddr;
 
 use super::ring::{self, Completion, Op, RingSetup, Uring};
 use super::{Backend, Event, Write};
-use crate::load::sys::SourceSpread;
+use crate::os::socket::SourceSpread;
 
 #[derive(Clone, Copy)]
 struct Slot {
@@ -75,7 +75,8 @@ impl Backend for UringBackend {
         let s = &mut self.slots[conn];
         if !s.send_busy {
             s.send_busy = true;
-            // The caller keeps the bytes unchanged until this send's completion, the only one in flight.
+            // SAFETY: the caller keeps the bytes unchanged until this send's completion (`write`'s contract),
+            // and `send_busy` makes it the only send of the connection in flight.
             unsafe { self.ring.send(conn, s.generation, bytes.as_ptr(), bytes.len()) };
         }
         Write::Pending
@@ -113,7 +114,8 @@ impl Backend for UringBackend {
                 Op::Recv => {
                     if let Some(bid) = done.buffer() {
                         if current && done.result > 0 {
-                            // The buffer is the kernel's again only after `give_back` below and the next publish.
+                            // SAFETY: the buffer is the kernel's again only after `give_back` below and the next
+                            // publish, and `data` is not kept past `on_event`.
                             let data = unsafe { self.ring.data(bid, done.result as usize) };
                             on_event(self, i, Event::Received(data));
                         }
