@@ -17,15 +17,24 @@ pub struct FailOn {
     pub metrics: Vec<Metric>,
 }
 
+/// A `--fail-on` value that names no verdict or metric the gate knows.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BadFailOn {
+    #[error("'{0}' is not a verdict the gate knows: give worse, or worse:rps,p99,cpu")]
+    Verdict(String),
+    #[error("'{0}' is not a metric compare judges: give rps, p99 or cpu")]
+    Metric(String),
+}
+
 impl FromStr for FailOn {
-    type Err = String;
+    type Err = BadFailOn;
 
     /// `worse` (every metric) or `worse:rps,p99,cpu` (those named; `req/s` and `CPU/req` as the tables
     /// write them are taken too).
-    fn from_str(s: &str) -> Result<FailOn, String> {
+    fn from_str(s: &str) -> Result<FailOn, BadFailOn> {
         let (verdict, list) = s.split_once(':').unwrap_or((s, ""));
         if !verdict.eq_ignore_ascii_case("worse") {
-            return Err(format!("'{verdict}' is not a verdict the gate knows: give worse, or worse:rps,p99,cpu"));
+            return Err(BadFailOn::Verdict(verdict.to_string()));
         }
         if list.trim().is_empty() {
             return Ok(FailOn { metrics: Metric::ALL.to_vec() });
@@ -35,7 +44,7 @@ impl FromStr for FailOn {
             let metric = Metric::ALL
                 .into_iter()
                 .find(|m| name.eq_ignore_ascii_case(m.flag()) || name.eq_ignore_ascii_case(m.name()))
-                .ok_or_else(|| format!("'{name}' is not a metric compare judges: give rps, p99 or cpu"))?;
+                .ok_or_else(|| BadFailOn::Metric(name.to_string()))?;
             if !metrics.contains(&metric) {
                 metrics.push(metric);
             }
@@ -90,7 +99,7 @@ mod tests {
         assert_eq!(f.metrics, [Metric::RequestsPerS, Metric::P99]);
         assert_eq!(f.spec(), "worse:rps,p99");
         assert_eq!("WORSE:CPU/req".parse::<FailOn>().unwrap().metrics, [Metric::CpuPerRequest]);
-        assert!("better".parse::<FailOn>().unwrap_err().contains("worse:rps,p99,cpu"));
-        assert!("worse:p95".parse::<FailOn>().unwrap_err().contains("'p95'"));
+        assert!("better".parse::<FailOn>().unwrap_err().to_string().contains("worse:rps,p99,cpu"));
+        assert!("worse:p95".parse::<FailOn>().unwrap_err().to_string().contains("'p95'"));
     }
 }
