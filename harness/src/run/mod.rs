@@ -27,6 +27,7 @@ pub mod search;
 pub mod served;
 mod server_there;
 pub mod tools;
+mod to_model;
 
 
 pub use conformance::Suite;

@@ -50,7 +50,7 @@ pub(super) fn run_config(o: &BenchOptions) -> RunConfig {
         server_host: o.remote.server_host.as_ref().map(ToString::to_string),
         server_checkout: o.remote.server_checkout.as_ref().map(|p| p.display().to_string()),
         workers_sweep: o.workers_sweep.clone(),
-        workload: o.scenarios.iter().any(|s| s == "work" || s == "counter").then(|| o.mix.clone()),
+        workload: o.scenarios.iter().any(|s| s == "work" || s == "counter").then(|| (&o.mix).into()),
         shuffle_seed: Some(
             std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64),
         ),

@@ -6,11 +6,12 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use crate::launch::round_watch::ServerSide;
+use crate::load::search::RATE_HELD_SHARE;
 use crate::load::{self, LoadConfig, Mode, Stop, Workload};
 use crate::model::{
     unsaturated_limit, LimitInputs, Round, RoundMachine, ServerUsage, SyscallsPerRequest, BUSY_THRESHOLD_PCT, DISTURBED_MIN_TICKS, DISTURBED_THRESHOLD_PCT, FLAG_CLIENT_BOUND, FLAG_DISTURBED, FLAG_ERRORS,
     FLAG_INTERRUPTED, FLAG_KEEPALIVE_LOST, FLAG_RAMP_INCOMPLETE, FLAG_RATE_NOT_HELD, FLAG_SERVER_UNPROBED, FLAG_UNFAIR,
-    RAMP_LIMIT, RATE_HELD_SHARE, UNFAIR_JAIN, FLAG_UNSATURATED, SERVER_BOUND,
+    RAMP_LIMIT, UNFAIR_JAIN, FLAG_UNSATURATED, SERVER_BOUND,
 };
 use crate::os::cpustat::{ticks_per_s, CpuStat, CpuTimes};
 
@@ -157,7 +158,7 @@ pub fn run_round<S: RoundServer>(server: &mut S, plan: &RoundPlan, index: u32, w
     // The client's limit (`client_limit_pct`); with client hosts, the most limited host's, each host
     // judged over its own window and threads.
     let client_limit_pct = if hosts.is_empty() {
-        crate::model::client_limit_pct(&load, client_window_s, o.client_cpus.len())
+        load.client_limit_pct(client_window_s, o.client_cpus.len())
     } else {
         hosts.iter().filter_map(|h| h.client_limit_pct).reduce(f64::max)
     };
@@ -247,7 +248,7 @@ pub fn run_round<S: RoundServer>(server: &mut S, plan: &RoundPlan, index: u32, w
             syscalls_unavailable: usage.syscalls_unavailable,
             syscalls: usage.syscalls,
         },
-        load,
+        load: load.into(),
         tool_latency_ns,
         client_busy_pct,
         client_limit_pct,
