@@ -8,6 +8,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::wire::{counter_path, work_path, HttpRequest, RequestTemplate, Scenario, COUNTER_KEYS, MAX_WORK_US};
 
+/// The seed when none is given.
+pub const DEFAULT_SEED: u64 = 1;
+
 /// A share of connections or requests made `factor` times heavier than the base.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Skew {
@@ -81,7 +84,7 @@ pub struct MixOptions {
 
 impl Default for MixOptions {
     fn default() -> Self {
-        MixOptions { work_us: crate::wire::DEFAULT_WORK_US, heavy_connections: None, heavy_requests: None, keys: 1, seed: super::config::DEFAULT_SEED }
+        MixOptions { work_us: crate::wire::DEFAULT_WORK_US, heavy_connections: None, heavy_requests: None, keys: 1, seed: DEFAULT_SEED }
     }
 }
 

@@ -4,8 +4,8 @@
 use hdrhistogram::Histogram;
 
 use super::format::us;
-use super::html::{family_of, opt_num, Row, MODEL_FAMILIES};
-use super::html_page::{Cell, Page, Table};
+use super::html_page::{opt_num, Cell, Page, Table};
+use super::html_rows::{family_of, Row, MODEL_FAMILIES};
 use super::svg::{self, Axis, Panel, PanelChart, Scale, Series, Unit, PANEL_SERIES};
 use crate::model::{LatencyPoints, Measurement};
 use crate::stats::histogram::new_latency_histogram;
