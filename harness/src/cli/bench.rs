@@ -236,7 +236,7 @@ impl BenchArgs {
         anyhow::ensure!(!self.connections.is_empty() && self.connections.iter().all(|&n| n > 0), "-c takes connection counts above 0, such as 64 or 8,64,256");
         anyhow::ensure!(self.pipeline >= 1, "--pipeline must be at least 1");
         let scenarios: Vec<Scenario> = self.scenario.iter().filter_map(|s| Scenario::parse(s)).collect();
-        mix.check_against(&scenarios).map_err(anyhow::Error::msg)?;
+        mix.check_against(&scenarios)?;
         let max_rounds = match (rounds, self.max_rounds) {
             (Rounds::Fixed(n), None) => n.saturating_mul(2),
             (Rounds::Auto { .. }, None) => DEFAULT_MAX_ROUNDS,

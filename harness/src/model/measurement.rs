@@ -474,7 +474,7 @@ impl Measurement {
             server_syscalls_per_request: syscalls.as_ref().ok().map(|(per, _, _)| per.clone()),
             server_syscalls_method: syscalls.as_ref().ok().and_then(|(_, method, _)| method.clone()),
             server_syscalls_from: syscalls.as_ref().ok().map(|(_, _, from)| from.to_string()),
-            server_syscalls_unavailable: syscalls.err(),
+            server_syscalls_unavailable: syscalls.err().map(|e| e.to_string()),
             worker_imbalance: {
                 let v: Vec<f64> = rounds.iter().filter_map(|r| r.server.workers.map(|w| w.imbalance)).collect();
                 (!v.is_empty()).then(|| crate::stats::rounds::median(&v))
@@ -501,34 +501,39 @@ impl Measurement {
     /// The server's system calls per request, with the method that counted them and which rounds they
     /// come from: the extra counting rounds where there are any (those not disturbed), else the measured
     /// `rounds`; or why there are none.
-    fn server_syscalls(&self, rounds: &[&Round]) -> Result<(SyscallsPerRequest, Option<String>, &'static str), String> {
+    fn server_syscalls(&self, rounds: &[&Round]) -> Result<(SyscallsPerRequest, Option<String>, &'static str), Uncounted> {
         let (from, rounds): (&str, Vec<&Round>) = if self.counting_rounds.is_empty() {
             ("measured-rounds", rounds.to_vec())
         } else {
             ("extra-round", self.counting_rounds.iter().filter(|r| r.counts()).collect())
         };
         if rounds.is_empty() {
-            return Err("every round counting system calls was disturbed (something else ran on the server's CPUs)".into());
+            return Err(Uncounted("every round counting system calls was disturbed (something else ran on the server's CPUs)".into()));
         }
         let per = server_syscalls(&rounds)?;
         Ok((per, rounds[0].server.syscalls_method.clone(), from))
     }
 }
 
+/// Why a measurement has no system calls per request, as its summary says.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+struct Uncounted(String);
+
 /// The server's system calls per request summed over `rounds`, or why a round has none: a sum over the other
 /// rounds would pass for one over all of them.
-fn server_syscalls(rounds: &[&Round]) -> Result<SyscallsPerRequest, String> {
+fn server_syscalls(rounds: &[&Round]) -> Result<SyscallsPerRequest, Uncounted> {
     let mut sum = crate::os::syscalls::SyscallCounts { total: Some(0), ..Default::default() };
     for r in rounds {
         let Some(c) = &r.server.syscalls else {
-            return Err(r.server.syscalls_unavailable.clone().unwrap_or_else(|| "not counted".into()));
+            return Err(Uncounted(r.server.syscalls_unavailable.clone().unwrap_or_else(|| "not counted".into())));
         };
         sum.total = sum.total.zip(c.total).map(|(a, b)| a + b);
         for (name, n) in &c.by_name {
             *sum.by_name.entry(name.clone()).or_default() += n;
         }
     }
-    SyscallsPerRequest::of(&sum, rounds.iter().map(|r| r.load.requests).sum()).ok_or_else(|| "no request".into())
+    SyscallsPerRequest::of(&sum, rounds.iter().map(|r| r.load.requests).sum()).ok_or_else(|| Uncounted("no request".into()))
 }
 
 /// Combines per-round figures where no histogram exists: the extremes for min and max, the mean of the

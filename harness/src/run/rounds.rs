@@ -16,7 +16,7 @@ use crate::model::{
 use crate::os::cpustat::{ticks_per_s, CpuStat, CpuTimes};
 
 use super::options::{BenchOptions, ModeKind, StopRule, SyscallCounting, Tool};
-use super::served::RoundServer;
+use super::served::{NotCounted, RoundServer};
 use super::tools::{self, ToolRun};
 
 /// What one round of one server does.
@@ -102,9 +102,9 @@ pub fn run_round<S: RoundServer>(server: &mut S, plan: &RoundPlan, index: u32, w
     // Counted on the server's own CPUs, where nothing else may run (a round that shares them is
     // `disturbed`); with the client on them too the counts would be of both.
     let syscalls = if !plan.count_syscalls {
-        Err(not_counted(o.syscall_counts).into())
+        Err(NotCounted(not_counted(o.syscall_counts).into()))
     } else if shared_cpus {
-        Err(format!("server CPUs {} and client CPUs {} overlap: the counts per CPU would hold the client's calls too", o.server_cpus, o.client_cpus))
+        Err(NotCounted(format!("server CPUs {} and client CPUs {} overlap: the counts per CPU would hold the client's calls too", o.server_cpus, o.client_cpus)))
     } else {
         Ok(o.server_cpus.cpus().to_vec())
     };
