@@ -255,22 +255,18 @@ fn shape_code(text: &str) -> String {
                 i += 1;
                 continue;
             }
-            let close: String = std::iter::once('"').chain(std::iter::repeat('#').take(hashes)).collect();
+            let close: String = std::iter::once('"').chain(std::iter::repeat_n('#', hashes)).collect();
             let body_start = i + 2 + hashes;
             let body: String = chars[body_start..].iter().collect();
             let len = body.find(&close).map_or(chars.len() - body_start, |b| body[..b].chars().count());
-            for k in i..(body_start + len + close.len()).min(chars.len()) {
-                out.push(blank(chars[k]));
-            }
+            out.extend(chars[i..(body_start + len + close.len()).min(chars.len())].iter().map(|c| blank(*c)));
             i = body_start + len + close.len();
         } else if c == '"' {
             out.push(' ');
             i += 1;
             while i < chars.len() && chars[i] != '"' {
                 let skip = if chars[i] == '\\' { 2 } else { 1 };
-                for k in i..(i + skip).min(chars.len()) {
-                    out.push(blank(chars[k]));
-                }
+                out.extend(chars[i..(i + skip).min(chars.len())].iter().map(|c| blank(*c)));
                 i += skip;
             }
             out.push(' ');

@@ -386,7 +386,7 @@ impl BenchArgs {
         );
 
         Ok(BenchOptions {
-            catalog_root: catalog_root,
+            catalog_root,
             repo_root: root.to_path_buf(),
             selection: self.select.selection(),
             scenarios: self.scenario.clone(),
@@ -398,7 +398,7 @@ impl BenchArgs {
             connections: self.connections.clone(),
             pipeline: self.pipeline,
             connection_per_request: self.connection_per_request,
-            mix: mix,
+            mix,
             run_type: self.run_type,
             server_cpus,
             client_cpus,
@@ -406,14 +406,14 @@ impl BenchArgs {
             workers_sweep,
             client_threads,
             warmup: self.warmup,
-            rounds: rounds,
+            rounds,
             max_rounds,
             stop,
             tool: self.tool,
             client_io,
             client_io_name,
             client_poll,
-            out_dir: out_dir,
+            out_dir,
             timeout: self.timeout,
             start_timeout: self.start_timeout,
             stop_grace: STOP_GRACE,
@@ -421,7 +421,7 @@ impl BenchArgs {
             install: !self.no_install,
             check: self.check,
             syscall_counts: self.syscall_counts,
-            command_line: command_line,
+            command_line,
             notes,
             remote,
         })
