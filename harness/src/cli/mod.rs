@@ -1,5 +1,5 @@
-//! The command line, defined in one place: every subcommand's arguments (`load` and `compare` in files of
-//! their own) and the parsers of their values.
+//! The command line, defined in one place: every subcommand's arguments (`bench`, `load` and `compare` in files
+//! of their own) and the parsers of their values.
 
 pub mod bench;
 pub mod compare;
