@@ -344,37 +344,7 @@ impl BenchArgs {
             }
         };
 
-        if self.tool != Tool::Builtin {
-            let tool = self.tool.name();
-            anyhow::ensure!(
-                self.mode == ModeKind::Throughput,
-                "--tool {tool} supports --mode throughput only; use --tool builtin for latency and rate"
-            );
-            anyhow::ensure!(
-                !self.scenario.iter().any(|s| s == Scenario::Echo.name()),
-                "--tool {tool} speaks HTTP only; the echo scenario needs --tool builtin"
-            );
-            if self.tool == Tool::Hey {
-                hey::ready(root)?;
-                anyhow::ensure!(self.pipeline == 1, "hey sends one request at a time per connection: use --pipeline 1");
-            } else {
-                anyhow::ensure!(
-                    crate::catalog::requires::find_command(tool).is_some(),
-                    "--tool {tool}: `{tool}` is not installed (apt-get install -y {})",
-                    if self.tool == Tool::Wrk { "wrk" } else { "nghttp2-client" }
-                );
-            }
-            anyhow::ensure!(!self.connection_per_request, "--connection-per-request needs --tool builtin");
-            anyhow::ensure!(
-                !scenarios.contains(&Scenario::Counter) && !(scenarios.contains(&Scenario::Work) && mix.skewed()),
-                "--tool {}: `counter` (whose answers are checked for lost updates) and `work` with heavy connections or requests need --tool builtin",
-                self.tool.name()
-            );
-            anyhow::ensure!(client_poll_wanted == crate::load::Poll::Sleep, "--client-poll busy needs --tool builtin");
-            if self.tool == Tool::Wrk {
-                anyhow::ensure!(matches!(stop, StopRule::Duration(_)), "wrk runs for a duration only: use -d, not -n");
-            }
-        }
+        self.check_tool(root, &scenarios, &mix, stop)?;
 
         let remote = self.remote(&scenarios, root, &catalog_root)?;
         let (client_io, client_io_name) = crate::load::resolve_io(self.client_io.into()).map_err(|e| anyhow::anyhow!("--client-{e}"))?;
@@ -462,6 +432,44 @@ impl BenchArgs {
             }
         };
         Ok(Remote { client_hosts, ssh_options: self.ssh_option.clone(), server_address, clock_tolerance: self.clock_tolerance, server_host, server_checkout, server_catalog })
+    }
+
+    /// What wrk, h2load and hey cannot do (closed-loop HTTP rounds only, no check of each answer), and
+    /// whether the one asked for is installed or can be built.
+    fn check_tool(&self, root: &Path, scenarios: &[Scenario], mix: &crate::load::mix::MixOptions, stop: StopRule) -> anyhow::Result<()> {
+        if self.tool == Tool::Builtin {
+            return Ok(());
+        }
+        let tool = self.tool.name();
+        anyhow::ensure!(
+            self.mode == ModeKind::Throughput,
+            "--tool {tool} supports --mode throughput only; use --tool builtin for latency and rate"
+        );
+        anyhow::ensure!(
+            !self.scenario.iter().any(|s| s == Scenario::Echo.name()),
+            "--tool {tool} speaks HTTP only; the echo scenario needs --tool builtin"
+        );
+        if self.tool == Tool::Hey {
+            hey::ready(root)?;
+            anyhow::ensure!(self.pipeline == 1, "hey sends one request at a time per connection: use --pipeline 1");
+        } else {
+            anyhow::ensure!(
+                crate::catalog::requires::find_command(tool).is_some(),
+                "--tool {tool}: `{tool}` is not installed (apt-get install -y {})",
+                if self.tool == Tool::Wrk { "wrk" } else { "nghttp2-client" }
+            );
+        }
+        anyhow::ensure!(!self.connection_per_request, "--connection-per-request needs --tool builtin");
+        anyhow::ensure!(
+            !scenarios.contains(&Scenario::Counter) && !(scenarios.contains(&Scenario::Work) && mix.skewed()),
+            "--tool {}: `counter` (whose answers are checked for lost updates) and `work` with heavy connections or requests need --tool builtin",
+            self.tool.name()
+        );
+        anyhow::ensure!(self.client_poll == load::PollArg::Sleep, "--client-poll busy needs --tool builtin");
+        if self.tool == Tool::Wrk {
+            anyhow::ensure!(matches!(stop, StopRule::Duration(_)), "wrk runs for a duration only: use -d, not -n");
+        }
+        Ok(())
     }
 
     /// What a server host rules out: the servers there are reached at its address, probed at the edges the
