@@ -13,9 +13,6 @@ pub mod load;
 pub mod model;
 pub mod os;
 pub mod remote;
-// Style lints some exporters do not follow: `n % k == 0` for `is_multiple_of`, helpers after a test module,
-// a spelled-out tuple type.
-#[allow(clippy::manual_is_multiple_of, clippy::items_after_test_module, clippy::type_complexity)]
 pub mod report;
 pub mod run;
 pub mod stats;

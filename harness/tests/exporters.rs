@@ -2,8 +2,6 @@
 
 use std::collections::BTreeMap;
 
-use serverbench::load::search::{SearchResult, Slo, Step};
-use serverbench::load::{ErrorCounts, LoadReport, StatusCounts};
 use serverbench::report::{self, Exporter};
 use serverbench::model::*;
 use serverbench::os::syscalls::SyscallCounts;
@@ -25,7 +23,7 @@ fn round(index: u32, warmup: bool, requests: u64, latencies_us: &[u64], cpu_s: f
     Round {
         index,
         warmup,
-        load: LoadReport {
+        load: RoundLoad {
             requests,
             reconnects: 0,
             keepalive_lost: 0,
@@ -140,8 +138,8 @@ fn measurement(name: &str, status: MeasurementStatus, reason: Option<&str>, roun
 /// none for go-net; rust-tokio was not searched.
 fn model() -> RunResult {
     let mut run = unsearched_model();
-    let slo = Slo::parse("p99<1ms").unwrap();
-    let step = |rate: f64, achieved: f64, p99_us: u64, pass: bool| Step {
+    let slo = Objective { text: "p99<1ms".into(), quantile: 0.99, bound_ns: 1_000_000 };
+    let step = |rate: f64, achieved: f64, p99_us: u64, pass: bool| SearchStep {
         rate,
         achieved,
         latency_ns: Some(p99_us * 1000),
@@ -149,13 +147,13 @@ fn model() -> RunResult {
         pass,
         flags: if achieved < 0.98 * rate { vec![FLAG_RATE_NOT_HELD.into()] } else { vec![] },
     };
-    run.measurements[0].capacity = Some(SearchResult {
+    run.measurements[0].capacity = Some(Capacity {
         slo: slo.clone(),
         capacity_rps: Some(95_000.0),
         bracket: (Some(95_000.0), Some(99_000.0)),
         steps: vec![step(50_000.0, 50_000.0, 200, true), step(100_000.0, 96_000.0, 9_000, false), step(95_000.0, 95_000.0, 600, true), step(99_000.0, 97_000.0, 4_000, false)],
     });
-    run.measurements[1].capacity = Some(SearchResult {
+    run.measurements[1].capacity = Some(Capacity {
         slo,
         capacity_rps: None,
         bracket: (None, Some(37_500.0)),

@@ -1,222 +1,344 @@
-//! House rules of the harness's own source that neither the compiler nor clippy checks.
+//! The shape of the harness's sources, checked: no folder of `harness/src` holds a circle of files (file A
+//! uses file B ... uses file A), and no file is over `SHAPE_MAX_LINES` lines without its tests. A circle
+//! makes a folder one piece that can only be read, changed and tested whole; a long file is read least.
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-/// Files of harness/src that still return a `Result<_, String>`. The list may only shrink: an entry
-/// whose file has none left fails the test too, so that it is taken off.
-const STRING_ERRORS_LEFT: &[&str] = &["load/mix.rs", "model/measurement.rs", "run/served.rs"];
+/// The most lines a source file may have, its `#[cfg(test)] mod tests` block not counted.
+const SHAPE_MAX_LINES: usize = 600;
 
-/// Errors are typed (docs/architecture.md): a `Result` whose error is a bare `String` carries no type a
-/// caller could name, so outside `#[cfg(test)]` modules none may appear but in the files listed above.
 #[test]
-fn no_result_with_a_string_error() {
-    // The scanner itself: it finds the error type at any depth and in any spelling of the path, and
-    // passes over one-parameter aliases, other error types, comments, strings and test modules.
-    let sample = r##"
-fn a() -> Result<u8, String> { todo!() }
-fn b() -> Result<Result<(bool, i32), std::string::String>, Failed> { todo!() }
-fn c() -> anyhow::Result<String> { todo!() }
-fn d() -> Result<Vec<(u8, String)>, Failed> { todo!() }
-fn e() -> io::Result<Option<String>> { todo!() }
-fn f() -> MyResult<u8, String> { todo!() }
-// fn g() -> Result<u8, String>
-fn h() -> &'static str { "Result<u8, String>" }
-fn i() -> Result<fn(u8) -> u8, String> { let _ = '"'; todo!() }
-#[cfg(test)]
-mod tests {
-    fn j() -> Result<u8, String> { todo!() }
+fn no_circle_of_files_in_a_folder() {
+    let mut circles = Vec::new();
+    for (folder, files) in shape_folders() {
+        let graph = shape_graph(&folder, &files);
+        circles.extend(shape_circles(&graph).into_iter().map(|c| format!("src/{}: {}", shape_module_path(&folder).join("/"), c.join(" -> "))));
+    }
+    assert!(circles.is_empty(), "files that use each other in a circle (break it by moving what both need into a file of its own):\n{}", circles.join("\n"));
 }
-fn k() -> Result<HashMap<u8, Vec<u8>>, String> { todo!() }
-"##;
-    let lines: Vec<usize> = string_errors(sample).into_iter().map(|(line, _)| line).collect();
-    assert_eq!(lines, [2, 3, 10, 15], "what the scanner finds in its sample");
 
+#[test]
+fn no_file_over_600_lines_without_its_tests() {
+    let mut long = Vec::new();
+    for (folder, files) in shape_folders() {
+        for name in files {
+            let text = std::fs::read_to_string(folder.join(format!("{name}.rs"))).unwrap();
+            let lines = shape_without_tests(&text).lines().count();
+            if lines > SHAPE_MAX_LINES {
+                long.push(format!("src/{}/{name}.rs: {lines} lines", shape_module_path(&folder).join("/")));
+            }
+        }
+    }
+    assert!(long.is_empty(), "files over {SHAPE_MAX_LINES} lines without their tests (split them by what they own):\n{}", long.join("\n"));
+}
+
+/// The finder itself, on graphs whose circles are known.
+#[test]
+fn the_circle_finder_finds_circles_and_only_circles() {
+    let graph = |edges: &[(&str, &str)]| {
+        let mut g: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+        for (a, b) in edges {
+            g.entry(a.to_string()).or_default().insert(b.to_string());
+            g.entry(b.to_string()).or_default();
+        }
+        g
+    };
+    assert!(shape_circles(&graph(&[("a", "b"), ("b", "c"), ("a", "c")])).is_empty(), "a diamond is no circle");
+    assert_eq!(shape_circles(&graph(&[("a", "b"), ("b", "a")])), [["a", "b", "a"]]);
+    assert_eq!(shape_circles(&graph(&[("x", "a"), ("a", "b"), ("b", "c"), ("c", "a"), ("c", "d")])), [["a", "b", "c", "a"]]);
+    assert_eq!(shape_circles(&graph(&[("a", "b"), ("b", "a"), ("c", "d"), ("d", "c")])).len(), 2, "two circles apart");
+}
+
+/// The paths between files that the graph reads, and those it must not.
+#[test]
+fn a_files_uses_are_read_from_its_code_only() {
+    let files: BTreeSet<String> = ["config", "mix", "report", "mod"].iter().map(|s| s.to_string()).collect();
+    let public = BTreeMap::from([("Skew".to_string(), "mix".to_string()), ("DEFAULT_SEED".to_string(), "config".to_string())]);
+    let uses = |text: &str| shape_uses(text, "config", &["load".to_string()], &files, &public);
+    assert_eq!(uses("use super::mix::Mix;"), ["mix"]);
+    assert_eq!(uses("use super::{mix::{self, Mix}, report};"), ["mix", "report"]);
+    assert_eq!(uses("let s = crate::load::Skew::parse(x);"), ["mix"], "a name the folder re-exports leads to its file");
+    assert_eq!(uses("use crate::load::mix;"), ["mix"]);
+    assert!(uses("// super::mix\nlet s = \"crate::load::mix\";").is_empty(), "comments and strings are not uses");
+    assert!(uses("use crate::wire::mix;").is_empty(), "another folder's file of the same name");
+    assert!(uses("use super::DEFAULT_SEED;").is_empty(), "a file's own item");
+    assert!(uses("fn f() {}\n#[cfg(test)]\nmod tests {\n    use super::*;\n    use super::super::mix::X;\n}\n").is_empty(), "tests are left out");
+}
+
+/// Each folder of `harness/src` with the names of its files (`mod.rs` included, as `mod`).
+fn shape_folders() -> Vec<(PathBuf, Vec<String>)> {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let mut found = Vec::new();
-    let mut left_with_some = Vec::new();
-    for path in rust_files(&src) {
-        let name = path.strip_prefix(&src).unwrap().to_string_lossy().replace('\\', "/");
-        let text = std::fs::read_to_string(&path).unwrap();
-        let hits = string_errors(&text);
-        if STRING_ERRORS_LEFT.contains(&name.as_str()) {
-            if !hits.is_empty() {
-                left_with_some.push(name);
-            }
-            continue;
-        }
-        found.extend(hits.into_iter().map(|(line, text)| format!("harness/src/{name}:{line}: {text}")));
-    }
-    assert!(
-        found.is_empty(),
-        "a Result with a String error; give it a typed error made with thiserror (docs/architecture.md):\n{}",
-        found.join("\n")
-    );
-    let done: Vec<_> = STRING_ERRORS_LEFT.iter().filter(|f| !left_with_some.iter().any(|l| l == *f)).collect();
-    assert!(done.is_empty(), "these files have no Result<_, String> left: take them off STRING_ERRORS_LEFT: {done:?}");
-}
-
-/// Every .rs file under `dir`, in a stable order.
-fn rust_files(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
-    let mut entries: Vec<_> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).collect();
-    entries.sort();
-    for path in entries {
-        if path.is_dir() {
-            out.extend(rust_files(&path));
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            out.push(path);
+    let mut todo = vec![src];
+    while let Some(dir) = todo.pop() {
+        let mut files = Vec::new();
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                todo.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                files.push(path.file_stem().unwrap().to_string_lossy().into_owned());
+            }
         }
+        files.sort();
+        out.push((dir, files));
     }
+    out.sort();
     out
 }
 
-/// The `Result<_, String>`s of a Rust source outside comments, string literals and `#[cfg(test)]`
-/// modules: the line (from 1) and the text of each.
-fn string_errors(source: &str) -> Vec<(usize, String)> {
-    let code = blank_comments_and_strings(source);
-    let skipped = test_modules(&code);
-    let bytes = code.as_bytes();
-    let mut out = Vec::new();
-    let mut from = 0;
-    while let Some(at) = code[from..].find("Result").map(|i| i + from) {
-        from = at + "Result".len();
-        let whole_word = at == 0 || !is_ident(bytes[at - 1]);
-        let rest = code[from..].trim_start();
-        if !whole_word || !rest.starts_with('<') || skipped.iter().any(|r| r.contains(&at)) {
-            continue;
-        }
-        let open = code.len() - rest.len();
-        let Some(params) = generic_params(&code[open + 1..]) else { continue };
-        let last = params.last().map(|p| p.trim()).unwrap_or_default();
-        if params.len() >= 2 && (last == "String" || last.ends_with("::String")) {
-            let line = code[..at].matches('\n').count() + 1;
-            let text = source.lines().nth(line - 1).unwrap_or_default().trim().to_string();
-            out.push((line, text));
+/// The module path of a folder under `src`: `["load", "backend"]` for src/load/backend.
+fn shape_module_path(folder: &Path) -> Vec<String> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    folder.strip_prefix(&src).unwrap().components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect()
+}
+
+/// File → the files of the same folder it uses. `mod.rs` is the folder's face: it uses its files, but a
+/// name reached through it leads to the file that defines the name.
+fn shape_graph(folder: &Path, files: &[String]) -> BTreeMap<String, BTreeSet<String>> {
+    let names: BTreeSet<String> = files.iter().cloned().collect();
+    let module = shape_module_path(folder);
+    let sources: BTreeMap<String, String> =
+        files.iter().map(|f| (f.clone(), shape_code(&shape_without_tests(&std::fs::read_to_string(folder.join(format!("{f}.rs"))).unwrap())))).collect();
+    // Names defined `pub` by exactly one file of the folder.
+    let mut defined: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for (file, code) in sources.iter().filter(|(f, _)| *f != "mod") {
+        for name in shape_public_items(code) {
+            defined.entry(name).or_default().push(file.clone());
         }
     }
-    out
+    let public: BTreeMap<String, String> = defined.into_iter().filter(|(_, f)| f.len() == 1).map(|(n, f)| (n, f[0].clone())).collect();
+    sources
+        .iter()
+        .filter(|(f, _)| *f != "mod")
+        .map(|(file, code)| (file.clone(), shape_uses(code, file, &module, &names, &public).into_iter().collect()))
+        .collect()
 }
 
-fn is_ident(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || b == b'_'
+/// The other files of the folder that `code` (of file `this`) names: `super::x`, `crate::<module>::x`,
+/// and a name the folder's `mod.rs` re-exports from file x.
+fn shape_uses(code: &str, this: &str, module: &[String], files: &BTreeSet<String>, public: &BTreeMap<String, String>) -> Vec<String> {
+    let code = shape_code(&shape_without_tests(code));
+    let mut prefixes = vec!["super::".to_string()];
+    if !module.is_empty() {
+        prefixes.push(format!("crate::{}::", module.join("::")));
+    }
+    let mut found = BTreeSet::new();
+    for prefix in &prefixes {
+        let mut rest = code.as_str();
+        while let Some(at) = rest.find(prefix.as_str()) {
+            let before = rest[..at].chars().next_back();
+            rest = &rest[at + prefix.len()..];
+            if before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == ':') {
+                continue; // `super::super::` or part of a longer path
+            }
+            let heads: Vec<&str> = if let Some(group) = rest.strip_prefix('{') { shape_group_heads(group) } else { vec![shape_ident(rest)] };
+            for head in heads {
+                let file = if files.contains(head) && head != "mod" { Some(head) } else { public.get(head).map(String::as_str) };
+                if let Some(file) = file.filter(|f| *f != this) {
+                    found.insert(file.to_string());
+                }
+            }
+        }
+    }
+    found.into_iter().collect()
 }
 
-/// The top-level parameters of a generic list whose `<` was just passed, up to its `>`.
-fn generic_params(after_open: &str) -> Option<Vec<&str>> {
-    let bytes = after_open.as_bytes();
-    let (mut depth, mut start, mut params) = (0i32, 0, Vec::new());
-    for (i, &b) in bytes.iter().enumerate() {
-        match b {
-            b'<' | b'(' | b'[' => depth += 1,
-            // The arrow of a fn type closes nothing.
-            b'>' if i > 0 && bytes[i - 1] == b'-' => {}
-            b'>' | b')' | b']' if depth > 0 => depth -= 1,
-            b'>' => {
-                params.push(&after_open[start..i]);
-                return Some(params);
+/// The first name of each path in a `{a::b, c, d::{e}}` group (the text after `{`).
+fn shape_group_heads(group: &str) -> Vec<&str> {
+    let mut heads = Vec::new();
+    let (mut depth, mut start) = (0usize, true);
+    for (i, c) in group.char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' if depth == 0 => break,
+            '}' => depth -= 1,
+            ',' if depth == 0 => start = true,
+            c if start && (c.is_alphanumeric() || c == '_') => {
+                heads.push(shape_ident(&group[i..]));
+                start = false;
             }
-            b',' if depth == 0 => {
-                params.push(&after_open[start..i]);
-                start = i + 1;
-            }
-            b'{' | b';' => return None,
             _ => {}
         }
     }
-    None
+    heads
 }
 
-/// The byte ranges of the `#[cfg(test)]` modules declared inline.
-fn test_modules(code: &str) -> Vec<std::ops::Range<usize>> {
-    let mut out = Vec::new();
-    let mut from = 0;
-    while let Some(at) = code[from..].find("#[cfg(test)]").map(|i| i + from) {
-        from = at + 1;
-        let rest = code[at + "#[cfg(test)]".len()..].trim_start();
-        let rest = rest.strip_prefix("pub ").unwrap_or(rest).trim_start();
-        let Some(decl) = rest.strip_prefix("mod ") else { continue };
-        let Some(brace) = decl.find(['{', ';']).filter(|&i| decl.as_bytes()[i] == b'{') else { continue };
-        let open = code.len() - decl.len() + brace;
-        let mut depth = 0;
-        for (i, b) in code.bytes().enumerate().skip(open) {
-            match b {
-                b'{' => depth += 1,
-                b'}' => {
-                    depth -= 1;
-                    if depth == 0 {
-                        out.push(at..i + 1);
-                        break;
-                    }
-                }
+fn shape_ident(text: &str) -> &str {
+    let end = text.find(|c: char| !(c.is_alphanumeric() || c == '_')).unwrap_or(text.len());
+    &text[..end]
+}
+
+/// The names a file declares `pub` (or `pub(crate)`, `pub(super)`) at any depth.
+fn shape_public_items(code: &str) -> Vec<String> {
+    let mut names = Vec::new();
+    for line in code.lines() {
+        let line = line.trim_start();
+        let Some(rest) = line.strip_prefix("pub") else { continue };
+        let rest = if rest.starts_with('(') { rest.split_once(')').map_or("", |(_, r)| r) } else { rest };
+        let words: Vec<&str> = rest.split_whitespace().collect();
+        let kinds = ["struct", "enum", "fn", "const", "static", "type", "trait", "mod", "union"];
+        if let Some(i) = words.iter().position(|w| kinds.contains(w)) {
+            if let Some(name) = words.get(i + 1).map(|w| shape_ident(w)).filter(|n| !n.is_empty()) {
+                names.push(name.to_string());
+            }
+        }
+    }
+    names
+}
+
+/// The text without its `#[cfg(test)] mod tests { ... }` block.
+fn shape_without_tests(text: &str) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    let Some(start) = lines.windows(2).position(|w| w[0].trim() == "#[cfg(test)]" && w[1].trim_start().starts_with("mod tests")) else {
+        return text.to_string();
+    };
+    // The block ends where the braces opened from its `mod tests` line close, counted in code only.
+    let code = shape_code(&lines[start..].join("\n"));
+    let mut depth = 0i64;
+    let mut end = lines.len();
+    for (i, line) in code.lines().enumerate() {
+        for c in line.chars() {
+            match c {
+                '{' => depth += 1,
+                '}' => depth -= 1,
                 _ => {}
             }
+        }
+        if i > 0 && depth == 0 && line.contains('}') {
+            end = start + i + 1;
+            break;
+        }
+    }
+    lines[..start].iter().chain(&lines[end..]).map(|l| format!("{l}\n")).collect()
+}
+
+/// Rust source with comments, strings and character literals blanked (newlines kept), so that what is
+/// left is code.
+fn shape_code(text: &str) -> String {
+    let chars: Vec<char> = text.chars().collect();
+    let mut out = String::with_capacity(text.len());
+    let blank = |c: char| if c == '\n' { '\n' } else { ' ' };
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        let next = chars.get(i + 1).copied();
+        if c == '/' && next == Some('/') {
+            while i < chars.len() && chars[i] != '\n' {
+                out.push(' ');
+                i += 1;
+            }
+        } else if c == '/' && next == Some('*') {
+            let mut depth = 0;
+            while i < chars.len() {
+                if chars[i] == '/' && chars.get(i + 1) == Some(&'*') {
+                    depth += 1;
+                    out.push_str("  ");
+                    i += 2;
+                } else if chars[i] == '*' && chars.get(i + 1) == Some(&'/') {
+                    depth -= 1;
+                    out.push_str("  ");
+                    i += 2;
+                    if depth == 0 {
+                        break;
+                    }
+                } else {
+                    out.push(blank(chars[i]));
+                    i += 1;
+                }
+            }
+        } else if c == 'r' && (next == Some('"') || next == Some('#')) && !chars.get(i.wrapping_sub(1)).is_some_and(|p| p.is_alphanumeric() || *p == '_') {
+            let hashes = chars[i + 1..].iter().take_while(|c| **c == '#').count();
+            if chars.get(i + 1 + hashes) != Some(&'"') {
+                out.push(c);
+                i += 1;
+                continue;
+            }
+            let close: String = std::iter::once('"').chain(std::iter::repeat_n('#', hashes)).collect();
+            let body_start = i + 2 + hashes;
+            let body: String = chars[body_start..].iter().collect();
+            let len = body.find(&close).map_or(chars.len() - body_start, |b| body[..b].chars().count());
+            out.extend(chars[i..(body_start + len + close.len()).min(chars.len())].iter().map(|c| blank(*c)));
+            i = body_start + len + close.len();
+        } else if c == '"' {
+            out.push(' ');
+            i += 1;
+            while i < chars.len() && chars[i] != '"' {
+                let skip = if chars[i] == '\\' { 2 } else { 1 };
+                out.extend(chars[i..(i + skip).min(chars.len())].iter().map(|c| blank(*c)));
+                i += skip;
+            }
+            out.push(' ');
+            i += 1;
+        } else if c == '\'' && (chars.get(i + 2) == Some(&'\'') || next == Some('\\')) {
+            // A character literal; a lifetime (`'a`) has no closing quote.
+            let end = chars[i + 1..].iter().position(|c| *c == '\'').map_or(chars.len(), |p| i + 1 + p + usize::from(next == Some('\\') && chars.get(i + 2) == Some(&'\'')));
+            for _ in i..=end.min(chars.len() - 1) {
+                out.push(' ');
+            }
+            i = end + 1;
+        } else {
+            out.push(c);
+            i += 1;
         }
     }
     out
 }
 
-/// `source` with every comment and the inside of every string and char literal turned into spaces
-/// (newlines kept, so that lines keep their numbers).
-fn blank_comments_and_strings(source: &str) -> String {
-    let b = source.as_bytes();
-    let mut out = b.to_vec();
-    let blank = |out: &mut Vec<u8>, range: std::ops::Range<usize>| {
-        for c in &mut out[range] {
-            if *c != b'\n' {
-                *c = b' ';
-            }
+/// The circles of a graph, one per strongly connected group of two files or more, each as a path from its
+/// first file back to it.
+fn shape_circles(graph: &BTreeMap<String, BTreeSet<String>>) -> Vec<Vec<String>> {
+    let mut circles = Vec::new();
+    let mut seen: BTreeSet<String> = BTreeSet::new();
+    for start in graph.keys() {
+        if seen.contains(start) {
+            continue;
         }
-    };
-    let mut i = 0;
-    while i < b.len() {
-        let starts_word = i == 0 || !is_ident(b[i - 1]);
-        if b[i..].starts_with(b"//") {
-            let end = b[i..].iter().position(|&c| c == b'\n').map_or(b.len(), |p| i + p);
-            blank(&mut out, i..end);
-            i = end;
-        } else if b[i..].starts_with(b"/*") {
-            let end = source[i + 2..].find("*/").map_or(b.len(), |p| i + 2 + p + 2);
-            blank(&mut out, i..end);
-            i = end;
-        } else if starts_word && (b[i] == b'r' || b[i..].starts_with(b"br")) && raw_string_hashes(&b[i..]).is_some() {
-            let prefix = if b[i] == b'r' { 1 } else { 2 };
-            let hashes = raw_string_hashes(&b[i..]).unwrap();
-            let body = i + prefix + hashes + 1;
-            let close = format!("\"{}", "#".repeat(hashes));
-            let end = source[body..].find(&close).map_or(b.len(), |p| body + p + close.len());
-            blank(&mut out, body..end.saturating_sub(close.len()).max(body));
-            i = end;
-        } else if b[i] == b'"' {
-            let mut j = i + 1;
-            while j < b.len() && b[j] != b'"' {
-                j += if b[j] == b'\\' { 2 } else { 1 };
-            }
-            blank(&mut out, i + 1..j.min(b.len()));
-            i = j + 1;
-        } else if b[i] == b'\'' {
-            // A char literal ('x', '\n', '\u{..}') rather than a lifetime ('a).
-            let end = if b.get(i + 1) == Some(&b'\\') {
-                b[i + 2..].iter().position(|&c| c == b'\'').map(|p| i + 2 + p)
-            } else {
-                source[i + 1..].chars().next().map(|c| i + 1 + c.len_utf8()).filter(|&e| b.get(e) == Some(&b'\''))
-            };
-            match end {
-                Some(e) => {
-                    blank(&mut out, i + 1..e);
-                    i = e + 1;
+        // The files on a way from `start` back to it: the group of `start`.
+        let reach = |from: &str, edges: &dyn Fn(&str) -> Vec<String>| {
+            let mut found: BTreeSet<String> = BTreeSet::from([from.to_string()]);
+            let mut todo = vec![from.to_string()];
+            while let Some(n) = todo.pop() {
+                for m in edges(&n) {
+                    if found.insert(m.clone()) {
+                        todo.push(m);
+                    }
                 }
-                None => i += 1,
             }
-        } else {
-            i += 1;
+            found
+        };
+        let forward = reach(start, &|n| graph.get(n).map(|s| s.iter().cloned().collect()).unwrap_or_default());
+        let backward = reach(start, &|n| graph.iter().filter(|(_, to)| to.contains(n)).map(|(f, _)| f.clone()).collect());
+        let group: BTreeSet<String> = forward.intersection(&backward).cloned().collect();
+        if group.len() < 2 {
+            continue;
         }
+        seen.extend(group.iter().cloned());
+        circles.push(shape_path_back(graph, start, &group));
     }
-    String::from_utf8_lossy(&out).into_owned()
+    circles
 }
 
-/// How many `#` a raw string literal starting here (`r"`, `r#"`, `br"` ...) has; None when none starts.
-fn raw_string_hashes(at: &[u8]) -> Option<usize> {
-    let after_r = if at.starts_with(b"br") { &at[2..] } else { at.strip_prefix(b"r")? };
-    let hashes = after_r.iter().take_while(|&&c| c == b'#').count();
-    (after_r.get(hashes) == Some(&b'"')).then_some(hashes)
+/// A shortest path from `start` through `group` back to `start`.
+fn shape_path_back(graph: &BTreeMap<String, BTreeSet<String>>, start: &str, group: &BTreeSet<String>) -> Vec<String> {
+    let mut came_from: BTreeMap<String, String> = BTreeMap::new();
+    let mut queue = std::collections::VecDeque::from([start.to_string()]);
+    while let Some(n) = queue.pop_front() {
+        for m in graph.get(&n).into_iter().flatten().filter(|m| group.contains(*m)) {
+            if m == start {
+                let mut chain = vec![n.clone()];
+                while let Some(before) = came_from.get(chain.last().unwrap()).filter(|b| *b != start) {
+                    chain.push(before.clone());
+                }
+                chain.reverse();
+                return std::iter::once(start.to_string()).chain(chain.into_iter().filter(|c| c != start)).chain([start.to_string()]).collect();
+            }
+            if !came_from.contains_key(m) {
+                came_from.insert(m.clone(), n.clone());
+                queue.push_back(m.clone());
+            }
+        }
+    }
+    vec![start.to_string()]
 }

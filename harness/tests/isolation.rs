@@ -9,27 +9,19 @@ mod common;
 use std::process::{Child, Command};
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
-use std::time::Duration;
 
-use serverbench::catalog::{Catalog, Selection};
+use serverbench::catalog::Catalog;
+use serverbench::cli::bench::BenchArgs;
 use serverbench::model::{RunResult, FLAG_DISTURBED};
 use serverbench::os::cpus::CpuSet;
-use serverbench::run::options::{BenchChoices, BenchOptions, Rounds};
+use serverbench::run::options::{BenchOptions, Rounds};
 use serverbench::ui::{Ui, Verbosity};
 
 fn options(names: &[&str], rounds: u32, max_rounds: u32, catalog: &std::path::Path, out: &std::path::Path) -> BenchOptions {
-    BenchOptions::new(BenchChoices {
-        selection: Selection { terms: names.iter().map(|n| n.to_string()).collect(), ..Default::default() },
-        connections: vec![4],
-        warmup: 1,
-        rounds: Rounds::Fixed(rounds),
-        max_rounds: Some(max_rounds),
-        duration: Some(Duration::from_millis(500)),
-        start_timeout: Duration::from_secs(20),
-        install: false,
-        ..BenchChoices::new(catalog.to_path_buf(), out.to_path_buf())
-    })
-    .unwrap()
+    let (catalog, out, rounds, max_rounds) = (catalog.display().to_string(), out.display().to_string(), rounds.to_string(), max_rounds.to_string());
+    let args = [&["--contestants", &catalog, "-o", &out, "-c", "4", "--warmup", "1", "--rounds", &rounds, "--max-rounds", &max_rounds], names].concat();
+    let args = [&args[..], &["-d", "500ms", "--start-timeout", "20s", "--no-install"]].concat();
+    BenchArgs::parse(&args).unwrap().options(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap(), Vec::new()).unwrap()
 }
 
 /// A benchmark of the cost fixtures, with `after_round` called with the model after every round.

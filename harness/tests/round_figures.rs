@@ -12,8 +12,9 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
 
-use serverbench::catalog::{Catalog, Selection};
-use serverbench::run::options::{BenchChoices, BenchOptions, ModeKind};
+use serverbench::catalog::Catalog;
+use serverbench::cli::bench::BenchArgs;
+use serverbench::run::options::BenchOptions;
 use serverbench::model::{Measurement, MeasurementStatus, Round, FLAG_CLIENT_BOUND, LIMIT_SERVER_SLEEPING, FLAG_ERRORS, FLAG_KEEPALIVE_LOST, FLAG_RAMP_INCOMPLETE, FLAG_RATE_NOT_HELD, FLAG_UNFAIR, FLAG_UNSATURATED, SERVER_BOUND};
 use serverbench::run::rounds::{run_round, RoundPlan};
 use serverbench::launch::server::{free_port, Launch, Server};
@@ -22,19 +23,14 @@ use serverbench::ui::{Ui, Verbosity};
 const COST_US: f64 = 2000.0;
 
 /// Four connections, 1.5 s rounds, on the default server and client CPUs, changed by `tweak`.
-fn options_with(name: &str, catalog: &std::path::Path, out: &std::path::Path, tweak: impl FnOnce(&mut BenchChoices)) -> BenchOptions {
-    let mut choices = BenchChoices {
-        selection: Selection { terms: vec![name.into()], ..Default::default() },
-        connections: vec![4],
-        warmup: 1,
-        rounds: serverbench::run::options::Rounds::Fixed(2),
-        duration: Some(Duration::from_millis(1500)),
-        start_timeout: Duration::from_secs(20),
-        install: false,
-        ..BenchChoices::new(catalog.to_path_buf(), out.to_path_buf())
-    };
-    tweak(&mut choices);
-    BenchOptions::new(choices).unwrap()
+fn options_with(name: &str, catalog: &std::path::Path, out: &std::path::Path, tweak: impl FnOnce(&mut BenchArgs)) -> BenchOptions {
+    let (catalog, out) = (catalog.display().to_string(), out.display().to_string());
+    let mut args = BenchArgs::parse(&[
+        name, "--contestants", &catalog, "-o", &out, "-c", "4", "--warmup", "1", "--rounds", "2", "-d", "1500ms", "--start-timeout", "20s", "--no-install",
+    ])
+    .unwrap();
+    tweak(&mut args);
+    args.options(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap(), Vec::new()).unwrap()
 }
 
 /// The measured rounds of one fixture contestant: 2 rounds after a warm-up.
@@ -46,12 +42,12 @@ fn rounds_of(name: &str) -> Vec<Round> {
 }
 
 /// The measurement of one contestant of the `cost` fixtures, with `options_with`'s `tweak`.
-fn measurement_of(name: &str, tweak: impl FnOnce(&mut BenchChoices)) -> Measurement {
+fn measurement_of(name: &str, tweak: impl FnOnce(&mut BenchArgs)) -> Measurement {
     measurement_in("cost", name, tweak)
 }
 
 /// The measurement of one contestant of the fixture catalog `fixture`, with `options_with`'s `tweak`.
-fn measurement_in(fixture: &str, name: &str, tweak: impl FnOnce(&mut BenchChoices)) -> Measurement {
+fn measurement_in(fixture: &str, name: &str, tweak: impl FnOnce(&mut BenchArgs)) -> Measurement {
     let (tmp, catalog) = common::fixture_copy(fixture);
     let opts = options_with(name, &catalog, &tmp.path().join("results"), tweak);
     let catalog = Catalog::discover(&opts.catalog_root).unwrap();
@@ -86,7 +82,7 @@ fn a_thread_per_connection_switches_once_a_request_and_an_event_loop_seldom() {
     let per_request = |fixture: &str, name: &str, scenario: &str| {
         let m = measurement_in(fixture, name, |c| {
             c.connections = vec![32];
-            c.scenarios = vec![scenario.into()];
+            c.scenario = vec![scenario.into()];
         });
         let rounds: Vec<&Round> = m.measured_rounds().collect();
         assert!(!rounds.is_empty(), "{name}: no round counted");
@@ -185,7 +181,7 @@ fn a_busy_polling_client_is_not_the_limit_of_a_sleeping_server() {
         common::skip("a_busy_polling_client_is_not_the_limit_of_a_sleeping_server", "busy-polling needs a client CPU apart from the server's");
         return;
     }
-    let r = one_round_with("sleepy", 16, |c| c.client_poll = serverbench::load::Poll::Busy);
+    let r = one_round_with("sleepy", 16, |c| c.client_poll = serverbench::cli::load::PollArg::Busy);
     assert_eq!(r.load.poll, "busy");
     assert!(r.load.requests > 0 && r.load.errors.total() == 0, "{:?}", r.load.errors);
     assert!(r.load.client_poll_s > r.load.client_work_s(), "poll {} s, work {} s", r.load.client_poll_s, r.load.client_work_s());
@@ -198,7 +194,7 @@ fn one_round(behaviour: &str, connections: usize) -> Round {
     one_round_with(behaviour, connections, |_| {})
 }
 
-fn one_round_with(behaviour: &str, connections: usize, tweak: impl FnOnce(&mut BenchChoices)) -> Round {
+fn one_round_with(behaviour: &str, connections: usize, tweak: impl FnOnce(&mut BenchArgs)) -> Round {
     let (tmp, catalog) = common::fixture_copy("cost");
     let name = format!("cost-{behaviour}");
     let opts = options_with(&name, &catalog, &tmp.path().join("results"), tweak);
@@ -244,7 +240,7 @@ fn a_client_that_limits_the_round_is_flagged_from_measured_figures() {
     assert!(r.client_limit_pct.unwrap() >= 90.0 && r.load.thread_cpu_s.len() == r.load.threads, "{:?}", r.load.thread_cpu_s);
 
     // Three client threads on the one client CPU: no thread is busy alone, and the client is still the limit.
-    let r = one_round_with("chunked", 16, |c| c.client_threads = Some(3));
+    let r = one_round_with("chunked", 16, |c| c.threads = Some(3));
     assert_eq!(r.load.threads, 3);
     let busiest = r.load.thread_cpu_s.iter().copied().fold(0.0, f64::max) / r.load.duration_s * 100.0;
     assert!(busiest < 90.0, "one thread of three on one CPU was {busiest:.1}% busy");
@@ -278,19 +274,14 @@ fn a_server_that_fails_half_its_answers_counts_half() {
 /// A rate four times what the server can answer (it spins 2 ms per request: at most 500 a second).
 fn a_rate_the_server_cannot_hold_is_flagged() {
     let (tmp, catalog) = common::fixture_copy("cost");
-    let opts = BenchOptions::new(BenchChoices {
-        selection: Selection { terms: vec!["cost-busy".into()], ..Default::default() },
-        connections: vec![4],
-        warmup: 0,
-        rounds: serverbench::run::options::Rounds::Fixed(1),
-        duration: Some(Duration::from_millis(1000)),
-        mode: ModeKind::Rate,
-        rate_per_s: Some(2000.0),
-        start_timeout: Duration::from_secs(20),
-        install: false,
-        ..BenchChoices::new(catalog.to_path_buf(), tmp.path().join("results"))
-    })
-    .unwrap();
+    let out = tmp.path().join("results");
+    let opts = options_with("cost-busy", &catalog, &out, |c| {
+        c.warmup = 0;
+        c.rounds = "1".into();
+        c.duration = Some(Duration::from_millis(1000));
+        c.mode = serverbench::run::options::ModeKind::Rate;
+        c.rate = Some(serverbench::cli::bench::RateArg::PerS(2000.0));
+    });
     let catalog = Catalog::discover(&opts.catalog_root).unwrap();
     let (id, dir) = serverbench::run::create_run_dir(&opts.out_dir).unwrap();
     let stop = Arc::new(AtomicBool::new(false));

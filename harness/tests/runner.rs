@@ -9,33 +9,30 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
 
-use serverbench::catalog::{Catalog, Selection};
+use serverbench::catalog::Catalog;
+use serverbench::cli::bench::BenchArgs;
 use serverbench::report;
-use serverbench::run::options::{BenchChoices, BenchOptions, Tool};
+use serverbench::run::options::{BenchOptions, Tool};
 use serverbench::model::{ContestantStatus, MeasurementStatus, RunResult};
 use serverbench::ui::{Ui, Verbosity};
 
 /// Short rounds with few connections; nothing installed.
-fn choices(catalog: &Path, out: &Path) -> BenchChoices {
-    BenchChoices {
-        connections: vec![8],
-        rounds: serverbench::run::options::Rounds::Fixed(2),
-        duration: Some(Duration::from_millis(500)),
-        start_timeout: Duration::from_secs(20),
-        install: false,
-        command_line: vec!["serverbench".into(), "bench".into()],
-        ..BenchChoices::new(catalog.to_path_buf(), out.to_path_buf())
-    }
+fn choices(catalog: &Path, out: &Path) -> BenchArgs {
+    let (catalog, out) = (catalog.display().to_string(), out.display().to_string());
+    BenchArgs::parse(&["--contestants", &catalog, "-o", &out, "-c", "8", "--rounds", "2", "-d", "500ms", "--start-timeout", "20s", "--no-install"]).unwrap()
+}
+
+fn options(args: BenchArgs) -> BenchOptions {
+    args.options(Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap(), vec!["serverbench".into(), "bench".into()]).unwrap()
 }
 
 /// One round of the good contestant alone.
-fn good_only(catalog: &Path, out: &Path) -> BenchChoices {
-    BenchChoices {
-        selection: Selection { terms: vec!["fake-good".into()], ..Default::default() },
-        warmup: 0,
-        rounds: serverbench::run::options::Rounds::Fixed(1),
-        ..choices(catalog, out)
-    }
+fn good_only(catalog: &Path, out: &Path) -> BenchArgs {
+    let mut args = choices(catalog, out);
+    args.select.terms = vec!["fake-good".into()];
+    args.warmup = 0;
+    args.rounds = "1".into();
+    args
 }
 
 fn bench(opts: &BenchOptions) -> (RunResult, std::path::PathBuf, usize) {
@@ -57,7 +54,7 @@ fn bench(opts: &BenchOptions) -> (RunResult, std::path::PathBuf, usize) {
 fn every_failure_is_reported_while_the_good_one_is_measured() {
     let (tmp, catalog) = common::fixture_copy("catalog");
     let out = tmp.path().join("results");
-    let opts = BenchOptions::new(choices(&catalog, &out)).unwrap();
+    let opts = options(choices(&catalog, &out));
     let (run, dir, saves) = bench(&opts);
 
     let status = |name: &str| run.contestant(name).unwrap_or_else(|| panic!("{name} recorded")).status;
@@ -151,8 +148,8 @@ fn builds_are_cached_and_several_connection_counts_are_measured() {
     let mut c = good_only(&catalog, &out);
     c.duration = Some(Duration::from_millis(300));
     c.connections = vec![1, 4];
-    c.scenarios = vec!["hello".into(), "echo".into()];
-    let opts = BenchOptions::new(c).unwrap();
+    c.scenario = vec!["hello".into(), "echo".into()];
+    let opts = options(c);
     let (first, _, _) = bench(&opts);
     let good = first.contestant("fake-good").unwrap();
     assert_eq!(good.status, ContestantStatus::Built);
@@ -181,7 +178,7 @@ fn measured_with(tool: Tool) -> (RunResult, std::path::PathBuf, tempfile::TempDi
     let mut c = good_only(&catalog, &out);
     c.duration = Some(Duration::from_secs(1));
     c.tool = tool;
-    let (run, dir, _) = bench(&BenchOptions::new(c).unwrap());
+    let (run, dir, _) = bench(&options(c));
     let m = &run.measurements[0];
     assert_eq!(m.status, MeasurementStatus::Measured, "{:?}", m.reason);
     assert_eq!((m.tool.as_str(), run.config.tool.as_str()), (tool.name(), tool.name()));
@@ -208,11 +205,11 @@ fn an_external_tool_fills_the_same_model() {
 #[test]
 fn hey_built_from_its_pinned_module_fills_the_histogram() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
-    if let Err(e) = serverbench::run::hey::ready(root) {
+    if let Err(e) = serverbench::run::tools::hey::ready(root) {
         return common::skip("hey_built_from_its_pinned_module_fills_the_histogram", &format!("{e:#}"));
     }
     let (run, _dir, _tmp) = measured_with(Tool::Hey);
-    let version = serverbench::run::hey::pinned_version(root).unwrap();
+    let version = serverbench::run::tools::hey::pinned_version(root).unwrap();
     assert_eq!(run.environment.tools.get("hey"), Some(&version));
     let r = &run.measurements[0].rounds[0];
     assert_eq!(r.load.latency.len(), r.load.requests, "every counted request's latency");

@@ -8,29 +8,24 @@ mod common;
 
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
-use std::time::Duration;
 
-use serverbench::catalog::{Catalog, Selection};
+use serverbench::catalog::Catalog;
+use serverbench::cli::bench::BenchArgs;
 use serverbench::model::{Measurement, MeasurementStatus};
 use serverbench::os::syscalls::{SyscallCounters, COUNTED, METHOD, PROC_METHOD, PROC_READS, PROC_WRITES};
-use serverbench::run::options::{BenchChoices, BenchOptions, SyscallCounting};
+use serverbench::run::options::SyscallCounting;
 use serverbench::ui::{Ui, Verbosity};
 
 /// cost-counted with eight connections over two 1.5 s rounds after a warm-up, changed by `tweak`.
-fn measure(tweak: impl FnOnce(&mut BenchChoices)) -> Measurement {
+fn measure(tweak: impl FnOnce(&mut BenchArgs)) -> Measurement {
     let (tmp, catalog) = common::fixture_copy("cost");
-    let mut choices = BenchChoices {
-        selection: Selection { terms: vec!["cost-counted".into()], ..Default::default() },
-        connections: vec![8],
-        warmup: 1,
-        rounds: serverbench::run::options::Rounds::Fixed(2),
-        duration: Some(Duration::from_millis(1500)),
-        start_timeout: Duration::from_secs(20),
-        install: false,
-        ..BenchChoices::new(catalog.clone(), tmp.path().join("results"))
-    };
-    tweak(&mut choices);
-    let opts = BenchOptions::new(choices).unwrap();
+    let (catalog_arg, out) = (catalog.display().to_string(), tmp.path().join("results").display().to_string());
+    let mut args = BenchArgs::parse(&[
+        "cost-counted", "--contestants", &catalog_arg, "-o", &out, "-c", "8", "--warmup", "1", "--rounds", "2", "-d", "1500ms", "--start-timeout", "20s", "--no-install",
+    ])
+    .unwrap();
+    tweak(&mut args);
+    let opts = args.options(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap(), Vec::new()).unwrap();
     let catalog = Catalog::discover(&opts.catalog_root).unwrap();
     let (id, dir) = serverbench::run::create_run_dir(&opts.out_dir).unwrap();
     let stop = Arc::new(AtomicBool::new(false));

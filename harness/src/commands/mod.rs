@@ -12,10 +12,10 @@ use std::sync::Arc;
 use crate::catalog::build::Builder;
 use crate::catalog::requires::{self, Readiness, System};
 use crate::catalog::{Catalog, Contestant};
-use crate::cli::{BenchArgs, BuildArgs, ListArgs, ReportArgs, ResponsesArgs, SelectArgs};
+use crate::cli::bench::BenchArgs;
+use crate::cli::{BuildArgs, ListArgs, ReportArgs, ResponsesArgs, SelectArgs};
 use crate::report::table::{Align, Table};
 use crate::report::{self, markdown};
-use crate::run::options::BenchOptions;
 use crate::launch::{self, Prepared, ServerSetup, Started};
 use crate::os::cpus::CpuSet;
 use crate::model::{MeasurementStatus, RunResult};
@@ -104,8 +104,10 @@ fn print_catalog_errors(catalog: &Catalog) {
 
 pub fn bench(args: BenchArgs, ui: &Ui) -> anyhow::Result<()> {
     let root = repo_root();
-    let opts = BenchOptions::new(args.choices(&root, std::env::args().collect())?)?;
+    let opts = args.options(&root, std::env::args().collect())?;
     let catalog = Catalog::discover(&opts.catalog_root)?;
+    // Before the run folder is made: a selection that matches nothing leaves no empty folder behind.
+    anyhow::ensure!(!catalog.select(&opts.selection)?.is_empty(), "no contestant matches the filters; see `serverbench list`");
     let stop = interrupt_flag()?;
     let (id, dir) = run::create_run_dir(&opts.out_dir)?;
     let started = std::time::Instant::now();

@@ -142,8 +142,7 @@ impl Workload {
     }
 }
 
-/// The seed when none is given.
-pub const DEFAULT_SEED: u64 = 1;
+pub use super::mix::DEFAULT_SEED;
 
 impl LoadConfig {
     /// A closed-loop throughput run of `hello` with defaults that suit a quick test.

@@ -8,6 +8,14 @@ use serde::{Deserialize, Serialize};
 
 use crate::wire::{counter_path, work_path, HttpRequest, RequestTemplate, Scenario, COUNTER_KEYS, MAX_WORK_US};
 
+/// Mix options that cannot run, with what they need instead.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct BadMix(pub String);
+
+/// The seed when none is given.
+pub const DEFAULT_SEED: u64 = 1;
+
 /// A share of connections or requests made `factor` times heavier than the base.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Skew {
@@ -19,16 +27,16 @@ pub struct Skew {
 
 impl Skew {
     /// `F:K`: F a fraction (`1/8`, `0.125` or `12.5%`), K a whole factor of at least 1.
-    pub fn parse(text: &str) -> Result<Skew, String> {
-        let (f, k) = text.split_once(':').ok_or_else(|| format!("'{text}': expected F:K, e.g. 1/8:10 (an eighth, 10 times the base)"))?;
+    pub fn parse(text: &str) -> Result<Skew, BadMix> {
+        let (f, k) = text.split_once(':').ok_or_else(|| BadMix(format!("'{text}': expected F:K, e.g. 1/8:10 (an eighth, 10 times the base)")))?;
         let fraction = match (f.split_once('/'), f.strip_suffix('%')) {
             (Some((a, b)), _) => a.trim().parse::<f64>().ok().zip(b.trim().parse::<f64>().ok()).map(|(a, b)| a / b),
             (None, Some(p)) => p.trim().parse::<f64>().ok().map(|p| p / 100.0),
             (None, None) => f.trim().parse::<f64>().ok(),
         }
         .filter(|x| x.is_finite() && (0.0..=1.0).contains(x))
-        .ok_or_else(|| format!("'{text}': the fraction '{f}' must be between 0 and 1, as 1/8, 0.125 or 12.5%"))?;
-        let factor = k.trim().parse::<u64>().ok().filter(|k| *k >= 1).ok_or_else(|| format!("'{text}': the factor '{k}' must be a whole number of at least 1"))?;
+        .ok_or_else(|| BadMix(format!("'{text}': the fraction '{f}' must be between 0 and 1, as 1/8, 0.125 or 12.5%")))?;
+        let factor = k.trim().parse::<u64>().ok().filter(|k| *k >= 1).ok_or_else(|| BadMix(format!("'{text}': the factor '{k}' must be a whole number of at least 1")))?;
         Ok(Skew { fraction, factor })
     }
 }
@@ -81,7 +89,7 @@ pub struct MixOptions {
 
 impl Default for MixOptions {
     fn default() -> Self {
-        MixOptions { work_us: crate::wire::DEFAULT_WORK_US, heavy_connections: None, heavy_requests: None, keys: 1, seed: super::config::DEFAULT_SEED }
+        MixOptions { work_us: crate::wire::DEFAULT_WORK_US, heavy_connections: None, heavy_requests: None, keys: 1, seed: DEFAULT_SEED }
     }
 }
 
@@ -96,18 +104,18 @@ impl MixOptions {
     }
 
     /// Options given for a scenario that is not run would silently do nothing: an error names them.
-    pub fn check_against(&self, scenarios: &[Scenario]) -> Result<(), String> {
+    pub fn check_against(&self, scenarios: &[Scenario]) -> Result<(), BadMix> {
         let d = MixOptions::default();
         let work_given = self.work_us != d.work_us || self.heavy_connections.is_some() || self.heavy_requests.is_some();
         if work_given && !scenarios.contains(&Scenario::Work) {
-            return Err("--work, --heavy-connections and --heavy-requests shape the `work` scenario; add --scenario work".into());
+            return Err(BadMix("--work, --heavy-connections and --heavy-requests shape the `work` scenario; add --scenario work".into()));
         }
         if self.keys != d.keys && !scenarios.contains(&Scenario::Counter) {
-            return Err("--keys shapes the `counter` scenario; add --scenario counter".into());
+            return Err(BadMix("--keys shapes the `counter` scenario; add --scenario counter".into()));
         }
         for s in scenarios {
             if let Some(problem) = self.for_scenario(*s).problem() {
-                return Err(problem);
+                return Err(BadMix(problem));
             }
         }
         Ok(())
@@ -261,7 +269,7 @@ mod tests {
         for bad in ["1/8", "2:10", "1/8:0", "1/8:1.5", "x:2", "-0.1:2"] {
             assert!(Skew::parse(bad).is_err(), "{bad}");
         }
-        assert!(Skew::parse("9/8:2").unwrap_err().contains("between 0 and 1"));
+        assert!(Skew::parse("9/8:2").unwrap_err().to_string().contains("between 0 and 1"));
     }
 
     #[test]

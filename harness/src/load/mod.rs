@@ -11,8 +11,6 @@ pub mod http;
 mod machine;
 pub mod mix;
 pub mod output;
-// `n % k == 0` where clippy asks for `is_multiple_of`: a style lint this file does not follow.
-#[allow(clippy::manual_is_multiple_of)]
 mod receive;
 pub mod report;
 pub mod search;

@@ -182,7 +182,7 @@ fn json_echoes(body: &[u8], sequence: u64) -> bool {
     if !(trimmed.first() == Some(&b'{') && trimmed.last() == Some(&b'}')) {
         return false;
     }
-    if sequence % JSON_PARSE_EVERY != 0 {
+    if !sequence.is_multiple_of(JSON_PARSE_EVERY) {
         return true;
     }
     serde_json::from_slice::<serde_json::Value>(trimmed).ok().and_then(|v| v.get("sequence")?.as_u64()) == Some(sequence)

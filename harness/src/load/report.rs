@@ -311,6 +311,17 @@ impl LoadReport {
     pub fn thread_work_s(&self) -> Vec<f64> {
         self.thread_cpu_s.iter().enumerate().map(|(i, c)| (c - self.thread_poll_s.get(i).copied().unwrap_or(0.0)).max(0.0)).collect()
     }
+    /// The client-bound rule's figure for one client (this machine, or one host): its busiest thread's
+    /// share of the window (a mean over threads hides one at 100%), or its work over (window × its CPUs)
+    /// when that is higher (more threads than CPUs: then no thread can be busy alone). Busy-polling that
+    /// found nothing is not work. Absent for a window of no length.
+    pub fn client_limit_pct(&self, window_s: f64, cpus: usize) -> Option<f64> {
+        (window_s > 0.0).then(|| {
+            let busiest = self.thread_work_s().into_iter().fold(0.0, f64::max) / window_s * 100.0;
+            let over_cpus = self.client_work_s() / (window_s * cpus.max(1) as f64) * 100.0;
+            busiest.max(over_cpus)
+        })
+    }
     /// Client CPU microseconds of work per completed request (busy-polling that found nothing left out);
     /// none without a valid response, since there is nothing to divide by.
     pub fn client_cpu_us_per_request(&self) -> Option<f64> {

@@ -103,9 +103,13 @@ impl SearchResult {
 
 /// Whether one round met the objective at `rate`.
 pub fn judge(slo: &Slo, rate: f64, r: &LoadReport) -> Step {
-    let achieved = r.requests_per_s();
-    let latency_ns = (!r.latency.is_empty()).then(|| r.latency.value_at_quantile(slo.quantile));
-    let errors = r.errors.total();
+    judge_figures(slo, rate, r.requests_per_s(), &r.latency, r.errors.total())
+}
+
+/// `judge` on a round's figures wherever they are kept: valid responses per second, the corrected latency
+/// histogram and the count of errors.
+pub fn judge_figures(slo: &Slo, rate: f64, achieved: f64, latency: &hdrhistogram::Histogram<u64>, errors: u64) -> Step {
+    let latency_ns = (!latency.is_empty()).then(|| latency.value_at_quantile(slo.quantile));
     let pass = achieved >= RATE_HELD_SHARE * rate && errors == 0 && latency_ns.is_some_and(|l| l < slo.bound_ns);
     Step { rate, achieved, latency_ns, errors, pass, flags: Vec::new() }
 }

@@ -61,15 +61,3 @@ pub struct HostLoad {
     /// The `serverbench load` arguments the host ran.
     pub command: Vec<String>,
 }
-
-/// The client-bound rule's figure for one client (this machine, or one host): its busiest thread's share of
-/// the window (a mean over threads hides one at 100%), or its work over (window × its CPUs) when that is
-/// higher (more threads than CPUs: then no thread can be busy alone). Busy-polling that found nothing is not
-/// work. Absent for a window of no length.
-pub fn client_limit_pct(load: &crate::load::LoadReport, window_s: f64, cpus: usize) -> Option<f64> {
-    (window_s > 0.0).then(|| {
-        let busiest = load.thread_work_s().into_iter().fold(0.0, f64::max) / window_s * 100.0;
-        let over_cpus = load.client_work_s() / (window_s * cpus.max(1) as f64) * 100.0;
-        busiest.max(over_cpus)
-    })
-}

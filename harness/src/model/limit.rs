@@ -3,6 +3,10 @@
 
 use serde::{Deserialize, Serialize};
 
+/// At or above this share of its CPUs the server is saturated; below it, with the client's limit at or
+/// above it, the round is client-bound; with neither, unsaturated.
+pub const BUSY_THRESHOLD_PCT: f64 = 90.0;
+
 /// Thread-samples of the server's process tree by scheduler state (field 3 of /proc/<pid>/task/<tid>/stat),
 /// counted at each sample of the measured window: a tree of 4 threads sampled 15 times gives 60.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -65,7 +69,7 @@ pub const LIMIT_UNKNOWN: &str = "unknown";
 /// unsaturated round `server-runnable` whatever else its threads did: by its threads' states the server
 /// would have been server-bound (the same 90%), by its CPU time it was not, so it waited for CPUs that
 /// something else had.
-pub const RUNNABLE_SHARE_OF_CPUS: f64 = crate::model::BUSY_THRESHOLD_PCT / 100.0;
+pub const RUNNABLE_SHARE_OF_CPUS: f64 = BUSY_THRESHOLD_PCT / 100.0;
 /// Threads in state D on average over the window that make a round `server-blocked-io` whatever else its
 /// threads did (a runtime's idle threads asleep would outweigh them).
 pub const BLOCKED_IO_THREADS: f64 = 0.5;

@@ -3,7 +3,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::load::{ErrorCounts, LoadReport};
+use super::capacity::Capacity;
+use super::round_load::{ErrorCounts, RoundLoad};
+use super::server::{CostBreakdown, ServerUsage, SyscallsPerRequest};
 use crate::stats::histogram::{new_latency_histogram, LatencySummary};
 use crate::stats::rounds::Summary;
 
@@ -20,11 +22,9 @@ pub const SERVER_BOUND: &str = "server-bound";
 /// benchmark does not mean to measure.
 pub const FLAG_KEEPALIVE_LOST: &str = "keepalive-lost";
 /// Rate mode: the valid responses per second fell short of the rate asked by more than
-/// `1 - RATE_HELD_SHARE`: the server (or the client) could not hold the rate, and the latency figures are
-/// those of an overloaded system, not of the rate asked.
+/// `1 - load::search::RATE_HELD_SHARE` (Lancet's rule: within 2%): the server (or the client) could not
+/// hold the rate, and the latency figures are those of an overloaded system, not of the rate asked.
 pub const FLAG_RATE_NOT_HELD: &str = "rate-not-held";
-/// The share of the asked rate a rate-mode round must reach (Lancet's rule: within 2%).
-pub const RATE_HELD_SHARE: f64 = crate::load::search::RATE_HELD_SHARE;
 /// The measured window opened with connections never served: the ramp's limit passed while the server
 /// was still accepting or answering its first requests, and the round ranks a server not yet in steady state.
 pub const FLAG_RAMP_INCOMPLETE: &str = "ramp-incomplete";
@@ -67,9 +67,6 @@ pub const CROSS_DRIFT: f64 = 0.5;
 pub fn cross_cpu_moved(ratio: f64) -> bool {
     !(CROSS_DRIFT..=1.0 / CROSS_DRIFT).contains(&ratio)
 }
-/// At or above this share of its CPUs the server is saturated; below it, with the client's limit at or
-/// above it, the round is client-bound; with neither, unsaturated.
-pub const BUSY_THRESHOLD_PCT: f64 = 90.0;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -112,7 +109,7 @@ pub struct Measurement {
     /// With `bench --search`: the highest rate that met the latency objective, its bracket and each
     /// step's rate round (absent from run.json otherwise).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub capacity: Option<crate::load::search::SearchResult>,
+    pub capacity: Option<Capacity>,
     /// With `bench --workers LIST`: the `{workers}` its server ran with (absent otherwise: the run's).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workers: Option<usize>,
@@ -125,7 +122,7 @@ pub struct Round {
     pub warmup: bool,
     /// What the client measured. With wrk or h2load the latency histogram is empty (the tool keeps none)
     /// and `tool_latency_ns` holds what it printed; hey prints every latency, which fills the histogram.
-    pub load: LoadReport,
+    pub load: RoundLoad,
     pub tool_latency_ns: Option<LatencyPoints>,
     pub server: ServerUsage,
     /// Client CPU time over (window × client threads), in percent; absent when it could not be read.
@@ -181,9 +178,6 @@ pub struct RoundMachine {
     /// absent until the run has enough probes to have a median.
     #[serde(default)]
     pub speed_index: Option<f64>,
-    /// Connections the kernel's listeners could not take during the round (TcpExt ListenOverflows: an
-    /// accept queue was full; ListenDrops: dropped for any reason), machine-wide: on a quiet machine, the
-    /// server's. Absent when /proc/net/netstat could not be read.
     /// Round trips per ms of a cache line between the first client CPU and the first server CPU, the mean of
     /// the probes before and after the round (absent when the two are not this machine's CPUs, apart).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -191,6 +185,9 @@ pub struct RoundMachine {
     /// The cross-CPU probe furthest from the run's median, as a ratio to it (once the run has 5 probes).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cross_cpu_index: Option<f64>,
+    /// Connections the kernel's listeners could not take during the round (TcpExt ListenOverflows: an
+    /// accept queue was full; ListenDrops: dropped for any reason), machine-wide: on a quiet machine, the
+    /// server's. Absent when /proc/net/netstat could not be read.
     #[serde(default)]
     pub listen_overflows: Option<u64>,
     #[serde(default)]
@@ -207,145 +204,6 @@ pub struct RoundCpuSpeed {
     pub syscall_per_ms: f64,
 }
 
-
-/// The server's whole process tree during one round, from /proc. A figure that could not be read is
-/// absent (null in run.json) and the round carries FLAG_SERVER_UNPROBED.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct ServerUsage {
-    /// utime + stime of every process of the tree (threads included) over the round.
-    pub cpu_s: Option<f64>,
-    /// The window the CPU time was taken over.
-    pub wall_s: f64,
-    /// CPUs the server was pinned to.
-    pub cpus: usize,
-    /// cpu_s / (wall_s × cpus), in percent.
-    pub utilisation_pct: Option<f64>,
-    pub cpu_us_per_request: Option<f64>,
-    /// Largest sum of resident memory over the tree seen while sampling.
-    pub peak_rss_bytes: Option<u64>,
-    /// Proportional set size of the tree at the end of the round: pages shared by several processes of
-    /// the tree (prefork) count once in total, where the RSS sum counts them once per process.
-    #[serde(default)]
-    pub pss_bytes: Option<u64>,
-    /// Processes seen in the tree.
-    pub processes: usize,
-    /// The scheduler states of the tree's threads, sampled over the window; absent when none was read.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub threads: Option<crate::model::ThreadStates>,
-    /// How evenly the workers shared the work (busiest worker's CPU over the mean); absent with fewer than
-    /// two workers or when the threads' CPU times could not be read.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub workers: Option<crate::model::WorkerBalance>,
-    /// Where the tree's threads spent the window: user and kernel time and context switches; absent when
-    /// the threads could not be read.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cost: Option<CostBreakdown>,
-    /// The system calls made on the server's CPUs over the window, counted by `syscalls_method`, and the
-    /// same per request (with `other`, the calls not counted by name); absent with the reason in
-    /// `syscalls_unavailable` when they could not be counted.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub syscalls: Option<crate::os::syscalls::SyscallCounts>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub syscalls_per_request: Option<SyscallsPerRequest>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub syscalls_method: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub syscalls_unavailable: Option<String>,
-}
-
-/// System calls per request: all of them, and by name with `other` for the rest (both absent where the
-/// method counts no total: `proc-io`).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct SyscallsPerRequest {
-    pub total: Option<f64>,
-    pub by_name: std::collections::BTreeMap<String, f64>,
-}
-
-impl SyscallsPerRequest {
-    /// `counts` over `requests`; absent without a request.
-    pub fn of(counts: &crate::os::syscalls::SyscallCounts, requests: u64) -> Option<SyscallsPerRequest> {
-        let n = (requests > 0).then_some(requests as f64)?;
-        let mut by_name: std::collections::BTreeMap<String, f64> = counts.by_name.iter().map(|(name, c)| (name.clone(), *c as f64 / n)).collect();
-        if let Some(other) = counts.other() {
-            by_name.insert(crate::os::syscalls::OTHER.into(), other as f64 / n);
-        }
-        Some(SyscallsPerRequest { total: counts.total.map(|t| t as f64 / n), by_name })
-    }
-
-    /// The `n` named calls made most often per request, most first (`other` is not a name); calls never
-    /// made are left out.
-    pub fn leading(&self, n: usize) -> Vec<(&str, f64)> {
-        let mut named: Vec<(&str, f64)> =
-            self.by_name.iter().filter(|(name, c)| name.as_str() != crate::os::syscalls::OTHER && **c > 0.0).map(|(name, c)| (name.as_str(), *c)).collect();
-        named.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(b.0)));
-        named.truncate(n);
-        named
-    }
-
-    /// The calls per request of each of `syscalls::KINDS`, then of every other call (named calls of no kind
-    /// and `other`): parts that add up to the total.
-    pub fn by_kind(&self) -> Vec<f64> {
-        use crate::os::syscalls::KINDS;
-        // Folded from 0.0: a sum of no calls is 0, not the -0 of f64's Sum.
-        let mut parts: Vec<f64> =
-            KINDS.iter().map(|(_, names)| names.iter().filter_map(|n| self.by_name.get(*n)).fold(0.0, |a, c| a + c)).collect();
-        let of_a_kind = |name: &str| KINDS.iter().any(|(_, names)| names.contains(&name));
-        parts.push(self.by_name.iter().filter(|(name, _)| !of_a_kind(name)).fold(0.0, |a, (_, c)| a + c));
-        parts
-    }
-
-    /// The leading calls as the tables print them: `read 1.00, write 1.00, epoll_wait 0.02`.
-    pub fn leading_words(&self, n: usize) -> String {
-        self.leading(n).iter().map(|(name, c)| format!("{name} {c:.2}")).collect::<Vec<_>>().join(", ")
-    }
-}
-
-/// User and kernel CPU time and context switches of the server's threads over a measured window, from the
-/// per-thread /proc files read at the window's edges. Threads that ended inside the window are missing, so
-/// the times can fall short of `cpu_s`.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
-pub struct CostBreakdown {
-    pub user_s: f64,
-    pub system_s: f64,
-    pub voluntary_switches: u64,
-    pub involuntary_switches: u64,
-    /// Moves of the threads to another CPU; absent where the kernel does not say.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub migrations: Option<u64>,
-}
-
-impl CostBreakdown {
-    /// From what the threads spent: their exact CPU time (schedstat) split in the proportion of their user
-    /// and system clock ticks (stat). Per thread the ticks are too coarse for a 1 s window (a thread of 64
-    /// runs a few ms, less than a tick) and the kernel keeps them monotonic by holding one back while the
-    /// other catches up, so only their sum over the threads is used, and only for the split. Absent when no
-    /// tick was counted.
-    /// The built-in client's worker threads (getrusage); absent for external tools, which report none.
-    pub fn of_client(load: &crate::load::LoadReport) -> Option<CostBreakdown> {
-        (load.client_user_s + load.client_system_s > 0.0).then_some(CostBreakdown {
-            user_s: load.client_user_s,
-            system_s: load.client_system_s,
-            voluntary_switches: load.client_voluntary_switches,
-            involuntary_switches: load.client_involuntary_switches,
-            migrations: load.client_migrations,
-        })
-    }
-
-    pub fn of_threads(c: crate::os::proc::ThreadCost) -> Option<CostBreakdown> {
-        let ticks = c.user_ticks + c.system_ticks;
-        (ticks > 0).then(|| {
-            let cpu_s = c.cpu_ns as f64 / 1e9;
-            let user_share = c.user_ticks as f64 / ticks as f64;
-            CostBreakdown {
-                user_s: cpu_s * user_share,
-                system_s: cpu_s * (1.0 - user_share),
-                voluntary_switches: c.voluntary_switches,
-                involuntary_switches: c.involuntary_switches,
-                migrations: c.migrations,
-            }
-        })
-    }
-}
 
 /// A round's cost per request, server and client: microseconds of user and kernel time, context switches.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
@@ -508,7 +366,7 @@ pub struct MeasurementSummary {
     pub client_bound_rounds: usize,
     pub unsaturated_rounds: usize,
     /// The limits of the rounds flagged unsaturated (rounds stored before limits were are left out).
-    pub unsaturated_limits: Vec<crate::model::LimitCount>,
+    pub unsaturated_limits: Vec<super::limit::LimitCount>,
     pub keepalive_lost_rounds: usize,
     pub rate_not_held_rounds: usize,
     pub ramp_incomplete_rounds: usize,
@@ -520,7 +378,7 @@ impl MeasurementSummary {
     /// The `unsaturated` flag as the tables print it, "unsaturated 2/3 (server sleeping)"; None when no
     /// round had it.
     pub fn unsaturated_flag(&self) -> Option<String> {
-        let limits = crate::model::limits_words(&self.unsaturated_limits);
+        let limits = super::limit::limits_words(&self.unsaturated_limits);
         let why = if limits.is_empty() { String::new() } else { format!(" ({limits})") };
         (self.unsaturated_rounds > 0).then(|| format!("{FLAG_UNSATURATED} {}/{}{why}", self.unsaturated_rounds, self.rounds))
     }
@@ -616,7 +474,7 @@ impl Measurement {
             server_syscalls_per_request: syscalls.as_ref().ok().map(|(per, _, _)| per.clone()),
             server_syscalls_method: syscalls.as_ref().ok().and_then(|(_, method, _)| method.clone()),
             server_syscalls_from: syscalls.as_ref().ok().map(|(_, _, from)| from.to_string()),
-            server_syscalls_unavailable: syscalls.err(),
+            server_syscalls_unavailable: syscalls.err().map(|e| e.to_string()),
             worker_imbalance: {
                 let v: Vec<f64> = rounds.iter().filter_map(|r| r.server.workers.map(|w| w.imbalance)).collect();
                 (!v.is_empty()).then(|| crate::stats::rounds::median(&v))
@@ -626,7 +484,7 @@ impl Measurement {
             latency_from_histogram: with_histogram,
             client_bound_rounds: rounds.iter().filter(|r| r.flags.iter().any(|f| f == FLAG_CLIENT_BOUND)).count(),
             unsaturated_rounds: rounds.iter().filter(|r| r.has_flag(FLAG_UNSATURATED)).count(),
-            unsaturated_limits: crate::model::count_limits(
+            unsaturated_limits: super::limit::count_limits(
                 rounds.iter().filter(|r| r.has_flag(FLAG_UNSATURATED)).filter_map(|r| r.limit.as_deref()),
             ),
             keepalive_lost_rounds: rounds.iter().filter(|r| r.has_flag(FLAG_KEEPALIVE_LOST)).count(),
@@ -643,34 +501,39 @@ impl Measurement {
     /// The server's system calls per request, with the method that counted them and which rounds they
     /// come from: the extra counting rounds where there are any (those not disturbed), else the measured
     /// `rounds`; or why there are none.
-    fn server_syscalls(&self, rounds: &[&Round]) -> Result<(SyscallsPerRequest, Option<String>, &'static str), String> {
+    fn server_syscalls(&self, rounds: &[&Round]) -> Result<(SyscallsPerRequest, Option<String>, &'static str), Uncounted> {
         let (from, rounds): (&str, Vec<&Round>) = if self.counting_rounds.is_empty() {
             ("measured-rounds", rounds.to_vec())
         } else {
             ("extra-round", self.counting_rounds.iter().filter(|r| r.counts()).collect())
         };
         if rounds.is_empty() {
-            return Err("every round counting system calls was disturbed (something else ran on the server's CPUs)".into());
+            return Err(Uncounted("every round counting system calls was disturbed (something else ran on the server's CPUs)".into()));
         }
         let per = server_syscalls(&rounds)?;
         Ok((per, rounds[0].server.syscalls_method.clone(), from))
     }
 }
 
+/// Why a measurement has no system calls per request, as its summary says.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+struct Uncounted(String);
+
 /// The server's system calls per request summed over `rounds`, or why a round has none: a sum over the other
 /// rounds would pass for one over all of them.
-fn server_syscalls(rounds: &[&Round]) -> Result<SyscallsPerRequest, String> {
+fn server_syscalls(rounds: &[&Round]) -> Result<SyscallsPerRequest, Uncounted> {
     let mut sum = crate::os::syscalls::SyscallCounts { total: Some(0), ..Default::default() };
     for r in rounds {
         let Some(c) = &r.server.syscalls else {
-            return Err(r.server.syscalls_unavailable.clone().unwrap_or_else(|| "not counted".into()));
+            return Err(Uncounted(r.server.syscalls_unavailable.clone().unwrap_or_else(|| "not counted".into())));
         };
         sum.total = sum.total.zip(c.total).map(|(a, b)| a + b);
         for (name, n) in &c.by_name {
             *sum.by_name.entry(name.clone()).or_default() += n;
         }
     }
-    SyscallsPerRequest::of(&sum, rounds.iter().map(|r| r.load.requests).sum()).ok_or_else(|| "no request".into())
+    SyscallsPerRequest::of(&sum, rounds.iter().map(|r| r.load.requests).sum()).ok_or_else(|| Uncounted("no request".into()))
 }
 
 /// Combines per-round figures where no histogram exists: the extremes for min and max, the mean of the

@@ -1,17 +1,23 @@
 //! The result model: everything a run measured, as stored in `run.json`. The runner and the conformance
 //! suite write it; exporters and the comparison only read it; `serverbench report` rebuilds every summary
-//! from it alone.
+//! from it alone. It defines every type the file holds, so the file's format changes only here.
 
 pub mod balance;
+pub mod capacity;
 pub mod checks;
 pub mod hosts;
 pub mod limit;
 pub mod measurement;
 pub mod ranks;
+pub mod round_load;
 pub mod run;
+pub mod server;
 
 pub use balance::*;
-pub use hosts::{client_limit_pct, HostLoad, HostRecord};
+pub use capacity::{Capacity, Objective, SearchStep};
+pub use hosts::{HostLoad, HostRecord};
 pub use limit::*;
 pub use measurement::*;
+pub use round_load::{ConnectionSpread, CounterCheck, ErrorCounts, RoundLoad, StatusCounts};
 pub use run::*;
+pub use server::{CostBreakdown, ServerUsage, SyscallsPerRequest};

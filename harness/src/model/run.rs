@@ -107,7 +107,7 @@ pub struct RunConfig {
     /// What shaped `work` and `counter` requests (`--work`, `--heavy-connections`, `--heavy-requests`,
     /// `--keys`, `--seed`), when the run has one of them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub workload: Option<crate::load::mix::MixOptions>,
+    pub workload: Option<Workload>,
     /// With `--workers LIST`: the `{workers}` each server was measured with, in turn.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub workers_sweep: Vec<usize>,
@@ -128,6 +128,23 @@ pub struct RunConfig {
     pub server_host: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_checkout: Option<String>,
+}
+
+/// The options behind a run's `work` and `counter` requests.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Workload {
+    pub work_us: u64,
+    pub heavy_connections: Option<Skew>,
+    pub heavy_requests: Option<Skew>,
+    pub keys: u32,
+    pub seed: u64,
+}
+
+/// A share of connections or requests made `factor` times heavier than the base.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Skew {
+    pub fraction: f64,
+    pub factor: u64,
 }
 
 impl RunConfig {

@@ -17,7 +17,7 @@ use super::merge::merge;
 use super::protocol::{unix_now, WorkerLine};
 use super::setup::ClientHosts;
 use crate::load::{Edge, LoadConfig, LoadReport, Mode, WindowWatch};
-use crate::model::{client_limit_pct, HostLoad};
+use crate::model::HostLoad;
 
 /// Time given to every worker to be started and connected before the common start, beyond the slowest
 /// ssh start seen while preparing.
@@ -186,7 +186,7 @@ impl ClientHosts {
                 connections: report.connections,
                 client_cpu_s: report.client_cpu_s,
                 client_work_s: report.client_work_s(),
-                client_limit_pct: client_limit_pct(&report, report.duration_s, cpus),
+                client_limit_pct: report.client_limit_pct(report.duration_s, cpus),
                 window_open_s: opened[i].map(|t| t - first_open),
                 clock_offset_ms: Some(offsets[i] * 1e3),
                 command: commands[i].clone(),

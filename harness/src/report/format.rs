@@ -50,21 +50,6 @@ pub fn one(v: f64) -> String {
     format!("{:.1}", v)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn formats() {
-        assert_eq!(ms(26_400.0), "0.026");
-        assert_eq!(us(50_340.0), "50.3");
-        assert_eq!(mib(3.0 * 1024.0 * 1024.0), "3.0");
-        assert_eq!(or_absent(None, int), "n/a");
-        assert_eq!(or_absent(Some(f64::NAN), int), "n/a");
-        assert_eq!(or_absent(Some(1234.4), int), "1234");
-    }
-}
-
 /// "capacity @ p99<1ms", the column of `bench --search`, when one of `measurements` was searched.
 pub fn capacity_header<'a>(mut measurements: impl Iterator<Item = &'a crate::model::Measurement>) -> Option<String> {
     measurements.find_map(|m| m.capacity.as_ref()).map(|c| format!("capacity @ {}", c.slo.text))
@@ -78,5 +63,20 @@ pub fn capacity(m: &crate::model::Measurement) -> String {
         Some((Some(lo), Some(_))) => int(lo),
         Some((Some(lo), None)) => format!("≥{}", int(lo)),
         Some((None, _)) => "none".to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formats() {
+        assert_eq!(ms(26_400.0), "0.026");
+        assert_eq!(us(50_340.0), "50.3");
+        assert_eq!(mib(3.0 * 1024.0 * 1024.0), "3.0");
+        assert_eq!(or_absent(None, int), "n/a");
+        assert_eq!(or_absent(Some(f64::NAN), int), "n/a");
+        assert_eq!(or_absent(Some(1234.4), int), "1234");
     }
 }

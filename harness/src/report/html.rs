@@ -5,13 +5,15 @@
 
 use std::collections::BTreeMap;
 
-use super::format::{capacity, capacity_header, int, load_average, mib, one, or_absent, pct, ABSENT};
+use super::format::{capacity, capacity_header, int, load_average, mib, one, pct, ABSENT};
 use super::html_latency::latency_figure;
+use super::html_page::opt_num;
+use super::html_rows::{family_of, sections, worker_sweeps, Row, MODEL_FAMILIES};
 use super::html_page::{esc, facts, Cell, Page, Table};
 use super::svg::{self, Axis, Bar, BarChart, BarGroup, LineChart, Scale, Series, Unit};
 use super::Exporter;
 use crate::model::{
-    ContestantStatus, Measurement, MeasurementStatus, MeasurementSummary, RunResult, FLAG_CLIENT_BOUND, FLAG_KEEPALIVE_LOST, FLAG_RAMP_INCOMPLETE, FLAG_RATE_NOT_HELD, FLAG_UNFAIR, UNFAIR_JAIN,
+    ContestantStatus, MeasurementStatus, RunResult, FLAG_CLIENT_BOUND, FLAG_KEEPALIVE_LOST, FLAG_RAMP_INCOMPLETE, FLAG_RATE_NOT_HELD, FLAG_UNFAIR, UNFAIR_JAIN,
 };
 use crate::os::syscalls::{KINDS, OTHER};
 use crate::stats::rounds::Summary;
@@ -29,17 +31,6 @@ impl Exporter for Html {
     fn serialize(&self, run: &RunResult) -> anyhow::Result<Vec<u8>> {
         Ok(render(run).into_bytes())
     }
-}
-
-/// The two families of the first source document, and the models in each.
-pub const MODEL_FAMILIES: [(&str, &[&str]); 2] = [
-    ("shared run queue", &["thread-per-connection", "work-sharing", "work-stealing"]),
-    ("per-core", &["per-core", "prefork", "single-loop"]),
-];
-
-/// The family a model belongs to: "shared run queue", "per-core", or "other".
-pub fn family_of(model: &str) -> &'static str {
-    MODEL_FAMILIES.iter().find(|(_, models)| models.contains(&model)).map_or("other", |(family, _)| family)
 }
 
 pub fn render(run: &RunResult) -> String {
@@ -88,49 +79,6 @@ fn contents(links: &[(String, String)]) -> String {
 /// A contestant's line style: its place in the run's list, the same in every chart.
 fn style(run: &RunResult, contestant: &str) -> usize {
     run.contestants.iter().position(|c| c.name == contestant).unwrap_or(run.contestants.len())
-}
-
-/// A measured configuration with its summary.
-pub(super) struct Row<'a> {
-    pub m: &'a Measurement,
-    pub s: MeasurementSummary,
-    pub model: String,
-}
-
-/// Measurements with at least one measured round, by (scenario, mode, pipeline) in the order they were run,
-/// then by connection count.
-#[allow(clippy::type_complexity)]
-fn sections(run: &RunResult) -> Vec<((String, String, u32), BTreeMap<usize, Vec<Row<'_>>>)> {
-    let mut out: Vec<((String, String, u32), BTreeMap<usize, Vec<Row>>)> = Vec::new();
-    for m in run.measurements.iter().filter(|m| m.measured_rounds().next().is_some()) {
-        let key = (m.scenario.clone(), m.load_label(), m.pipeline);
-        let model = run.contestant(&m.contestant).map(|c| c.model.clone()).unwrap_or_default();
-        let row = Row { m, s: m.summary(), model };
-        match out.iter_mut().find(|(k, _)| *k == key) {
-            Some((_, map)) => map.entry(m.connections).or_default().push(row),
-            None => out.push((key, BTreeMap::from([(m.connections, vec![row])]))),
-        }
-    }
-    out
-}
-
-/// With `--workers LIST`: the measurements of each configuration (scenario, load, pipeline, connections)
-/// by their workers, where there are at least two; with the configuration's title.
-fn worker_sweeps(run: &RunResult) -> Vec<(String, BTreeMap<usize, Vec<Row<'_>>>)> {
-    let mut out: Vec<(String, BTreeMap<usize, Vec<Row>>)> = Vec::new();
-    for m in run.measurements.iter().filter(|m| m.measured_rounds().next().is_some()) {
-        let Some(workers) = m.workers else { continue };
-        let pipelined = if m.pipeline > 1 { format!(", pipeline {}", m.pipeline) } else { String::new() };
-        let title = format!("{} · {}{pipelined} · {} connections", m.scenario, m.load_only_label(), m.connections);
-        let model = run.contestant(&m.contestant).map(|c| c.model.clone()).unwrap_or_default();
-        let row = Row { m, s: m.summary(), model };
-        match out.iter_mut().find(|(t, _)| *t == title) {
-            Some((_, map)) => map.entry(workers).or_default().push(row),
-            None => out.push((title, BTreeMap::from([(workers, vec![row])]))),
-        }
-    }
-    out.retain(|(_, map)| map.len() > 1);
-    out
 }
 
 fn header(page: &mut Page, run: &RunResult) {
@@ -437,11 +385,6 @@ fn client_hosts(page: &mut Page, run: &RunResult) {
     page.raw(&Table { id: "client-hosts-table".into(), caption: None, headers: headers.iter().map(|h| h.to_string()).collect(), rows }.to_html());
 }
 
-pub(super) fn opt_num(v: Option<f64>, f: impl Fn(f64) -> String) -> Cell {
-    let v = v.filter(|v| v.is_finite());
-    Cell::num(or_absent(v, f), v.unwrap_or(f64::NAN))
-}
-
 fn throughput_table(id: &str, rows: &[&Row]) -> Table {
     let searched = capacity_header(rows.iter().map(|r| r.m));
     let mut headers = vec![
@@ -634,18 +577,4 @@ fn problems(page: &mut Page, run: &RunResult) {
     };
     page.raw(&table.to_html());
     page.note("Logs are in the run folder under logs/; run.json keeps the full reasons.");
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn models_fall_into_the_two_families() {
-        assert_eq!(family_of("work-stealing"), "shared run queue");
-        assert_eq!(family_of("thread-per-connection"), "shared run queue");
-        assert_eq!(family_of("prefork"), "per-core");
-        assert_eq!(family_of("single-loop"), "per-core");
-        assert_eq!(family_of("actor"), "other");
-    }
 }

@@ -4,8 +4,8 @@
 use hdrhistogram::Histogram;
 
 use super::format::us;
-use super::html::{family_of, opt_num, Row, MODEL_FAMILIES};
-use super::html_page::{Cell, Page, Table};
+use super::html_page::{opt_num, Cell, Page, Table};
+use super::html_rows::{family_of, Row, MODEL_FAMILIES};
 use super::svg::{self, Axis, Panel, PanelChart, Scale, Series, Unit, PANEL_SERIES};
 use crate::model::{LatencyPoints, Measurement};
 use crate::stats::histogram::new_latency_histogram;
@@ -82,7 +82,7 @@ pub fn family_panels<T>(items: Vec<(T, String)>, max: usize) -> Vec<(String, Vec
         let count = members.len().div_ceil(max);
         let mut rest = members.into_iter();
         for k in 0..count {
-            let size = rest.len() / (count - k) + usize::from(rest.len() % (count - k) > 0);
+            let size = rest.len() / (count - k) + usize::from(!rest.len().is_multiple_of(count - k));
             let chunk: Vec<(T, String)> = rest.by_ref().take(size).collect();
             let mut names: Vec<&str> = Vec::new();
             for (_, m) in &chunk {

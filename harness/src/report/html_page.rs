@@ -3,6 +3,8 @@
 
 use std::fmt::Write as _;
 
+use super::format::or_absent;
+
 pub use super::svg::esc;
 
 /// One table cell: its text, and the number it sorts by (text cells sort by their text).
@@ -179,6 +181,12 @@ var m=location.hash.match(/^#sort=([\w-]+):(\d+)(:desc)?$/),t=m&&document.getEle
 if(h){h.click();if(m[3])h.click();}
 document.body.setAttribute("data-sb-ready","1");
 "#;
+
+/// A number cell, or the absent mark for a figure that is missing or not finite.
+pub(super) fn opt_num(v: Option<f64>, f: impl Fn(f64) -> String) -> Cell {
+    let v = v.filter(|v| v.is_finite());
+    Cell::num(or_absent(v, f), v.unwrap_or(f64::NAN))
+}
 
 #[cfg(test)]
 mod tests {

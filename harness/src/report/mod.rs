@@ -8,6 +8,7 @@ pub mod hosts;
 pub mod html;
 mod html_latency;
 pub mod html_page;
+mod html_rows;
 pub mod json;
 pub mod markdown;
 pub mod steadiness;

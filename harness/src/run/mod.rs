@@ -12,13 +12,10 @@
 
 mod conformance;
 pub mod environment;
-pub mod hey;
 pub mod machine;
 mod drift;
 mod levels;
 mod measure;
-// `!(r > 0.0)` rejects NaN too; clippy's minimal form of a condition reads worse than the rule it states.
-#[allow(clippy::neg_cmp_op_on_partial_ord, clippy::nonminimal_bool)]
 pub mod options;
 mod prepare;
 pub mod progress;
@@ -27,8 +24,8 @@ pub mod rounds;
 mod runner;
 pub mod search;
 pub mod served;
-mod server_there;
 pub mod tools;
+mod to_model;
 
 
 pub use conformance::Suite;
@@ -44,7 +41,8 @@ use crate::remote::{ClientHosts, ServerHost};
 use crate::ui::Ui;
 
 use options::BenchOptions;
-use record::{record, run_config};
+use tools::hey;
+use record::record;
 use runner::Runner;
 
 /// Receives the model after every change worth keeping (the exporters write it to disk).
@@ -118,7 +116,7 @@ pub fn bench(
             environment::tool_versions(&languages, &tool_version).into_iter().chain(hey_version.map(|v| ("hey".to_string(), v))).collect(),
             opts.command_line.clone(),
         ),
-        config: run_config(opts),
+        config: opts.record(),
         contestants: selected.iter().map(|c| record(c)).collect(),
         measurements: Vec::new(),
         catalog_errors: catalog.errors.iter().map(ToString::to_string).collect(),

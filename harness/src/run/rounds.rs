@@ -6,16 +6,17 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use crate::launch::round_watch::ServerSide;
+use crate::load::search::RATE_HELD_SHARE;
 use crate::load::{self, LoadConfig, Mode, Stop, Workload};
 use crate::model::{
     unsaturated_limit, LimitInputs, Round, RoundMachine, ServerUsage, SyscallsPerRequest, BUSY_THRESHOLD_PCT, DISTURBED_MIN_TICKS, DISTURBED_THRESHOLD_PCT, FLAG_CLIENT_BOUND, FLAG_DISTURBED, FLAG_ERRORS,
     FLAG_INTERRUPTED, FLAG_KEEPALIVE_LOST, FLAG_RAMP_INCOMPLETE, FLAG_RATE_NOT_HELD, FLAG_SERVER_UNPROBED, FLAG_UNFAIR,
-    RAMP_LIMIT, RATE_HELD_SHARE, UNFAIR_JAIN, FLAG_UNSATURATED, SERVER_BOUND,
+    RAMP_LIMIT, UNFAIR_JAIN, FLAG_UNSATURATED, SERVER_BOUND,
 };
 use crate::os::cpustat::{ticks_per_s, CpuStat, CpuTimes};
 
 use super::options::{BenchOptions, ModeKind, StopRule, SyscallCounting, Tool};
-use super::served::RoundServer;
+use super::served::{NotCounted, RoundServer};
 use super::tools::{self, ToolRun};
 
 /// What one round of one server does.
@@ -101,9 +102,9 @@ pub fn run_round<S: RoundServer>(server: &mut S, plan: &RoundPlan, index: u32, w
     // Counted on the server's own CPUs, where nothing else may run (a round that shares them is
     // `disturbed`); with the client on them too the counts would be of both.
     let syscalls = if !plan.count_syscalls {
-        Err(not_counted(o.syscall_counts).into())
+        Err(NotCounted(not_counted(o.syscall_counts).into()))
     } else if shared_cpus {
-        Err(format!("server CPUs {} and client CPUs {} overlap: the counts per CPU would hold the client's calls too", o.server_cpus, o.client_cpus))
+        Err(NotCounted(format!("server CPUs {} and client CPUs {} overlap: the counts per CPU would hold the client's calls too", o.server_cpus, o.client_cpus)))
     } else {
         Ok(o.server_cpus.cpus().to_vec())
     };
@@ -157,7 +158,7 @@ pub fn run_round<S: RoundServer>(server: &mut S, plan: &RoundPlan, index: u32, w
     // The client's limit (`client_limit_pct`); with client hosts, the most limited host's, each host
     // judged over its own window and threads.
     let client_limit_pct = if hosts.is_empty() {
-        crate::model::client_limit_pct(&load, client_window_s, o.client_cpus.len())
+        load.client_limit_pct(client_window_s, o.client_cpus.len())
     } else {
         hosts.iter().filter_map(|h| h.client_limit_pct).reduce(f64::max)
     };
@@ -247,7 +248,7 @@ pub fn run_round<S: RoundServer>(server: &mut S, plan: &RoundPlan, index: u32, w
             syscalls_unavailable: usage.syscalls_unavailable,
             syscalls: usage.syscalls,
         },
-        load,
+        load: load.into(),
         tool_latency_ns,
         client_busy_pct,
         client_limit_pct,

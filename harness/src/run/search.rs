@@ -1,7 +1,7 @@
 //! `bench --search`: after a configuration's measured rounds, each server's capacity under a latency
 //! objective, found by `load::search` from open-loop rate rounds run between the same probes as any round.
 
-use crate::load::search::{judge, search, SearchResult, Slo, Step};
+use crate::load::search::{judge_figures, search, SearchResult, Slo, Step};
 use crate::model::FLAG_DISTURBED;
 
 use super::runner::{Live, Runner};
@@ -29,7 +29,7 @@ impl Runner<'_, '_> {
             match self.search_one(&slo, scenario, l, connections, median * START_SHARE) {
                 Ok(found) => {
                     self.ui.line(&format!("{name} {scenario} c={connections}: capacity @ {}: {}", slo.text, found.describe()));
-                    self.run.measurements[mi].capacity = Some(found);
+                    self.run.measurements[mi].capacity = Some(found.into());
                 }
                 Err(e) if self.stopped() => {
                     self.ui.detail(&format!("{name}: capacity search interrupted: {e:#}"));
@@ -69,7 +69,8 @@ impl Runner<'_, '_> {
                 if round.has_flag(FLAG_DISTURBED) && attempt < STEP_ATTEMPTS {
                     continue;
                 }
-                return Ok(Step { flags: round.flags.clone(), ..judge(slo, rate, &round.load) });
+                let load = &round.load;
+                return Ok(Step { flags: round.flags.clone(), ..judge_figures(slo, rate, load.requests_per_s(), &load.latency, load.errors.total()) });
             }
         })
     }

@@ -23,13 +23,18 @@ pub enum Served {
     There { server: RemoteServer, log: PathBuf },
 }
 
+/// Why a round does not count the server's system calls; the round records it in their place.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct NotCounted(pub String);
+
 /// What a round needs of the server it measures.
 pub trait RoundServer {
     fn addr(&self) -> SocketAddr;
     /// Whether it runs on this machine, so that its CPUs are this machine's.
     fn is_here(&self) -> bool;
     /// Starts reading its figures for a round; its system calls counted on `syscall_cpus`, or why not.
-    fn watch_round(&mut self, syscall_cpus: Result<Vec<usize>, String>) -> anyhow::Result<RoundProbe>;
+    fn watch_round(&mut self, syscall_cpus: Result<Vec<usize>, NotCounted>) -> anyhow::Result<RoundProbe>;
     fn end_round(&mut self, probe: RoundProbe) -> anyhow::Result<ServerSide>;
 }
 
@@ -64,8 +69,8 @@ impl RoundServer for Server {
         true
     }
 
-    fn watch_round(&mut self, syscall_cpus: Result<Vec<usize>, String>) -> anyhow::Result<RoundProbe> {
-        Ok(RoundProbe::Here(RoundWatch::begin(self.pid(), syscall_cpus)))
+    fn watch_round(&mut self, syscall_cpus: Result<Vec<usize>, NotCounted>) -> anyhow::Result<RoundProbe> {
+        Ok(RoundProbe::Here(RoundWatch::begin(self.pid(), syscall_cpus.map_err(|e| e.0))))
     }
 
     fn end_round(&mut self, probe: RoundProbe) -> anyhow::Result<ServerSide> {
@@ -92,10 +97,10 @@ impl RoundServer for Served {
         matches!(self, Served::Here(_))
     }
 
-    fn watch_round(&mut self, syscall_cpus: Result<Vec<usize>, String>) -> anyhow::Result<RoundProbe> {
+    fn watch_round(&mut self, syscall_cpus: Result<Vec<usize>, NotCounted>) -> anyhow::Result<RoundProbe> {
         match self {
             Served::Here(s) => s.watch_round(syscall_cpus),
-            Served::There { server, .. } => Ok(RoundProbe::There(server.begin_round(syscall_cpus)?)),
+            Served::There { server, .. } => Ok(RoundProbe::There(server.begin_round(syscall_cpus.map_err(|e| e.0))?)),
         }
     }
 

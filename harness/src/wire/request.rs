@@ -25,9 +25,14 @@ impl HttpRequest {
         }
     }
 
-    /// The request a scenario sends, by the scenario's name (see `Scenario::request`).
-    pub fn for_scenario(scenario: &str) -> Option<Self> {
-        super::Scenario::parse(scenario)?.request()
+    /// The `json` scenario's request: POST /ping with `{"sequence": N}`, N numbered per request.
+    pub fn json_ping() -> Self {
+        HttpRequest {
+            method: "POST".into(),
+            headers: vec![("Content-Type".into(), "application/json".into())],
+            json_sequence: true,
+            ..HttpRequest::get("/ping")
+        }
     }
 
     /// The body alone, as `render` sends it: for `json_sequence`, `{"sequence": N}` with N `sequence`.
@@ -61,7 +66,7 @@ pub fn get(path: &str) -> Vec<u8> {
 
 /// `POST /ping` with this JSON body, as the `json` scenario sends it.
 pub fn post_json(body: &str) -> Vec<u8> {
-    HttpRequest { body: body.as_bytes().to_vec(), json_sequence: false, ..super::Scenario::Json.request().expect("json is HTTP") }.render(0)
+    HttpRequest { body: body.as_bytes().to_vec(), json_sequence: false, ..HttpRequest::json_ping() }.render(0)
 }
 
 /// A request rendered once. For the `json` scenario the body's sequence number is written per request

@@ -108,12 +108,7 @@ impl Scenario {
         match self {
             Scenario::Hello | Scenario::HelloTimeout => Some(HttpRequest::get("/")),
             Scenario::Plaintext => Some(HttpRequest::get("/plaintext")),
-            Scenario::Json => Some(HttpRequest {
-                method: "POST".into(),
-                headers: vec![("Content-Type".into(), "application/json".into())],
-                json_sequence: true,
-                ..HttpRequest::get("/ping")
-            }),
+            Scenario::Json => Some(HttpRequest::json_ping()),
             Scenario::Work => Some(HttpRequest::get(&work_path(DEFAULT_WORK_US))),
             Scenario::Counter => Some(HttpRequest::get(&counter_path(0))),
             Scenario::File => Some(HttpRequest::get(super::FILE_PATH)),
@@ -140,6 +135,13 @@ impl Scenario {
 impl fmt::Display for Scenario {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
+    }
+}
+
+impl HttpRequest {
+    /// The request a scenario sends, by the scenario's name (see `Scenario::request`).
+    pub fn for_scenario(scenario: &str) -> Option<Self> {
+        Scenario::parse(scenario)?.request()
     }
 }
 

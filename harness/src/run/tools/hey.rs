@@ -18,8 +18,9 @@ use crate::load::{ErrorCounts, HttpRequest, StatusCounts};
 use crate::model::LatencyPoints;
 use crate::stats::histogram::new_latency_histogram;
 
-use super::options::StopRule;
-use super::tools::{SummaryLine, ToolReport};
+use crate::run::options::StopRule;
+
+use super::summary::{SummaryLine, ToolReport};
 
 /// The Go module that pins hey's version (go.mod, go.sum), relative to the checkout.
 pub const MODULE_DIR: &str = "tools/hey";

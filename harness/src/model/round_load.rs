@@ -1,0 +1,202 @@
+//! What the client measured in one round, as run.json stores it under each round's `load`. The load
+//! generator has its own report (`load::LoadReport`), turned into this one by a conversion in `run/`, so a
+//! change of the engine's report is not a change of the file format.
+
+use hdrhistogram::Histogram;
+use serde::{Deserialize, Serialize};
+
+use crate::stats::histogram::{self, LatencySummary};
+
+/// Errors by class.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ErrorCounts {
+    /// connect() refused, reset or failed
+    pub connect: u64,
+    /// read failed or the peer closed with a request outstanding
+    pub read: u64,
+    /// write failed
+    pub write: u64,
+    /// a request unanswered for longer than the timeout
+    pub timeout: u64,
+    /// a complete response whose status is not 2xx
+    pub status: u64,
+    /// bytes that are not a valid HTTP response
+    pub framing: u64,
+    /// a well-framed 2xx response whose bytes or body are not what the workload expects
+    pub mismatch: u64,
+}
+
+impl ErrorCounts {
+    pub fn total(&self) -> u64 {
+        self.connect + self.read + self.write + self.timeout + self.status + self.framing + self.mismatch
+    }
+
+    /// Adds another round's counts (a summary's errors are those of its rounds).
+    pub fn add(&mut self, o: &ErrorCounts) {
+        let ErrorCounts { connect, read, write, timeout, status, framing, mismatch } = *o;
+        *self = ErrorCounts {
+            connect: self.connect + connect,
+            read: self.read + read,
+            write: self.write + write,
+            timeout: self.timeout + timeout,
+            status: self.status + status,
+            framing: self.framing + framing,
+            mismatch: self.mismatch + mismatch,
+        };
+    }
+}
+
+/// Responses by status class.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StatusCounts {
+    pub s1xx: u64,
+    pub s2xx: u64,
+    pub s3xx: u64,
+    pub s4xx: u64,
+    pub s5xx: u64,
+    pub other: u64,
+}
+
+/// How the window's requests (or exchanges, or messages) were spread over the connections.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct ConnectionSpread {
+    pub min: u64,
+    /// The 1st percentile: the connection below which the worst-served 1% lie.
+    pub p1: u64,
+    pub median: u64,
+    pub max: u64,
+    /// Connections that received nothing in the window.
+    pub starved: u64,
+    /// Jain's fairness index, (Σx)² / (n Σx²): 1 when every connection got the same, 1/n when one got
+    /// everything; absent when no connection got anything.
+    pub jain: Option<f64>,
+}
+
+/// What `counter`'s answers showed over a whole run (warm-up included).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CounterCheck {
+    /// Keys answered at least once.
+    pub keys: u64,
+    /// Values received.
+    pub values: u64,
+    /// Values received more than once for one key: two increments that returned one number.
+    pub repeated: u64,
+    /// Numbers missing between a key's lowest and highest value received.
+    pub gaps: u64,
+    /// How many numbers may be missing without an update being lost.
+    pub slack: u64,
+    /// `repeated` plus the gaps beyond `slack`: increments the server lost.
+    pub lost_updates: u64,
+}
+
+/// The client's figures of one round (the built-in generator's, merged over client hosts, or an external
+/// tool's).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RoundLoad {
+    /// Valid responses (HTTP: a 2xx status and the body the workload expects), exchanges (echo ping-pong)
+    /// or `size`-byte messages received (echo stream) inside the measured window: what req/s counts.
+    pub requests: u64,
+    /// Connections reopened inside the measured window, after an error or a close by the server.
+    #[serde(default)]
+    pub reconnects: u64,
+    /// Connections the server ended after a complete response inside the measured window.
+    #[serde(default)]
+    pub keepalive_lost: u64,
+    /// Of `keepalive_lost`, those the server closed cleanly, with no request outstanding (a keep-alive
+    /// limit, an idle timeout); the rest lost requests, counted as `read` errors.
+    #[serde(default)]
+    pub server_closes: u64,
+    /// Connects that completed inside the measured window.
+    #[serde(default)]
+    pub connections_opened: u64,
+    /// Rate mode: requests whose intended send time fell inside the measured window but that were never
+    /// sent.
+    #[serde(default)]
+    pub backlog: u64,
+    /// Seconds from the start until every connection had been served (or the ramp's limit), and the
+    /// connections still unserved when the window opened.
+    #[serde(default)]
+    pub ramp_s: Option<f64>,
+    #[serde(default)]
+    pub unserved_at_start: Option<u64>,
+    /// How evenly the connections were served inside the window; absent with no connection.
+    #[serde(default)]
+    pub per_connection: Option<ConnectionSpread>,
+    pub errors: ErrorCounts,
+    pub status: StatusCounts,
+    /// Seconds of the measured window.
+    pub duration_s: f64,
+    pub bytes_read: u64,
+    pub bytes_written: u64,
+    /// Size of one response in bytes (head and body) as first seen; 0 if none was seen.
+    pub response_bytes: u64,
+    /// Latency in ns. In rate mode it is measured from each request's intended send time (corrected).
+    #[serde(with = "histogram::serde_b64")]
+    pub latency: Histogram<u64>,
+    /// Rate mode only: latency from the actual send (uncorrected), for comparison.
+    #[serde(with = "histogram::serde_b64_opt", default)]
+    pub latency_uncorrected: Option<Histogram<u64>>,
+    /// Completed requests in each second of the measured window.
+    pub timeline: Vec<u64>,
+    /// CPU seconds (user + system) the client's worker threads spent in the measured window.
+    pub client_cpu_s: f64,
+    /// The same per worker thread, in thread order; empty for external tools.
+    #[serde(default)]
+    pub thread_cpu_s: Vec<f64>,
+    /// Of `client_cpu_s`, the time a busy-polling client spent in asks of the kernel that found nothing.
+    #[serde(default)]
+    pub client_poll_s: f64,
+    /// The same per worker thread, in thread order.
+    #[serde(default)]
+    pub thread_poll_s: Vec<f64>,
+    /// `client_cpu_s` split into user and system time, and the worker threads' context switches.
+    #[serde(default)]
+    pub client_user_s: f64,
+    #[serde(default)]
+    pub client_system_s: f64,
+    #[serde(default)]
+    pub client_voluntary_switches: u64,
+    #[serde(default)]
+    pub client_involuntary_switches: u64,
+    /// The worker threads' moves to another CPU in the window; absent where the kernel does not say.
+    #[serde(default)]
+    pub client_migrations: Option<u64>,
+    /// System calls the built-in client's threads made in the window; 0 for external tools.
+    #[serde(default)]
+    pub client_system_calls: u64,
+    /// How the client waited for the kernel: "sleep" or "busy"; empty for external tools.
+    #[serde(default)]
+    pub poll: String,
+    /// `counter`: what the values returned show about lost updates.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counter: Option<CounterCheck>,
+    /// Worker threads and connections that ran.
+    pub threads: usize,
+    pub connections: usize,
+    /// True when the round was stopped early (Ctrl-C).
+    pub interrupted: bool,
+    /// How the client moved bytes: "io_uring" or "epoll", with the reason when io_uring was wanted but not
+    /// available.
+    #[serde(default)]
+    pub io: String,
+}
+
+impl RoundLoad {
+    pub fn requests_per_s(&self) -> f64 {
+        per_s(self.requests, self.duration_s)
+    }
+    pub fn bytes_read_per_s(&self) -> f64 {
+        per_s(self.bytes_read, self.duration_s)
+    }
+    pub fn latency_summary(&self) -> LatencySummary {
+        LatencySummary::of(&self.latency)
+    }
+    /// The client's CPU seconds of work: all it used but what busy-polling spent finding nothing.
+    pub fn client_work_s(&self) -> f64 {
+        (self.client_cpu_s - self.client_poll_s).max(0.0)
+    }
+}
+
+fn per_s(count: u64, duration_s: f64) -> f64 {
+    if duration_s > 0.0 { count as f64 / duration_s } else { 0.0 }
+}

@@ -1,0 +1,74 @@
+//! The rows the HTML report draws from: each measured configuration with its summary and its server's
+//! model, grouped into the page's sections, and the two model families its latency panels split them by.
+
+use std::collections::BTreeMap;
+
+use crate::model::{Measurement, MeasurementSummary, RunResult};
+
+/// The two families of the first source document, and the models in each.
+pub const MODEL_FAMILIES: [(&str, &[&str]); 2] = [
+    ("shared run queue", &["thread-per-connection", "work-sharing", "work-stealing"]),
+    ("per-core", &["per-core", "prefork", "single-loop"]),
+];
+
+/// The family a model belongs to: "shared run queue", "per-core", or "other".
+pub fn family_of(model: &str) -> &'static str {
+    MODEL_FAMILIES.iter().find(|(_, models)| models.contains(&model)).map_or("other", |(family, _)| family)
+}
+
+/// A measured configuration with its summary.
+pub(super) struct Row<'a> {
+    pub m: &'a Measurement,
+    pub s: MeasurementSummary,
+    pub model: String,
+}
+
+/// Measurements with at least one measured round, by (scenario, mode, pipeline) in the order they were run,
+/// then by connection count.
+#[allow(clippy::type_complexity)]
+pub(super) fn sections(run: &RunResult) -> Vec<((String, String, u32), BTreeMap<usize, Vec<Row<'_>>>)> {
+    let mut out: Vec<((String, String, u32), BTreeMap<usize, Vec<Row>>)> = Vec::new();
+    for m in run.measurements.iter().filter(|m| m.measured_rounds().next().is_some()) {
+        let key = (m.scenario.clone(), m.load_label(), m.pipeline);
+        let model = run.contestant(&m.contestant).map(|c| c.model.clone()).unwrap_or_default();
+        let row = Row { m, s: m.summary(), model };
+        match out.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, map)) => map.entry(m.connections).or_default().push(row),
+            None => out.push((key, BTreeMap::from([(m.connections, vec![row])]))),
+        }
+    }
+    out
+}
+
+/// With `--workers LIST`: the measurements of each configuration (scenario, load, pipeline, connections)
+/// by their workers, where there are at least two; with the configuration's title.
+pub(super) fn worker_sweeps(run: &RunResult) -> Vec<(String, BTreeMap<usize, Vec<Row<'_>>>)> {
+    let mut out: Vec<(String, BTreeMap<usize, Vec<Row>>)> = Vec::new();
+    for m in run.measurements.iter().filter(|m| m.measured_rounds().next().is_some()) {
+        let Some(workers) = m.workers else { continue };
+        let pipelined = if m.pipeline > 1 { format!(", pipeline {}", m.pipeline) } else { String::new() };
+        let title = format!("{} · {}{pipelined} · {} connections", m.scenario, m.load_only_label(), m.connections);
+        let model = run.contestant(&m.contestant).map(|c| c.model.clone()).unwrap_or_default();
+        let row = Row { m, s: m.summary(), model };
+        match out.iter_mut().find(|(t, _)| *t == title) {
+            Some((_, map)) => map.entry(workers).or_default().push(row),
+            None => out.push((title, BTreeMap::from([(workers, vec![row])]))),
+        }
+    }
+    out.retain(|(_, map)| map.len() > 1);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn models_fall_into_the_two_families() {
+        assert_eq!(family_of("work-stealing"), "shared run queue");
+        assert_eq!(family_of("thread-per-connection"), "shared run queue");
+        assert_eq!(family_of("prefork"), "per-core");
+        assert_eq!(family_of("single-loop"), "per-core");
+        assert_eq!(family_of("actor"), "other");
+    }
+}
