@@ -208,6 +208,7 @@ fn unsearched_model() -> RunResult {
             connections: vec![64],
             pipeline: 1,
             connection_per_request: false,
+            control: false,
             run_type: "singleCore".into(),
             server_cpus: "1".into(),
             client_cpus: "0".into(),

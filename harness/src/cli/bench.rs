@@ -60,6 +60,11 @@ pub struct BenchArgs {
     /// of keep-alive; latency then runs from the start of the connect.
     #[arg(long = "connection-per-request")]
     pub connection_per_request: bool,
+    /// Leave out the run's control: the minimal hello server of harness/control, otherwise measured in
+    /// every run with `hello` (interleaved like the contestants, never ranked) so that `compare` can tell
+    /// the machine's change from a server's
+    #[arg(long = "no-control")]
+    pub no_control: bool,
     #[command(flatten)]
     pub mix: mix::MixArgs,
     /// Sweep the servers' `{workers}` over this list (such as 1,2,4; capped at the server CPUs): each
@@ -368,6 +373,7 @@ impl BenchArgs {
             connections: self.connections.clone(),
             pipeline: self.pipeline,
             connection_per_request: self.connection_per_request,
+            control: !self.no_control,
             mix,
             run_type: self.run_type,
             server_cpus,

@@ -56,9 +56,12 @@ pub struct Baseline {
 
 impl Baseline {
     /// A metric's machine change from the configurations' ratios B/A, the probes' change of req/s
-    /// (`probed_rps`, 1 when within the noise band) and a control server's B/A of this metric, when the
-    /// runs have one: the control is measured like the others and changes only with the machine, so its
-    /// ratio is the factor, while the scatter still comes from the servers.
+    /// (`probed_rps`, 1 when within the noise band) and the run's control's B/A of this metric, when both
+    /// runs measured it. How they combine: the control is one of the configurations (its ratio is among
+    /// `ratios`), so from `MIN_CONFIGURATIONS` on the median of them all is the change, and the control
+    /// alone cannot move it; below that floor (a run of one or two servers) the control's ratio is the
+    /// change, a measurement of the machine beside the servers where the probes only see the CPUs' loops.
+    /// The probes stand in where neither is there.
     pub fn of(metric: Metric, fixed_rate: bool, ratios: &[f64], probed_rps: f64, control: Option<f64>) -> Baseline {
         let scatter = (ratios.len() >= MIN_CONFIGURATIONS)
             .then(|| Scatter::of(ratios, (1.0 + MIN_SPREAD_PCT / 100.0).ln()))
@@ -66,9 +69,9 @@ impl Baseline {
         // A faster machine raises req/s and lowers latency and CPU per request by the same factor, as far
         // as the probes can tell.
         let probed = if metric.higher_is_better() { probed_rps } else { 1.0 / probed_rps };
-        let (source, factor) = match (control, scatter) {
-            (Some(c), _) => (Source::Control, c),
-            (None, Some(s)) => (Source::Servers, s.centre),
+        let (source, factor) = match (scatter, control) {
+            (Some(s), _) => (Source::Servers, s.centre),
+            (None, Some(c)) => (Source::Control, c),
             (None, None) => (Source::Probes, probed),
         };
         Baseline { metric, fixed_rate, source, factor, scatter, configurations: ratios.len() }
@@ -131,9 +134,11 @@ mod tests {
     }
 
     #[test]
-    fn a_control_sets_the_factor_and_the_servers_the_scatter() {
-        let b = Baseline::of(Metric::CpuPerRequest, false, &[0.9, 0.92, 0.95, 0.91], 1.0, Some(0.93));
-        assert_eq!((b.source, b.factor), (Source::Control, 0.93));
+    fn a_control_sets_the_factor_below_the_floor_and_counts_as_one_configuration_above_it() {
+        let b = Baseline::of(Metric::CpuPerRequest, false, &[0.9, 0.93], 1.0, Some(0.93));
+        assert_eq!((b.source, b.factor, b.scatter), (Source::Control, 0.93, None));
+        let b = Baseline::of(Metric::CpuPerRequest, false, &[0.9, 0.92, 0.95, 0.91, 0.93], 1.0, Some(0.93));
+        assert_eq!((b.source, b.factor), (Source::Servers, 0.92));
         assert!(b.scatter.is_some());
     }
 

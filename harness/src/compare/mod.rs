@@ -221,14 +221,33 @@ impl RunLabel {
     }
 }
 
-/// Compares every configuration measured in both runs.
+/// Compares every configuration measured in both runs, the machine's change taken from the servers'
+/// common change and the runs' control (`Baseline::of` says how they combine).
 pub fn compare(a: &RunResult, b: &RunResult, rules: Rules) -> Comparison {
-    compare_with_control(a, b, rules, None)
+    compare_with_control(a, b, rules, control_change(a, b))
 }
 
-/// The same, with a control server's B/A per metric (`Metric::ALL` order) standing for the machine's
-/// change where the runs measured one: a reference server that changes only with the machine. The runs
-/// do not record a control yet, so `compare` passes None and the servers' common change stands in.
+/// The control's B/A per metric (`Metric::ALL` order, Hodges–Lehmann over its rounds), from the first
+/// configuration both runs measured it in; None when either run has no control.
+fn control_change(a: &RunResult, b: &RunResult) -> Option<[f64; 3]> {
+    let in_b = controls(b);
+    controls(a).into_iter().find_map(|(key, ma)| {
+        let mb = find(&in_b, &key)?;
+        let ratio = |metric: Metric| {
+            let values = |m: &Measurement| m.measured_rounds().filter_map(|r| metric.of(r)).collect::<Vec<f64>>();
+            mann_whitney(&values(ma), &values(mb)).map(|t| t.ratio)
+        };
+        Some([ratio(Metric::ALL[0])?, ratio(Metric::ALL[1])?, ratio(Metric::ALL[2])?])
+    })
+}
+
+/// The measurements of the run's control.
+fn controls(run: &RunResult) -> Vec<(Key, &Measurement)> {
+    measured(run).into_iter().filter(|(_, m)| run.contestant(&m.contestant).is_some_and(|c| c.control)).collect()
+}
+
+/// The same, with a control server's B/A per metric (`Metric::ALL` order) for the machine's change where
+/// fewer configurations than `MIN_CONFIGURATIONS` give a common change of their own.
 pub fn compare_with_control(a: &RunResult, b: &RunResult, rules: Rules, control: Option<[f64; 3]>) -> Comparison {
     let (in_a, in_b) = (measured(a), measured(b));
     let (machine, probed_factor) = machine_change(a, b, rules);

@@ -73,6 +73,9 @@ pub struct RunConfig {
     /// Every request on a new connection (`--connection-per-request`) instead of keep-alive.
     #[serde(default)]
     pub connection_per_request: bool,
+    /// Whether the run measured its control (harness/control); false in runs stored before it existed.
+    #[serde(default)]
+    pub control: bool,
     /// singleCore | multiCore
     pub run_type: String,
     pub server_cpus: String,

@@ -31,6 +31,7 @@ pub fn render(run: &RunResult) -> String {
     out.push_str(&setting(run));
     let places = ranks::places(run);
     for ((scenario, mode, connections, pipeline), group) in ranks::tables(run) {
+        let (controls, group): (Vec<_>, Vec<_>) = group.into_iter().partition(|(_, m)| is_control(run, m));
         let mut measured: Vec<(&Measurement, MeasurementSummary, ranks::Places)> = group
             .into_iter()
             .filter(|(_, m)| !m.measured_rounds().collect::<Vec<_>>().is_empty())
@@ -45,6 +46,9 @@ pub fn render(run: &RunResult) -> String {
         let (sorted, row_places): (Vec<(&Measurement, MeasurementSummary)>, Vec<ranks::Places>) =
             measured.into_iter().map(|(m, s, p)| ((m, s), p)).unzip();
         out.push_str(&throughput(&sorted, &row_places).markdown());
+        for (_, m) in controls {
+            out.push_str(&control_line(m));
+        }
         let from_tool = sorted.iter().any(|(_, s)| !s.latency_from_histogram);
         let corrected = if mode == "rate" {
             "; in rate mode from each request's intended send time (corrected for coordinated omission; run.json also holds the uncorrected histogram)"
@@ -310,6 +314,26 @@ fn throughput(rows: &[(&Measurement, MeasurementSummary)], places: &[ranks::Plac
         t.row(cells);
     }
     t
+}
+
+fn is_control(run: &RunResult, m: &Measurement) -> bool {
+    run.contestant(&m.contestant).is_some_and(|c| c.control)
+}
+
+/// The run's control, apart from the table: it measures the machine, not an approach.
+fn control_line(m: &Measurement) -> String {
+    let s = m.summary();
+    let r = s.requests_per_s.as_ref();
+    format!(
+        "\nThe run's control ({}, harness/control: a minimal epoll hello server, measured like the rows above and \
+         not ranked, so that `compare` can tell the machine's change from a server's): {} req/s ({}), CPU {} us/req, \
+         p99 {} us.\n",
+        m.contestant,
+        or_absent(r.map(|r| r.median), int),
+        r.and_then(|r| r.ci95_relative_pct()).map_or_else(|| format!("95% CI {ABSENT}"), |p| format!("95% CI ±{p:.1}%")),
+        or_absent(s.server_cpu_us_per_request, one),
+        or_absent(s.latency_ns.p99, us),
+    )
 }
 
 /// A row's range of places ("3–11"), or the absent mark for a row that takes none.

@@ -11,6 +11,7 @@
 //! nothing of theirs runs on the server's CPUs during another's round (`machine` says what else did).
 
 mod conformance;
+pub mod control;
 pub mod environment;
 pub mod machine;
 mod drift;
@@ -36,7 +37,7 @@ use std::sync::Arc;
 use std::time::SystemTime;
 
 use crate::catalog::Catalog;
-use crate::model::{MeasurementStatus, RunResult, SCHEMA};
+use crate::model::{ContestantRecord, MeasurementStatus, RunResult, SCHEMA};
 use crate::remote::{ClientHosts, ServerHost};
 use crate::ui::Ui;
 
@@ -85,8 +86,17 @@ pub fn bench(
     save: &mut Save,
 ) -> anyhow::Result<RunResult> {
     anyhow::ensure!(!opts.check || suite.is_some(), "--check needs the conformance suite, and none was given");
-    let selected = catalog.select(&opts.selection)?;
+    let mut selected = catalog.select(&opts.selection)?;
     anyhow::ensure!(!selected.is_empty(), "no contestant matches the filters; see `serverbench list`");
+    let control = match control::wanted(opts) {
+        Ok(()) => Some(control::load(&opts.repo_root, catalog)?),
+        Err(control::NoControl::NotAsked) => None,
+        Err(why) => {
+            ui.warn(&format!("no control in this run: {why}"));
+            None
+        }
+    };
+    selected.extend(control.as_ref());
     let mut languages: Vec<&str> = selected.iter().map(|c| c.language.as_str()).collect();
     languages.sort();
     languages.dedup();
@@ -117,7 +127,7 @@ pub fn bench(
             opts.command_line.clone(),
         ),
         config: opts.record(),
-        contestants: selected.iter().map(|c| record(c)).collect(),
+        contestants: selected.iter().map(|c| ContestantRecord { control: c.name == control::CONTROL_NAME && control.is_some(), ..record(c) }).collect(),
         measurements: Vec::new(),
         catalog_errors: catalog.errors.iter().map(ToString::to_string).collect(),
         checks: Vec::new(),

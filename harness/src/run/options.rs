@@ -116,6 +116,8 @@ pub struct BenchOptions {
     pub pipeline: u32,
     /// Every request on a new connection (`LoadConfig::connection_per_request`).
     pub connection_per_request: bool,
+    /// Measure the run's control (harness/control) beside the contestants.
+    pub control: bool,
     /// What shapes `work` and `counter` requests.
     pub mix: crate::load::mix::MixOptions,
     pub run_type: RunType,
@@ -260,6 +262,7 @@ impl BenchOptions {
             connections: o.connections.clone(),
             pipeline: o.pipeline,
             connection_per_request: o.connection_per_request,
+            control: o.control,
             run_type: o.run_type.name().into(),
             server_cpus: o.server_cpus.to_string(),
             client_cpus: o.client_cpus.to_string(),
