@@ -14,8 +14,17 @@ use crate::wire::Scenario;
 
 pub const LANGUAGES: &[&str] = &["c", "cpp", "rust", "go", "java", "javascript", "python", "erlang", "d", "config"];
 pub const CATEGORIES: &[&str] = &["micro", "platform"];
-pub const MODELS: &[&str] =
-    &["thread-per-connection", "per-core", "work-sharing", "work-stealing", "prefork", "single-loop"];
+pub const MODELS: &[&str] = &[
+    "thread-per-connection",
+    "thread-pool",
+    "process-per-connection",
+    "process-pool",
+    "per-core",
+    "work-sharing",
+    "work-stealing",
+    "prefork",
+    "single-loop",
+];
 pub const IOS: &[&str] = &["blocking", "epoll", "io_uring", "runtime"];
 pub const SCENARIOS: &[&str] = Scenario::NAMES;
 /// The kinds of machine a manifest may say it cannot be built on (`unsupported`): CPU architectures,
