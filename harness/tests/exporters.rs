@@ -30,6 +30,7 @@ fn round(index: u32, warmup: bool, requests: u64, latencies_us: &[u64], cpu_s: f
             requests,
             reconnects: 0,
             keepalive_lost: 0,
+            server_closes: 0,
             connections_opened: 0,
             backlog: 0,
             ramp_s: None,
