@@ -13,6 +13,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -20,9 +21,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -155,6 +158,37 @@ static inline int sb_run_workers(const struct sb_args *a, void *(*run)(void *))
     pthread_t threads[a->workers];
     for (int i = 0; i < a->workers; i++) pthread_create(&threads[i], NULL, run, NULL);
     pthread_join(threads[0], NULL);
+    return 1;
+}
+
+/* Forks `processes` single-threaded workers, each running run(NULL) for good, pinned round robin over the
+ * allowed CPUs when `pin` (prefork) or left to the scheduler (a process pool). The parent only waits: when
+ * a worker ends, so does it, and the others with it (PR_SET_PDEATHSIG). Returns the exit status, 1. */
+static inline int sb_fork_workers(int processes, int pin, void *(*run)(void *), const char *who)
+{
+    cpu_set_t allowed;
+    sched_getaffinity(0, sizeof allowed, &allowed);
+    pid_t parent = getpid();
+    for (int i = 0, cpu = -1; i < processes; i++) {
+        do cpu = (cpu + 1) % CPU_SETSIZE; while (!CPU_ISSET(cpu, &allowed));
+        pid_t pid = fork();
+        if (pid < 0) { perror("fork"); return 1; }
+        if (pid == 0) {
+            prctl(PR_SET_PDEATHSIG, SIGTERM); /* the children end with the parent */
+            if (getppid() != parent) _exit(1);
+            if (pin) {
+                cpu_set_t one;
+                CPU_ZERO(&one);
+                CPU_SET(cpu, &one);
+                sched_setaffinity(0, sizeof one, &one);
+            }
+            run(NULL);
+            _exit(1);
+        }
+    }
+    int status;
+    pid_t pid = wait(&status); /* a worker died: end, and the others with us */
+    fprintf(stderr, "%s: worker %d ended (status %d)\n", who, (int)pid, status);
     return 1;
 }
 

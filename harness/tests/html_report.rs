@@ -106,7 +106,7 @@ fn every_chart_table_and_caveat_is_there() {
         "<dd>4 (1 worker)</dd>",
         "<dd>0-3 (4 threads)</dd>",
         // the two families, with the models in each
-        "shared run queue (thread-per-connection, work-sharing, work-stealing)",
+        "shared run queue (thread-per-connection, thread-pool, process-per-connection, process-pool, work-sharing, work-stealing)",
         "per-core (per-core, prefork, single-loop)",
         // client-bound: hatched, labelled in the chart and the table
         "⚠ client-bound (5/5 rounds)",

@@ -10,11 +10,8 @@
 #include "sb.h"
 #include "sb_timers.h"
 #include <pthread.h>
-#include <sched.h>
 #include <sys/epoll.h>
-#include <sys/prctl.h>
 #include <sys/sendfile.h>
-#include <sys/wait.h>
 #include <time.h>
 
 #define MAX_EVENTS 256
@@ -317,32 +314,6 @@ static void *loop_run(void *unused)
     return NULL;
 }
 
-/* --prefork: one single-threaded process per worker, pinned round robin over the allowed CPUs. */
-static int prefork(void)
-{
-    cpu_set_t allowed;
-    sched_getaffinity(0, sizeof allowed, &allowed);
-    pid_t parent = getpid();
-    for (int i = 0, cpu = -1; i < args.workers; i++) {
-        do cpu = (cpu + 1) % CPU_SETSIZE; while (!CPU_ISSET(cpu, &allowed));
-        pid_t pid = fork();
-        if (pid < 0) { perror("fork"); return 1; }
-        if (pid == 0) {
-            prctl(PR_SET_PDEATHSIG, SIGTERM); /* the children end with the parent */
-            if (getppid() != parent) _exit(1);
-            cpu_set_t one;
-            CPU_ZERO(&one);
-            CPU_SET(cpu, &one);
-            sched_setaffinity(0, sizeof one, &one);
-            loop_run(NULL);
-        }
-    }
-    int status;
-    pid_t pid = wait(&status); /* a worker died: end, and the others with us */
-    fprintf(stderr, "c-epoll: worker %d ended (status %d)\n", (int)pid, status);
-    return 1;
-}
-
 int main(int argc, char **argv)
 {
     int forking = 0;
@@ -352,6 +323,6 @@ int main(int argc, char **argv)
         else { fprintf(stderr, "%s: unknown option %s\n", argv[0], argv[1]); return 2; }
     }
     args = sb_parse(argc, argv, "hello hello-timeout plaintext echo work counter file");
-    if (forking) return prefork();
+    if (forking) return sb_fork_workers(args.workers, 1, loop_run, "c-epoll"); /* pinned, one per CPU */
     return sb_run_workers(&args, loop_run);
 }

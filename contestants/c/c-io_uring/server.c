@@ -5,7 +5,8 @@
  * work, counter and file copy what arrives into the connection's own input buffer and answer the
  * complete requests in it; work busy-waits in the ring's thread, holding up its every connection;
  * counter increments a shared atomic (sb.h); file reads the file with the ring (IORING_OP_READ, from
- * the page cache) behind its head and links the send to that read. */
+ * the page cache) behind its head and links the send to that read. --prefork runs each ring in a
+ * process of its own, pinned to its own CPU (sb_fork_workers), as c-epoll's --prefork does. */
 #include "sb.h"
 #include <liburing.h>
 #include <pthread.h>
@@ -227,6 +228,10 @@ static void *loop_run(void *unused)
 
 int main(int argc, char **argv)
 {
+    /* --prefork: a process per worker instead of a thread, each with its ring, pinned to its own CPU */
+    int forking = argc > 1 && !strcmp(argv[1], "--prefork");
+    if (forking) argv[1] = argv[0], argv++, argc--;
     args = sb_parse(argc, argv, "hello hello-timeout echo work counter file");
+    if (forking) return sb_fork_workers(args.workers, 1, loop_run, "c-io_uring");
     return sb_run_workers(&args, loop_run);
 }

@@ -14,10 +14,53 @@ use crate::wire::Scenario;
 
 pub const LANGUAGES: &[&str] = &["c", "cpp", "rust", "go", "java", "javascript", "python", "erlang", "d", "config"];
 pub const CATEGORIES: &[&str] = &["micro", "platform"];
-pub const MODELS: &[&str] =
-    &["thread-per-connection", "per-core", "work-sharing", "work-stealing", "prefork", "single-loop"];
+pub const MODELS: &[&str] = &[
+    "thread-per-connection",
+    "thread-pool",
+    "process-per-connection",
+    "process-pool",
+    "per-core",
+    "work-sharing",
+    "work-stealing",
+    "prefork",
+    "single-loop",
+];
 pub const IOS: &[&str] = &["blocking", "epoll", "io_uring", "runtime"];
 pub const SCENARIOS: &[&str] = Scenario::NAMES;
+/// The conformance checks a manifest may say it is not held to (`unsupported_checks`): every check of
+/// `serverbench check` by its stable name (the check suite's own list is tested against this one).
+pub const CHECKS: &[&str] = &[
+    "hello-response",
+    "plaintext-response",
+    "plaintext-date",
+    "plaintext-404",
+    "plaintext-pipeline",
+    "json-sequence",
+    "work-response",
+    "work-busy",
+    "counter-response",
+    "counter-concurrent",
+    "file-response",
+    "file-404",
+    "tcp-nodelay",
+    "echo-1mib",
+    "idle-open",
+    "timeout-active",
+    "timeout-idle",
+    "timeout-silent",
+    "timeout-no-reader",
+    "bad-random-64k",
+    "bad-cut-request",
+    "bad-reset",
+    "bad-half-close",
+    "bad-huge-headers",
+    "bad-drop-5000",
+    "client-curl",
+    "client-wrk",
+    "client-h2load",
+    "client-ab",
+    "scale",
+];
 /// The kinds of machine a manifest may say it cannot be built on (`unsupported`): CPU architectures,
 /// spelled as Rust names them (`std::env::consts::ARCH`), which is how the harness knows its own.
 pub const MACHINES: &[&str] = &["x86_64", "aarch64", "arm", "x86", "riscv64", "powerpc64", "s390x", "loongarch64"];
@@ -40,6 +83,7 @@ const FIELDS: &[(&str, &str)] = &[
     ("env", r#"environment of the server, e.g. { GOMAXPROCS = "{workers}" }"#),
     ("unsupported", r#"kinds of machine it cannot be built on, each with the reason, e.g. { riscv64 = "no riscv64 build of the library" }"#),
     ("unsupported_scenarios", r#"scenarios it does not answer, each with the reason, e.g. { counter = "its cluster processes share no memory" }"#),
+    ("unsupported_checks", r#"conformance checks it is not held to, each with the reason, e.g. { scale = "a pool of 16 threads serves 16 connections at a time" }"#),
     ("variants", "[variants.NAME] tables overriding fields; NAME is appended to the name"),
 ];
 const REQUIRED: &[&str] = &["name", "language", "framework", "category", "model", "io", "scenarios", "run"];
@@ -183,6 +227,7 @@ impl Check<'_> {
         let env = self.env(t, path);
         let unsupported = self.unsupported(t, path);
         let unsupported_scenarios = self.unsupported_scenarios(t, path, scenarios.as_deref().unwrap_or_default());
+        let unsupported_checks = self.unsupported_checks(t, path);
         if let (Some(run), Some(env)) = (&run, &env) {
             let mentions_port = |s: &str| placeholders_in(s).contains(&"port");
             if !mentions_port(run) && !env.values().any(|v| mentions_port(v)) {
@@ -216,6 +261,7 @@ impl Check<'_> {
             env: env?,
             unsupported: unsupported?,
             unsupported_scenarios: unsupported_scenarios?,
+            unsupported_checks: unsupported_checks?,
             dir: dir.to_path_buf(),
             manifest: dir.join("contestant.toml"),
         })
@@ -374,6 +420,13 @@ impl Check<'_> {
             ));
         }
         (ok && listed.is_empty()).then_some(out)
+    }
+
+    /// `unsupported_checks = { <check> = "<reason>" }`: known checks (`CHECKS`) the approach cannot pass by
+    /// design, each with the reason `serverbench check` gives when it skips them.
+    fn unsupported_checks(&mut self, t: &Table, path: &dyn Fn(&str) -> String) -> Option<BTreeMap<String, String>> {
+        let (out, ok) = self.reasons(t, path, "unsupported_checks", ("check", "scale"), CHECKS, "say why the check cannot pass");
+        ok.then_some(out)
     }
 
     /// `unsupported = { <machine> = "<reason>" }`: only known machine kinds, each with a reason, because the
@@ -561,6 +614,20 @@ run = "{dir}/build/server --edge {scenario} {host} {port} {workers}"
         assert!(has("field `variants.uring.unsupported_scenarios` names the scenario \"counters\" (did you mean `counter`?); allowed values: hello, hello-timeout, plaintext, json, echo, work, counter"), "{errors:?}");
         assert!(has("names \"hello\", which `scenarios` lists: it is one or the other"), "{errors:?}");
         assert!(has("`variants.uring.unsupported_scenarios.work` is empty; say why the scenario is not answered"), "{errors:?}");
+    }
+
+    #[test]
+    fn unsupported_checks_are_known_and_give_a_reason() {
+        let with = |extra: &str| parse("m.toml", Path::new("/c"), &format!("{GOOD}\n[variants.pool]\n{extra}"));
+        let cs = with("unsupported_checks = { scale = \"16 threads hold 16 connections\" }").unwrap();
+        assert!(cs[0].unsupported_checks.is_empty());
+        assert_eq!(cs[2].unsupported_checks["scale"], "16 threads hold 16 connections");
+        let errors = with("unsupported_checks = { scales = \"x\", bad-drop-5000 = \"\" }").unwrap_err();
+        let errors: Vec<String> = errors.iter().map(|e| e.message.clone()).collect();
+        assert_eq!(errors.len(), 2, "{errors:?}");
+        assert!(errors[0].contains("`variants.pool.unsupported_checks.bad-drop-5000` is empty; say why the check cannot pass"), "{errors:?}");
+        assert!(errors[1].starts_with("field `variants.pool.unsupported_checks` names the check \"scales\" (did you mean `scale`?); allowed values: hello-response, "), "{errors:?}");
+        assert!(errors[1].ends_with("client-ab, scale"), "{errors:?}");
     }
 
     #[test]

@@ -39,6 +39,9 @@ pub struct Contestant {
     pub unsupported: BTreeMap<String, String>,
     /// Scenarios it does not answer (not in `scenarios`), with the reason for each.
     pub unsupported_scenarios: BTreeMap<String, String>,
+    /// Conformance checks (`manifest::CHECKS`) it is not held to, with the reason for each: `check` skips
+    /// them with that reason (`NOT_HELD_PREFIX`) instead of running them.
+    pub unsupported_checks: BTreeMap<String, String>,
     /// Absolute folder of the contestant (the `{dir}` placeholder; the cwd of its commands).
     pub dir: PathBuf,
     pub manifest: PathBuf,
@@ -58,11 +61,19 @@ impl Contestant {
         let machine = std::env::consts::ARCH;
         self.unsupported.get(machine).map(|why| format!("{UNSUPPORTED_PREFIX} {machine}: {why}"))
     }
+    /// Why it is not held to a conformance check, when its manifest says so (the reason of the skip).
+    pub fn not_held_to(&self, check: &str) -> Option<String> {
+        self.unsupported_checks.get(check).map(|why| format!("{NOT_HELD_PREFIX}: {why}"))
+    }
 }
 
 /// How the reason of a contestant whose manifest says it cannot be built here begins (in `list`, and in
 /// run.json and check.json, where scripts/test.sh looks for it).
 pub const UNSUPPORTED_PREFIX: &str = "its manifest says it cannot be built on";
+
+/// How the reason of a check skipped because the manifest says the contestant is not held to it begins
+/// (in `check`'s lines and check.json, where scripts/conformance.py looks for it).
+pub const NOT_HELD_PREFIX: &str = "its manifest says it is not held to this check";
 
 /// Every manifest under a root, parsed. Broken manifests are kept as errors; the rest stay usable.
 #[derive(Debug, Clone)]

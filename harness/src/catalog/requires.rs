@@ -189,6 +189,7 @@ mod tests {
             env: BTreeMap::new(),
             unsupported: BTreeMap::new(),
             unsupported_scenarios: BTreeMap::new(),
+            unsupported_checks: BTreeMap::new(),
             dir: "/".into(),
             manifest: "/contestant.toml".into(),
         }

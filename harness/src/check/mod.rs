@@ -220,3 +220,15 @@ pub fn run_one(check: &Check, t: &Target, o: &Options) -> (Verdict, f64) {
     let verdict = (check.run)(t, o);
     (verdict, start.elapsed().as_secs_f64())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_manifest_may_name_every_check_and_only_those() {
+        let mut names: Vec<&str> = CHECKS.iter().map(|c| c.name).collect();
+        names.push("scale");
+        assert_eq!(names, crate::catalog::manifest::CHECKS, "catalog::manifest::CHECKS lists what unsupported_checks may name");
+    }
+}

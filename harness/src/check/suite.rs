@@ -155,6 +155,11 @@ impl Suite<'_, '_> {
             if self.stop.load(Ordering::Relaxed) {
                 break;
             }
+            if let Some(why) = self.c.not_held_to(check.name) {
+                // Not run at all: neither a server started for it nor one it could leave in a bad state.
+                self.record(scenario.name(), check.name, Verdict::skip(why), 0.0);
+                continue;
+            }
             let fresh = match previous {
                 None => true,
                 Some((_, failed)) if failed => true,
@@ -191,6 +196,11 @@ impl Suite<'_, '_> {
     fn scale(&mut self, opts: &ScaleOptions) {
         let Some(scenario) = SCALE_SCENARIOS.into_iter().find(|s| self.c.supports(s.name())) else { return };
         if self.stop.load(Ordering::Relaxed) {
+            return;
+        }
+        if let Some(why) = self.c.not_held_to("scale") {
+            self.out.scale_scenario = Some(scenario.name().to_string());
+            self.record(scenario.name(), "scale", Verdict::skip(why), 0.0);
             return;
         }
         let Some(server) = self.start(scenario) else { return };

@@ -105,7 +105,8 @@ pub struct SelectArgs {
     /// Only this category (micro, platform).
     #[arg(long, value_delimiter = ',', value_name = "LIST")]
     pub category: Vec<String>,
-    /// Only these models (thread-per-connection, per-core, work-sharing, work-stealing, prefork, single-loop).
+    /// Only these models (thread-per-connection, thread-pool, process-per-connection, process-pool, per-core,
+    /// work-sharing, work-stealing, prefork, single-loop).
     #[arg(long, value_delimiter = ',', value_name = "LIST")]
     pub model: Vec<String>,
     /// Only these I/O kinds (blocking, epoll, io_uring, runtime).

@@ -71,7 +71,8 @@ pub fn list(args: ListArgs) -> anyhow::Result<()> {
         ("Scenarios", Align::Left),
         ("Runs here", Align::Left),
     ]);
-    for c in catalog.select(&args.select.selection())? {
+    let selected = catalog.select(&args.select.selection())?;
+    for c in &selected {
         let here = match requires::check(c, sys) {
             Readiness::Ready => "yes".to_string(),
             Readiness::Install(p) => format!("yes (bench installs Debian packages {})", p.join(" ")),
@@ -89,8 +90,21 @@ pub fn list(args: ListArgs) -> anyhow::Result<()> {
         ]);
     }
     print!("{}", t.markdown());
+    print_not_held_to(&selected);
     print_catalog_errors(&catalog);
     Ok(())
+}
+
+/// The conformance checks each contestant's manifest says it is not held to, with the reasons.
+fn print_not_held_to(selected: &[&Contestant]) {
+    let lines: Vec<String> = selected
+        .iter()
+        .flat_map(|c| c.unsupported_checks.iter().map(move |(check, why)| format!("- {}: {check}: {why}", c.name)))
+        .collect();
+    if !lines.is_empty() {
+        println!("\nChecks not held to (`unsupported_checks`; `serverbench check` skips them with the reason):");
+        println!("{}", lines.join("\n"));
+    }
 }
 
 fn print_catalog_errors(catalog: &Catalog) {

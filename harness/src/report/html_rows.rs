@@ -5,9 +5,14 @@ use std::collections::BTreeMap;
 
 use crate::model::{Measurement, MeasurementSummary, RunResult};
 
-/// The two families of the first source document, and the models in each.
+/// The two families of the first source document, and the models in each. The pools and the process per
+/// connection share like a thread per connection: the kernel's run queue schedules every blocked thread or
+/// process, and the next free one takes the next connection from the one accept queue.
 pub const MODEL_FAMILIES: [(&str, &[&str]); 2] = [
-    ("shared run queue", &["thread-per-connection", "work-sharing", "work-stealing"]),
+    (
+        "shared run queue",
+        &["thread-per-connection", "thread-pool", "process-per-connection", "process-pool", "work-sharing", "work-stealing"],
+    ),
     ("per-core", &["per-core", "prefork", "single-loop"]),
 ];
 
@@ -67,6 +72,9 @@ mod tests {
     fn models_fall_into_the_two_families() {
         assert_eq!(family_of("work-stealing"), "shared run queue");
         assert_eq!(family_of("thread-per-connection"), "shared run queue");
+        assert_eq!(family_of("thread-pool"), "shared run queue");
+        assert_eq!(family_of("process-pool"), "shared run queue");
+        assert_eq!(family_of("process-per-connection"), "shared run queue");
         assert_eq!(family_of("prefork"), "per-core");
         assert_eq!(family_of("single-loop"), "per-core");
         assert_eq!(family_of("actor"), "other");
