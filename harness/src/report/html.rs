@@ -434,6 +434,7 @@ fn throughput_table(id: &str, rows: &[&Row]) -> Table {
             if r.s.keepalive_lost_rounds > 0 {
                 flags.push(format!("{FLAG_KEEPALIVE_LOST} {}/{}", r.s.keepalive_lost_rounds, r.s.rounds));
             }
+            flags.extend(r.s.cpu_from_ticks_flag());
             if r.m.status == MeasurementStatus::Interrupted {
                 flags.push("interrupted".to_string());
             }
