@@ -132,6 +132,21 @@ fn every_chart_table_and_caveat_is_there() {
     }
 }
 
+/// The page says what its bars are: medians of the rounds with the order-statistic interval of
+/// docs/methodology.md ("Over rounds"), not means with a t interval; and the CPU bar is the median of the
+/// rounds' own figures that its whisker surrounds.
+#[test]
+fn the_method_text_says_the_bars_are_medians() {
+    let page = html::render(&full_run());
+    for wrong in ["Student", "mean over measured rounds", "mean with its"] {
+        assert!(!page.contains(wrong), "the page says {wrong:?} of bars that are medians");
+    }
+    assert!(page.contains("show the median of the measured rounds that count"), "the method text is gone");
+    assert!(page.contains("order statistics"), "the interval is not named");
+    let cpu = chart(&page, "s0-c16-cpu");
+    assert!(cpu.contains("median of rounds"), "{cpu}");
+}
+
 /// The markup of one chart of a page.
 fn chart<'a>(page: &'a str, id: &str) -> &'a str {
     let start = page.find(&format!("<svg id=\"{id}\"")).unwrap_or_else(|| panic!("no chart {id}"));

@@ -149,11 +149,13 @@ fn header(page: &mut Page, run: &RunResult) {
         ("Timeout", format!("{} s", c.timeout_s)),
     ]));
     page.note(&format!(
-        "Bars show the mean over measured rounds with its 95% confidence interval (Student's t); the ± figure is \
-         half the interval relative to the mean. Latency percentiles come from the HdrHistogram of all measured \
-         rounds merged. A hatched bar marked {FLAG_CLIENT_BOUND} had rounds in which the server was not busy \
+        "Bars of throughput, CPU per request and bandwidth show the median of the measured rounds that count, \
+         and their whisker the median's 95% confidence interval from the rounds' order statistics, interpolated \
+         to 95% coverage (none below {} rounds); the ± figure is half that interval relative to the median. \
+         Latency percentiles come from the HdrHistogram of all measured rounds merged. A hatched bar marked {FLAG_CLIENT_BOUND} had rounds in which the server was not busy \
          (below 90% of its CPUs) while the client was: those req/s measure the client, not the server. Server \
-         CPU and memory cover the server's whole process tree. Click a table header to sort by that column."
+         CPU and memory cover the server's whole process tree. Click a table header to sort by that column.",
+        crate::stats::rounds::MIN_FOR_CI
     ));
 }
 
@@ -187,16 +189,10 @@ fn configuration(page: &mut Page, run: &RunResult, id: &str, scenario: &str, row
 
     latency_figure(page, id, scenario, &rows);
 
+    // The median of the rounds' own figures, as the whisker is its interval and the CPU rank is from them.
     let cpu = grouped_bars(&rows, |r| {
-        let per_round: Vec<f64> = r.m.measured_rounds().filter_map(|x| x.server.cpu_us_per_request).collect();
-        let value = r.s.server_cpu_us_per_request?;
-        Some(Bar {
-            label: r.m.contestant.clone(),
-            value,
-            ci95: Summary::of(&per_round).and_then(|s| s.ci95),
-            flag: None,
-            parts: vec![],
-        })
+        let per_round = crate::model::ranks::cpu_us_per_request(r.m)?;
+        Some(Bar { label: r.m.contestant.clone(), value: per_round.median, ci95: per_round.ci95, flag: None, parts: vec![] })
     });
     let rss = grouped_bars(&rows, |r| {
         Some(Bar { label: r.m.contestant.clone(), value: r.s.peak_rss_bytes? as f64, ci95: None, flag: None, parts: vec![] })
@@ -204,7 +200,7 @@ fn configuration(page: &mut Page, run: &RunResult, id: &str, scenario: &str, row
     if !cpu.is_empty() || !rss.is_empty() {
         let cpu_chart = BarChart::new(
             format!("{scenario}: server CPU per request"),
-            "server CPU microseconds per request (user + system, whole process tree)",
+            "server CPU microseconds per request (median of rounds, 95% CI; user + system, whole process tree)",
             Unit::Micros,
             cpu,
         );

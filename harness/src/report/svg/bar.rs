@@ -4,7 +4,8 @@ use std::fmt::Write as _;
 
 use super::*;
 
-/// One bar: a mean with its 95% confidence interval, and an optional flag written beside it.
+/// One bar: a value (a median of rounds, or what the chart's axis says) with its whisker, and an optional flag
+/// written beside it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Bar {
     pub label: String,
