@@ -16,12 +16,12 @@ pub(super) fn places_text(range: Option<RankRange>) -> Option<String> {
     range.map(|r| format!("{} {}", if r.best == r.worst { "place" } else { "places" }, r.label()))
 }
 
-/// A range of places in a table, sorted by its best place; n/a for a row without one (too few rounds, a
-/// failed measurement, the control).
+/// A range of places in a table, sorted by its best place, then its worst (a row has fewer than 1,000);
+/// n/a, sorted as the other absent numbers, for a row without one (too few rounds, the control).
 fn place_cell(range: Option<RankRange>) -> Cell {
     match range {
         Some(r) => Cell::num(r.label(), r.best as f64 + r.worst as f64 / 1000.0),
-        None => Cell::text(ABSENT),
+        None => Cell::num(ABSENT, f64::NAN),
     }
 }
 
