@@ -62,6 +62,7 @@ fn round(index: u32, warmup: bool, requests: u64, latencies_us: &[u64], cpu_s: f
         tool_latency_ns: None,
         server: ServerUsage {
             cpu_s: Some(cpu_s),
+            cpu_source: Some(CpuSource::Schedstat),
             wall_s: 2.0,
             cpus: 1,
             utilisation_pct: Some(cpu_s / 2.0 * 100.0),
@@ -330,7 +331,7 @@ fn a_figure_that_could_not_be_measured_is_absent_not_zero() {
     let m = run.measurements.iter_mut().find(|m| m.status == MeasurementStatus::Measured && m.tool == "builtin").unwrap();
     let name = m.contestant.clone();
     let r = m.rounds.iter_mut().find(|r| !r.warmup).unwrap();
-    r.server = ServerUsage { cpu_s: None, utilisation_pct: None, cpu_us_per_request: None, peak_rss_bytes: None, pss_bytes: None, ..r.server.clone() };
+    r.server = ServerUsage { cpu_s: None, cpu_source: None, utilisation_pct: None, cpu_us_per_request: None, peak_rss_bytes: None, pss_bytes: None, ..r.server.clone() };
     r.flags.push(FLAG_SERVER_UNPROBED.into());
     let refused = "perf_event_open on CPU 1 refused";
     (r.server.syscalls, r.server.syscalls_per_request, r.server.syscalls_method) = (None, None, None);
@@ -544,4 +545,28 @@ fn the_cross_cpu_probe_is_summed_up_in_the_header() {
     let markdown = String::from_utf8(report::markdown::Markdown.serialize(&run).unwrap()).unwrap();
     let want = format!("between client and server CPUs 3000 to {:.0} cache-line round trips a ms", 3000.0 + 1000.0 * (k - 1.0));
     assert!(markdown.contains(&want), "{want}\n{markdown}");
+}
+
+/// A round whose server CPU came from the clock ticks (a thread or process of the server ended inside its
+/// window) is counted in the row's flags of every table, and in its CSV column.
+#[test]
+fn rounds_with_cpu_from_ticks_are_counted_in_every_table() {
+    let mut run = model();
+    let m = run.measurements.iter_mut().find(|m| m.status == MeasurementStatus::Measured && m.tool == "builtin").unwrap();
+    let name = m.contestant.clone();
+    m.rounds.iter_mut().find(|r| r.counts()).unwrap().server.cpu_source = Some(CpuSource::Ticks);
+    let s = m.summary();
+    let flag = format!("cpu-from-ticks 1/{}", s.rounds);
+    assert_eq!(s.rounds_cpu_from_ticks, 1);
+
+    let csv = String::from_utf8(report::csv::Csv.serialize(&run).unwrap()).unwrap();
+    let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    let row: Vec<&str> = csv.lines().find(|l| l.split(',').nth(1) == Some(name.as_str())).unwrap().split(',').collect();
+    assert_eq!(row[header.iter().position(|h| *h == "rounds_cpu_from_ticks").unwrap()], "1", "{csv}");
+    let markdown = String::from_utf8(report::markdown::Markdown.serialize(&run).unwrap()).unwrap();
+    assert!(markdown.lines().any(|l| l.contains(&format!("| {name} ")) && l.contains(&flag)), "{markdown}");
+    let html = String::from_utf8(report::html::Html.serialize(&run).unwrap()).unwrap();
+    assert!(html.contains(&flag), "no {flag} in the page");
+    // The other rows had the exact figure throughout: no flag.
+    assert_eq!(markdown.matches("cpu-from-ticks").count(), 1, "{markdown}");
 }

@@ -132,6 +132,45 @@ fn every_chart_table_and_caveat_is_there() {
     }
 }
 
+/// The page says what its bars are: medians of the rounds with the order-statistic interval of
+/// docs/methodology.md ("Over rounds"), not means with a t interval; and the CPU bar is the median of the
+/// rounds' own figures that its whisker surrounds.
+#[test]
+fn the_method_text_says_the_bars_are_medians() {
+    let page = html::render(&full_run());
+    for wrong in ["Student", "mean over measured rounds", "mean with its"] {
+        assert!(!page.contains(wrong), "the page says {wrong:?} of bars that are medians");
+    }
+    assert!(page.contains("show the median of the measured rounds that count"), "the method text is gone");
+    assert!(page.contains("order statistics"), "the interval is not named");
+    let cpu = chart(&page, "s0-c16-cpu");
+    assert!(cpu.contains("median of rounds"), "{cpu}");
+}
+
+/// Each row's range of places is in the throughput table (by req/s and by CPU per request) and beside its
+/// throughput bar: two rows whose rounds do not tell them apart share places 1–2, a row far below both
+/// has place 3 alone.
+#[test]
+fn places_are_in_the_throughput_table_and_beside_the_bars() {
+    let factors = vec![0.98, 1.02, 0.99, 1.01, 1.0, 0.97, 1.03, 1.0];
+    let configs: Vec<synthetic::Config> = [("c-epoll", 100_000.0), ("go-net", 100_500.0), ("python-asyncio", 50_000.0)]
+        .into_iter()
+        .map(|(name, rps)| synthetic::Config { factors: factors.clone(), ..synthetic::Config::new(name, "hello", 64, rps) })
+        .collect();
+    let page = html::render(&synthetic::run("places", &configs));
+    let bars = chart(&page, "s0-c64-throughput");
+    assert_eq!(bars.matches(">places 1–2</tspan>").count(), 2, "{bars}");
+    assert_eq!(bars.matches(">place 3</tspan>").count(), 1, "{bars}");
+    let table = &page[page.find(r#"id="s0-c64-throughput-table""#).expect("the throughput table")..];
+    let table = &table[..table.find("</table>").unwrap()];
+    assert!(table.contains("<th") && table.contains(">places<") && table.contains(">CPU places<"), "{table}");
+    let row = |name: &str| table.split("<tr").find(|r| r.contains(&format!(">{name}<"))).unwrap_or_else(|| panic!("no row {name} in {table}"));
+    // req/s places first, CPU places after the server's CPU share: the slow row costs the most per request.
+    assert!(row("c-epoll").contains(">1–2<") && row("go-net").contains(">1–2<"), "{table}");
+    let slow: Vec<&str> = row("python-asyncio").split("<td").filter(|c| c.contains(">3<")).collect();
+    assert_eq!(slow.len(), 2, "place 3 by req/s and by CPU: {table}");
+}
+
 /// The markup of one chart of a page.
 fn chart<'a>(page: &'a str, id: &str) -> &'a str {
     let start = page.find(&format!("<svg id=\"{id}\"")).unwrap_or_else(|| panic!("no chart {id}"));

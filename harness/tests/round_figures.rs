@@ -3,7 +3,8 @@
 //! low CPU share, its thread asleep at most samples, and `server-sleeping` as its limit; a round whose
 //! responses cost the client far more than the server is flagged client-bound from what was measured; a server that closes after each answer is flagged keepalive-lost;
 //! one that fails every other request has only its valid answers counted; a thread per connection makes a
-//! context switch per request and an event loop seldom one. In a file of its own so that no other test shares the server's
+//! context switch per request and an event loop seldom one; a server that forks per request has its CPU
+//! from the clock ticks, a steady one from its threads' exact run time. In a file of its own so that no other test shares the server's
 //! CPU meanwhile.
 
 mod common;
@@ -15,7 +16,7 @@ use std::time::Duration;
 use serverbench::catalog::Catalog;
 use serverbench::cli::bench::BenchArgs;
 use serverbench::run::options::BenchOptions;
-use serverbench::model::{Measurement, MeasurementStatus, Round, FLAG_CLIENT_BOUND, LIMIT_SERVER_SLEEPING, FLAG_ERRORS, FLAG_KEEPALIVE_LOST, FLAG_RAMP_INCOMPLETE, FLAG_RATE_NOT_HELD, FLAG_UNFAIR, FLAG_UNSATURATED, SERVER_BOUND};
+use serverbench::model::{CpuSource, Measurement, MeasurementStatus, Round, FLAG_CLIENT_BOUND, LIMIT_SERVER_SLEEPING, FLAG_ERRORS, FLAG_KEEPALIVE_LOST, FLAG_RAMP_INCOMPLETE, FLAG_RATE_NOT_HELD, FLAG_UNFAIR, FLAG_UNSATURATED, SERVER_BOUND};
 use serverbench::run::rounds::{run_round, RoundPlan};
 use serverbench::launch::server::{free_port, Launch, Server};
 use serverbench::ui::{Ui, Verbosity};
@@ -72,6 +73,20 @@ fn a_known_cost_per_request_and_a_sleeping_server_are_measured_as_such() {
     a_capacity_search_finds_the_known_capacity();
     a_server_that_starves_half_its_connections_is_flagged_unfair();
     a_thread_per_connection_switches_once_a_request_and_an_event_loop_seldom();
+    a_steady_server_has_exact_cpu_and_a_forking_one_ticks();
+}
+
+/// The server's CPU comes from its threads' exact run time when all of them lived through the window, and
+/// from the clock ticks when a process of the tree ended inside it (a child per request), whose run time
+/// went with it: the round records which.
+fn a_steady_server_has_exact_cpu_and_a_forking_one_ticks() {
+    let steady = one_round("busy", 4);
+    assert_eq!(steady.server.cpu_source, Some(CpuSource::Schedstat), "{:?}", steady.server);
+    assert!(steady.server.cpu_s.is_some_and(|s| s > 0.0) && steady.server.cpu_us_per_request.is_some(), "{:?}", steady.server);
+    let forking = one_round("forking", 4);
+    assert!(forking.load.requests > 0, "{:?}", forking.load);
+    assert_eq!(forking.server.cpu_source, Some(CpuSource::Ticks), "{:?}", forking.server);
+    assert!(forking.server.cpu_s.is_some_and(|s| s > 0.0) && forking.server.utilisation_pct.is_some(), "{:?}", forking.server);
 }
 
 /// Context switches per request of two servers whose count is known from how they wait: a thread per

@@ -119,6 +119,7 @@ fn ratio_chart(configuration: &str, rows: &[&Row]) -> BarChart {
                         ci95: ch.ratio_ci95,
                         flag: matches!(ch.verdict, Verdict::Better | Verdict::Worse)
                             .then(|| ch.verdict.marker().to_string()),
+                        place: None,
                         parts: vec![],
                     })
                 })

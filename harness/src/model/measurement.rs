@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use super::capacity::Capacity;
 use super::round_load::{ErrorCounts, RoundLoad};
-use super::server::{CostBreakdown, ServerUsage, SyscallsPerRequest};
+use super::server::{CostBreakdown, CpuSource, ServerUsage, SyscallsPerRequest};
 use crate::stats::histogram::{new_latency_histogram, LatencySummary};
 use crate::stats::rounds::Summary;
 
@@ -323,6 +323,9 @@ pub struct MeasurementSummary {
     pub rounds_disturbed: usize,
     /// Rounds in the median flagged `cpu-drift`.
     pub rounds_cpu_drift: usize,
+    /// Rounds in the median whose server CPU came from the clock ticks, because a thread or process of the
+    /// server ended inside the window (`CpuSource::Ticks`).
+    pub rounds_cpu_from_ticks: usize,
     pub requests: u64,
     pub errors: ErrorCounts,
     /// req/s of each round.
@@ -382,6 +385,12 @@ impl MeasurementSummary {
         let why = if limits.is_empty() { String::new() } else { format!(" ({limits})") };
         (self.unsaturated_rounds > 0).then(|| format!("{FLAG_UNSATURATED} {}/{}{why}", self.unsaturated_rounds, self.rounds))
     }
+
+    /// The rounds whose server CPU is in clock ticks as the tables print them, "cpu-from-ticks 3/16"; None
+    /// when every round had the exact figure.
+    pub fn cpu_from_ticks_flag(&self) -> Option<String> {
+        (self.rounds_cpu_from_ticks > 0).then(|| format!("cpu-from-ticks {}/{}", self.rounds_cpu_from_ticks, self.rounds))
+    }
 }
 
 impl Measurement {
@@ -425,8 +434,9 @@ impl Measurement {
         let rounds: Vec<&Round> = self.measured_rounds().collect();
         let rounds_disturbed = self.rounds.iter().filter(|r| !r.warmup && r.has_flag(FLAG_DISTURBED)).count();
         let rounds_cpu_drift = rounds.iter().filter(|r| r.has_flag(FLAG_CPU_DRIFT)).count();
+        let rounds_cpu_from_ticks = rounds.iter().filter(|r| r.server.cpu_source == Some(CpuSource::Ticks)).count();
         if rounds.is_empty() {
-            return MeasurementSummary { response_bytes: self.response_bytes, rounds_disturbed, rounds_cpu_drift, ..Default::default() };
+            return MeasurementSummary { response_bytes: self.response_bytes, rounds_disturbed, rounds_cpu_drift, rounds_cpu_from_ticks, ..Default::default() };
         }
         let requests_per_s = self.requests_per_s();
         let syscalls = self.server_syscalls(&rounds);
@@ -456,6 +466,7 @@ impl Measurement {
             rounds_used: rounds.len(),
             rounds_disturbed,
             rounds_cpu_drift,
+            rounds_cpu_from_ticks,
             requests,
             errors,
             requests_per_s,

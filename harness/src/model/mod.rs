@@ -20,4 +20,4 @@ pub use limit::*;
 pub use measurement::*;
 pub use round_load::{ConnectionSpread, CounterCheck, ErrorCounts, RoundLoad, StatusCounts};
 pub use run::*;
-pub use server::{CostBreakdown, ServerUsage, SyscallsPerRequest};
+pub use server::{CostBreakdown, CpuSource, ServerUsage, SyscallsPerRequest};

@@ -9,8 +9,13 @@ use super::round_load::RoundLoad;
 /// absent (null in run.json) and the round carries FLAG_SERVER_UNPROBED.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ServerUsage {
-    /// utime + stime of every process of the tree (threads included) over the round.
+    /// The CPU time of every process of the tree (threads included) over the round, from the source
+    /// `cpu_source` names.
     pub cpu_s: Option<f64>,
+    /// Where `cpu_s` came from: the threads' exact run time where it covers the window, else the clock
+    /// ticks (10 ms steps, ±2% of a 0.5 s round); absent in runs stored before the source was recorded.
+    #[serde(default)]
+    pub cpu_source: Option<CpuSource>,
     /// The window the CPU time was taken over.
     pub wall_s: f64,
     /// CPUs the server was pinned to.
@@ -48,6 +53,18 @@ pub struct ServerUsage {
     pub syscalls_method: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub syscalls_unavailable: Option<String>,
+}
+
+/// Where a round's server CPU time came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CpuSource {
+    /// The threads' run time in ns (/proc/<pid>/task/<tid>/schedstat): exact, and held only when no thread
+    /// or process of the tree ended inside the window, since an ended thread's run time is gone with it.
+    Schedstat,
+    /// utime + stime + the reaped children's time in clock ticks: it keeps the time of what ended, at the
+    /// ticks' coarseness.
+    Ticks,
 }
 
 /// System calls per request: all of them, and by name with `other` for the rest (both absent where the

@@ -6,7 +6,8 @@
 //! it came from this machine. `server_host` names the host the servers ran on (`bench --server-host`);
 //! empty when they ran on this machine. `rps_rank_best`/`_worst` and `cpu_rank_best`/`_worst` are the
 //! row's range of places in its table (model::ranks); `server_cpu_us_per_request_median` and its interval
-//! are over the rounds' own figures.
+//! are over the rounds' own figures. `rounds_cpu_from_ticks` counts the rounds whose server CPU is in clock
+//! ticks rather than the threads' exact run time (a thread or process of the server ended in the window).
 
 use super::Exporter;
 use crate::model::{Measurement, MeasurementStatus, RunResult};
@@ -32,7 +33,7 @@ const COLUMNS: &[&str] = &[
     "server_syscall_2", "server_syscall_2_per_request", "server_syscall_3", "server_syscall_3_per_request",
     "server_migrations_per_request", "client_migrations_per_request", "rps_rank_best", "rps_rank_worst",
     "server_cpu_us_per_request_median", "server_cpu_us_per_request_ci95_low", "server_cpu_us_per_request_ci95_high",
-    "cpu_rank_best", "cpu_rank_worst", "client_hosts", "server_host",
+    "cpu_rank_best", "cpu_rank_worst", "rounds_cpu_from_ticks", "client_hosts", "server_host",
 ];
 
 impl Exporter for Csv {
@@ -150,6 +151,7 @@ fn row(run: &RunResult, m: &Measurement, places: crate::model::ranks::Places) ->
     cells.push(num(cpu.as_ref().and_then(|c| c.ci95.map(|ci| ci.0))));
     cells.push(num(cpu.as_ref().and_then(|c| c.ci95.map(|ci| ci.1))));
     cells.extend(rank(places.cpu_per_request));
+    cells.push(s.rounds_cpu_from_ticks.to_string());
     cells.push(client_hosts(m));
     cells.push(run.config.server_host.clone().unwrap_or_default());
     cells

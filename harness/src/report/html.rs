@@ -1,19 +1,21 @@
 //! report.html: the run as one self-contained page. A header with the environment and the measurement rules,
-//! then per scenario and connection count the throughput bars (grouped by model), the latency percentile
-//! spectrum (in panels by model family, see `html_latency`), the cost per request, echo bandwidth, and
-//! scaling over connections; every chart with a sortable table of its numbers beside or below it.
+//! then per scenario and connection count the throughput bars (grouped by model, each with its range of
+//! places), the latency percentile spectrum (in panels by model family, see `html_latency`), the cost per
+//! request, echo bandwidth, and scaling over connections; every chart with a sortable table of its numbers
+//! beside or below it.
 
 use std::collections::BTreeMap;
 
-use super::format::{capacity, capacity_header, int, load_average, mib, one, pct, ABSENT};
+use super::format::{int, load_average, mib, one, pct, ABSENT};
 use super::html_latency::latency_figure;
+use super::html_throughput::{places_text, throughput_table};
 use super::html_page::opt_num;
 use super::html_rows::{family_of, sections, worker_sweeps, Row, MODEL_FAMILIES};
 use super::html_page::{esc, facts, Cell, Page, Table};
 use super::svg::{self, Axis, Bar, BarChart, BarGroup, LineChart, Scale, Series, Unit};
 use super::Exporter;
 use crate::model::{
-    ContestantStatus, MeasurementStatus, RunResult, FLAG_CLIENT_BOUND, FLAG_KEEPALIVE_LOST, FLAG_RAMP_INCOMPLETE, FLAG_RATE_NOT_HELD, FLAG_UNFAIR, UNFAIR_JAIN,
+    ContestantStatus, MeasurementStatus, RunResult, FLAG_CLIENT_BOUND, FLAG_UNFAIR, UNFAIR_JAIN,
 };
 use crate::os::syscalls::{KINDS, OTHER};
 use crate::stats::rounds::Summary;
@@ -149,11 +151,15 @@ fn header(page: &mut Page, run: &RunResult) {
         ("Timeout", format!("{} s", c.timeout_s)),
     ]));
     page.note(&format!(
-        "Bars show the mean over measured rounds with its 95% confidence interval (Student's t); the ± figure is \
-         half the interval relative to the mean. Latency percentiles come from the HdrHistogram of all measured \
-         rounds merged. A hatched bar marked {FLAG_CLIENT_BOUND} had rounds in which the server was not busy \
+        "Bars of throughput, CPU per request and bandwidth show the median of the measured rounds that count, \
+         and their whisker the median's 95% confidence interval from the rounds' order statistics, interpolated \
+         to 95% coverage (none below {} rounds); the ± figure is half that interval relative to the median. \
+         Beside each throughput bar, the row's range of places in its table by req/s: bars whose ranges \
+         overlap (places 3–11, places 5–9) are not told apart by their rounds, whatever order their medians \
+         take. Latency percentiles come from the HdrHistogram of all measured rounds merged. A hatched bar marked {FLAG_CLIENT_BOUND} had rounds in which the server was not busy \
          (below 90% of its CPUs) while the client was: those req/s measure the client, not the server. Server \
-         CPU and memory cover the server's whole process tree. Click a table header to sort by that column."
+         CPU and memory cover the server's whole process tree. Click a table header to sort by that column.",
+        crate::stats::rounds::MIN_FOR_CI
     ));
 }
 
@@ -171,6 +177,7 @@ fn configuration(page: &mut Page, run: &RunResult, id: &str, scenario: &str, row
             ci95: rounds.and_then(|s| s.ci95),
             flag: (r.s.client_bound_rounds > 0)
                 .then(|| format!("{FLAG_CLIENT_BOUND} ({}/{} rounds)", r.s.client_bound_rounds, r.s.rounds)),
+            place: places_text(r.places.requests_per_s),
             parts: vec![],
         })
     });
@@ -187,24 +194,18 @@ fn configuration(page: &mut Page, run: &RunResult, id: &str, scenario: &str, row
 
     latency_figure(page, id, scenario, &rows);
 
+    // The median of the rounds' own figures, as the whisker is its interval and the CPU rank is from them.
     let cpu = grouped_bars(&rows, |r| {
-        let per_round: Vec<f64> = r.m.measured_rounds().filter_map(|x| x.server.cpu_us_per_request).collect();
-        let value = r.s.server_cpu_us_per_request?;
-        Some(Bar {
-            label: r.m.contestant.clone(),
-            value,
-            ci95: Summary::of(&per_round).and_then(|s| s.ci95),
-            flag: None,
-            parts: vec![],
-        })
+        let per_round = crate::model::ranks::cpu_us_per_request(r.m)?;
+        Some(Bar { label: r.m.contestant.clone(), value: per_round.median, ci95: per_round.ci95, flag: None, place: None, parts: vec![] })
     });
     let rss = grouped_bars(&rows, |r| {
-        Some(Bar { label: r.m.contestant.clone(), value: r.s.peak_rss_bytes? as f64, ci95: None, flag: None, parts: vec![] })
+        Some(Bar { label: r.m.contestant.clone(), value: r.s.peak_rss_bytes? as f64, ci95: None, flag: None, place: None, parts: vec![] })
     });
     if !cpu.is_empty() || !rss.is_empty() {
         let cpu_chart = BarChart::new(
             format!("{scenario}: server CPU per request"),
-            "server CPU microseconds per request (user + system, whole process tree)",
+            "server CPU microseconds per request (median of rounds, 95% CI; user + system, whole process tree)",
             Unit::Micros,
             cpu,
         );
@@ -224,7 +225,7 @@ fn configuration(page: &mut Page, run: &RunResult, id: &str, scenario: &str, row
 
     let split = grouped_bars(&rows, |r| {
         let c = r.s.server_cost_per_request.as_ref()?;
-        Some(Bar { label: r.m.contestant.clone(), value: c.user_us + c.system_us, ci95: None, flag: None, parts: vec![c.user_us, c.system_us] })
+        Some(Bar { label: r.m.contestant.clone(), value: c.user_us + c.system_us, ci95: None, flag: None, place: None, parts: vec![c.user_us, c.system_us] })
     });
     if !split.is_empty() {
         let chart = BarChart {
@@ -241,7 +242,7 @@ fn configuration(page: &mut Page, run: &RunResult, id: &str, scenario: &str, row
 
     let calls = grouped_bars(&rows, |r| {
         let c = r.s.server_syscalls_per_request.as_ref()?;
-        Some(Bar { label: r.m.contestant.clone(), value: c.total?, ci95: None, flag: None, parts: c.by_kind() })
+        Some(Bar { label: r.m.contestant.clone(), value: c.total?, ci95: None, flag: None, place: None, parts: c.by_kind() })
     });
     if !calls.is_empty() {
         let chart = BarChart {
@@ -261,7 +262,7 @@ fn configuration(page: &mut Page, run: &RunResult, id: &str, scenario: &str, row
     if Scenario::parse(scenario).is_some_and(Scenario::streams_bytes) {
         let bw = grouped_bars(&rows, |r| {
             let b = r.s.bytes_per_s.as_ref()?;
-            Some(Bar { label: r.m.contestant.clone(), value: b.median, ci95: b.ci95, flag: None, parts: vec![] })
+            Some(Bar { label: r.m.contestant.clone(), value: b.median, ci95: b.ci95, flag: None, place: None, parts: vec![] })
         });
         let chart = BarChart::new(
             format!("{scenario}: bandwidth ({})", rows[0].m.mode),
@@ -296,6 +297,7 @@ fn fairness(page: &mut Page, id: &str, scenario: &str, rows: &[&Row]) {
             value: p.median as f64 / secs,
             ci95: Some((p.min as f64 / secs, p.max as f64 / secs)),
             flag,
+            place: None,
             parts: vec![],
         })
     });
@@ -383,86 +385,6 @@ fn client_hosts(page: &mut Page, run: &RunResult) {
         .collect();
     let headers = ["host", "CPU", "cores", "kernel", "clock offset", "network path", "client CPU s (measured rounds)", "requests", "busiest thread, at most", "ssh command"];
     page.raw(&Table { id: "client-hosts-table".into(), caption: None, headers: headers.iter().map(|h| h.to_string()).collect(), rows }.to_html());
-}
-
-fn throughput_table(id: &str, rows: &[&Row]) -> Table {
-    let searched = capacity_header(rows.iter().map(|r| r.m));
-    let mut headers = vec![
-        "contestant",
-        "model",
-        "req/s",
-        "95% CI ±",
-        "min",
-        "max",
-        "rounds",
-        "outliers",
-        "server CPU %",
-        "client CPU %",
-        "errors",
-        "flags",
-    ]
-    .into_iter()
-    .map(String::from)
-    .collect::<Vec<_>>();
-    // After "server CPU %", when some row had two workers or more.
-    const BALANCE_AT: usize = 9;
-    let balance = rows.iter().any(|r| r.s.worker_imbalance.is_some());
-    if balance {
-        headers.insert(BALANCE_AT, "worker imbalance".into());
-    }
-    if let Some(header) = &searched {
-        headers.insert(4, header.clone());
-    }
-    let body = rows
-        .iter()
-        .map(|r| {
-            let s = r.s.requests_per_s.as_ref();
-            let mut flags = Vec::new();
-            if r.s.client_bound_rounds > 0 {
-                flags.push(format!("{FLAG_CLIENT_BOUND} {}/{}", r.s.client_bound_rounds, r.s.rounds));
-            }
-            flags.extend(r.s.unsaturated_flag());
-            if r.s.ramp_incomplete_rounds > 0 {
-                flags.push(format!("{FLAG_RAMP_INCOMPLETE} {}/{}", r.s.ramp_incomplete_rounds, r.s.rounds));
-            }
-            if r.s.unfair_rounds > 0 {
-                flags.push(format!("{FLAG_UNFAIR} {}/{}", r.s.unfair_rounds, r.s.rounds));
-            }
-            if r.s.rate_not_held_rounds > 0 {
-                flags.push(format!("{FLAG_RATE_NOT_HELD} {}/{}", r.s.rate_not_held_rounds, r.s.rounds));
-            }
-            if r.s.keepalive_lost_rounds > 0 {
-                flags.push(format!("{FLAG_KEEPALIVE_LOST} {}/{}", r.s.keepalive_lost_rounds, r.s.rounds));
-            }
-            if r.m.status == MeasurementStatus::Interrupted {
-                flags.push("interrupted".to_string());
-            }
-            let flag_cell = Cell::text(flags.join(", "));
-            let mut cells = vec![
-                Cell::text(&r.m.contestant),
-                Cell::text(&r.model),
-                opt_num(s.map(|s| s.median), int),
-                opt_num(s.and_then(|s| s.ci95_relative_pct()), |p| format!("{p:.1}%")),
-                opt_num(s.map(|s| s.min), int),
-                opt_num(s.map(|s| s.max), int),
-                Cell::num(r.s.rounds.to_string(), r.s.rounds as f64),
-                Cell::num(s.map_or(0, |s| s.outliers.len()).to_string(), s.map_or(0, |s| s.outliers.len()) as f64),
-                opt_num(r.s.server_utilisation_pct, pct),
-                opt_num(r.s.client_busy_pct, pct),
-                Cell::num(r.s.errors.total().to_string(), r.s.errors.total() as f64),
-                if flags.is_empty() { flag_cell } else { flag_cell.with_class("flag") },
-            ];
-            if balance {
-                cells.insert(BALANCE_AT, opt_num(r.s.worker_imbalance, |x| format!("{x:.2}x")));
-            }
-            if searched.is_some() {
-                let rps = r.m.capacity.as_ref().and_then(|c| c.capacity_rps).unwrap_or(f64::NAN);
-                cells.insert(4, Cell::num(capacity(r.m), rps));
-            }
-            cells
-        })
-        .collect();
-    Table { id: id.into(), caption: Some("Throughput".into()), headers, rows: body }
 }
 
 fn cost_table(id: &str, run: &RunResult, rows: &[&Row]) -> Table {

@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 
+use crate::model::ranks::{places, Places};
 use crate::model::{Measurement, MeasurementSummary, RunResult};
 
 /// The two families of the first source document, and the models in each. The pools and the process per
@@ -21,11 +22,12 @@ pub fn family_of(model: &str) -> &'static str {
     MODEL_FAMILIES.iter().find(|(_, models)| models.contains(&model)).map_or("other", |(family, _)| family)
 }
 
-/// A measured configuration with its summary.
+/// A measured configuration with its summary and its places in its table.
 pub(super) struct Row<'a> {
     pub m: &'a Measurement,
     pub s: MeasurementSummary,
     pub model: String,
+    pub places: Places,
 }
 
 /// Measurements with at least one measured round, by (scenario, mode, pipeline) in the order they were run,
@@ -33,10 +35,10 @@ pub(super) struct Row<'a> {
 #[allow(clippy::type_complexity)]
 pub(super) fn sections(run: &RunResult) -> Vec<((String, String, u32), BTreeMap<usize, Vec<Row<'_>>>)> {
     let mut out: Vec<((String, String, u32), BTreeMap<usize, Vec<Row>>)> = Vec::new();
-    for m in run.measurements.iter().filter(|m| m.measured_rounds().next().is_some()) {
+    for (m, places) in run.measurements.iter().zip(places(run)).filter(|(m, _)| m.measured_rounds().next().is_some()) {
         let key = (m.scenario.clone(), m.load_label(), m.pipeline);
         let model = run.contestant(&m.contestant).map(|c| c.model.clone()).unwrap_or_default();
-        let row = Row { m, s: m.summary(), model };
+        let row = Row { m, s: m.summary(), model, places };
         match out.iter_mut().find(|(k, _)| *k == key) {
             Some((_, map)) => map.entry(m.connections).or_default().push(row),
             None => out.push((key, BTreeMap::from([(m.connections, vec![row])]))),
@@ -49,12 +51,12 @@ pub(super) fn sections(run: &RunResult) -> Vec<((String, String, u32), BTreeMap<
 /// by their workers, where there are at least two; with the configuration's title.
 pub(super) fn worker_sweeps(run: &RunResult) -> Vec<(String, BTreeMap<usize, Vec<Row<'_>>>)> {
     let mut out: Vec<(String, BTreeMap<usize, Vec<Row>>)> = Vec::new();
-    for m in run.measurements.iter().filter(|m| m.measured_rounds().next().is_some()) {
+    for (m, places) in run.measurements.iter().zip(places(run)).filter(|(m, _)| m.measured_rounds().next().is_some()) {
         let Some(workers) = m.workers else { continue };
         let pipelined = if m.pipeline > 1 { format!(", pipeline {}", m.pipeline) } else { String::new() };
         let title = format!("{} · {}{pipelined} · {} connections", m.scenario, m.load_only_label(), m.connections);
         let model = run.contestant(&m.contestant).map(|c| c.model.clone()).unwrap_or_default();
-        let row = Row { m, s: m.summary(), model };
+        let row = Row { m, s: m.summary(), model, places };
         match out.iter_mut().find(|(t, _)| *t == title) {
             Some((_, map)) => map.entry(workers).or_default().push(row),
             None => out.push((title, BTreeMap::from([(workers, vec![row])]))),

@@ -265,6 +265,7 @@ fn flags(m: &Measurement, s: &MeasurementSummary) -> String {
     if s.rounds_cpu_drift > 0 {
         f.push(format!("cpu-drift {}/{}", s.rounds_cpu_drift, s.rounds));
     }
+    f.extend(s.cpu_from_ticks_flag());
     match m.status {
         MeasurementStatus::Interrupted => f.push(format!("interrupted after {} rounds", s.rounds)),
         MeasurementStatus::Failed => f.push(format!("failed after {} rounds", s.rounds)),

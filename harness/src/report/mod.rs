@@ -9,6 +9,7 @@ pub mod html;
 mod html_latency;
 pub mod html_page;
 mod html_rows;
+mod html_throughput;
 pub mod json;
 pub mod markdown;
 pub mod steadiness;

@@ -9,7 +9,7 @@ use crate::launch::round_watch::ServerSide;
 use crate::load::search::RATE_HELD_SHARE;
 use crate::load::{self, LoadConfig, Mode, Stop, Workload};
 use crate::model::{
-    unsaturated_limit, LimitInputs, Round, RoundMachine, ServerUsage, SyscallsPerRequest, BUSY_THRESHOLD_PCT, DISTURBED_MIN_TICKS, DISTURBED_THRESHOLD_PCT, FLAG_CLIENT_BOUND, FLAG_DISTURBED, FLAG_ERRORS,
+    unsaturated_limit, CpuSource, LimitInputs, Round, RoundMachine, ServerUsage, SyscallsPerRequest, BUSY_THRESHOLD_PCT, DISTURBED_MIN_TICKS, DISTURBED_THRESHOLD_PCT, FLAG_CLIENT_BOUND, FLAG_DISTURBED, FLAG_ERRORS,
     FLAG_INTERRUPTED, FLAG_KEEPALIVE_LOST, FLAG_RAMP_INCOMPLETE, FLAG_RATE_NOT_HELD, FLAG_SERVER_UNPROBED, FLAG_UNFAIR,
     RAMP_LIMIT, UNFAIR_JAIN, FLAG_UNSATURATED, SERVER_BOUND,
 };
@@ -149,7 +149,14 @@ pub fn run_round<S: RoundServer>(server: &mut S, plan: &RoundPlan, index: u32, w
     }
 
     let cpus = o.server_cpus.len().max(1);
-    let utilisation_pct = usage.cpu_s.filter(|_| wall_s > 0.0).map(|cpu_s| cpu_s / (wall_s * cpus as f64) * 100.0);
+    // The threads' exact run time where it holds the whole window; the ticks, which keep the time of
+    // threads and processes that ended inside it, where it does not.
+    let (cpu_s, cpu_source) = match (usage.cpu_exact_s, usage.cpu_s) {
+        (Some(exact), _) => (Some(exact), Some(CpuSource::Schedstat)),
+        (None, Some(ticks)) => (Some(ticks), Some(CpuSource::Ticks)),
+        (None, None) => (None, None),
+    };
+    let utilisation_pct = cpu_s.filter(|_| wall_s > 0.0).map(|cpu_s| cpu_s / (wall_s * cpus as f64) * 100.0);
     // The engine reports client CPU over its measured window; a tool's is probed over the whole run.
     let client_window_s = if o.tool == Tool::Builtin && load.duration_s > 0.0 { load.duration_s } else { wall_s };
     // A busy-polling client is busy by design: its share is its work, without the polls that found nothing.
@@ -163,7 +170,7 @@ pub fn run_round<S: RoundServer>(server: &mut S, plan: &RoundPlan, index: u32, w
         hosts.iter().filter_map(|h| h.client_limit_pct).reduce(f64::max)
     };
     let mut flags = Vec::new();
-    if usage.cpu_s.is_none() {
+    if cpu_s.is_none() {
         flags.push(FLAG_SERVER_UNPROBED.to_string());
     }
     // Never on a missing figure: the rule needs both sides measured.
@@ -184,7 +191,7 @@ pub fn run_round<S: RoundServer>(server: &mut S, plan: &RoundPlan, index: u32, w
             threads: usage.threads.as_ref(),
             in_flight: plan.connections * o.pipeline.max(1) as usize,
             server_cpus: cpus,
-            cpus_used: usage.cpu_s.filter(|_| wall_s > 0.0).map(|cpu_s| cpu_s / wall_s),
+            cpus_used: cpu_s.filter(|_| wall_s > 0.0).map(|cpu_s| cpu_s / wall_s),
             paced,
         })
     });
@@ -207,7 +214,7 @@ pub fn run_round<S: RoundServer>(server: &mut S, plan: &RoundPlan, index: u32, w
     }
     // With CPUs shared (`--cpus shared`) the client's own threads run on the server's CPUs too: they are
     // part of the measurement, not foreign to it.
-    let own_cpu_s = usage.cpu_s.map(|s| s + if shared_cpus { load.client_cpu_s } else { 0.0 });
+    let own_cpu_s = cpu_s.map(|s| s + if shared_cpus { load.client_cpu_s } else { 0.0 });
     // The counters are of the server's machine: the client CPUs' steal is read there only when the client
     // runs there too.
     let client_cpus: &[usize] = if client_beside_server { o.client_cpus.cpus() } else { &[] };
@@ -232,11 +239,12 @@ pub fn run_round<S: RoundServer>(server: &mut S, plan: &RoundPlan, index: u32, w
         index,
         warmup,
         server: ServerUsage {
-            cpu_s: usage.cpu_s,
+            cpu_s,
+            cpu_source,
             wall_s,
             cpus,
             utilisation_pct,
-            cpu_us_per_request: usage.cpu_s.filter(|_| load.requests > 0).map(|cpu_s| cpu_s * 1e6 / load.requests as f64),
+            cpu_us_per_request: cpu_s.filter(|_| load.requests > 0).map(|cpu_s| cpu_s * 1e6 / load.requests as f64),
             peak_rss_bytes: usage.peak_rss_bytes,
             pss_bytes: usage.pss_bytes,
             processes: usage.members.len(),

@@ -4,7 +4,8 @@ use std::fmt::Write as _;
 
 use super::*;
 
-/// One bar: a mean with its 95% confidence interval, and an optional flag written beside it.
+/// One bar: a value (a median of rounds, or what the chart's axis says) with its whisker, and an optional flag
+/// written beside it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Bar {
     pub label: String,
@@ -13,6 +14,9 @@ pub struct Bar {
     /// A word such as `client-bound` that changes how the number must be read: the bar is hatched and the
     /// word is written after the value.
     pub flag: Option<String>,
+    /// The row's range of places in its table as written after the value (`places 3–11`): bars whose
+    /// ranges overlap are not told apart by the rounds, whatever their order.
+    pub place: Option<String>,
     /// A stacked bar: the parts `value` is made of, in the order of the chart's `parts` (empty: one piece).
     pub parts: Vec<f64>,
 }
@@ -170,6 +174,9 @@ pub fn bar_chart(id: &str, chart: &BarChart) -> String {
             }
             let _ =
                 write!(s, r#"<text x="{}" y="{}">{}"#, n(end + 6.0), n(mid + 4.0), esc(&value_text(bar, chart.unit)));
+            if let Some(place) = &bar.place {
+                let _ = write!(s, r##" <tspan class="place" fill="#555">{}</tspan>"##, esc(place));
+            }
             if let Some(flag) = &bar.flag {
                 let _ = write!(s, r#" <tspan font-weight="bold">⚠ {}</tspan>"#, esc(flag));
             }
@@ -227,7 +234,8 @@ fn value_text(bar: &Bar, unit: Unit) -> String {
 
 /// Everything written right of a bar, to size the margin.
 fn bar_text(bar: &Bar, unit: Unit) -> String {
-    format!("{} ⚠ {}", value_text(bar, unit), bar.flag.as_deref().unwrap_or(""))
+    let place = bar.place.as_ref().map_or(String::new(), |p| format!(" {p}"));
+    format!("{}{place} ⚠ {}", value_text(bar, unit), bar.flag.as_deref().unwrap_or(""))
 }
 
 fn ci_pct(bar: &Bar) -> Option<f64> {
@@ -243,6 +251,9 @@ fn bar_tooltip(bar: &Bar, unit: Unit) -> String {
     }
     if let Some((lo, hi)) = bar.ci95 {
         let _ = write!(t, " (95% CI {} to {})", unit.format(lo), unit.format(hi));
+    }
+    if let Some(place) = &bar.place {
+        let _ = write!(t, " — {place} of its table");
     }
     if let Some(flag) = &bar.flag {
         let _ = write!(t, " — {flag}");
