@@ -52,7 +52,13 @@ fn bench_then_report_regenerates_the_same_summary() {
     let json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.join("run.json")).unwrap()).unwrap();
     assert_eq!(json["schema"], 1);
     assert_eq!(json["environment"]["command_line"][1], "bench");
-    assert_eq!(json["measurements"].as_array().unwrap().len(), 2);
+    // Two connection counts of fake-good, and of the run's control beside it, recorded as such.
+    assert_eq!(json["measurements"].as_array().unwrap().len(), 4);
+    assert_eq!(json["measurements"].as_array().unwrap().iter().filter(|m| m["contestant"] == "control").count(), 2);
+    assert_eq!(json["config"]["control"], true);
+    let control = json["contestants"].as_array().unwrap().iter().find(|c| c["name"] == "control").expect("the control's record");
+    assert_eq!(control["control"], true);
+    assert!(stdout.contains("The run's control (control, harness/control"), "shown apart from the table: {stdout}");
     let client_io = json["config"]["client_io"].as_str().unwrap();
     assert!(client_io == "io_uring" || client_io.starts_with("epoll (io_uring unavailable"), "{client_io}");
     assert!(text(&std::fs::read(dir.join("summary.md")).unwrap()).contains(&format!("(client I/O: {client_io})")));

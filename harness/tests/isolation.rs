@@ -20,7 +20,8 @@ use serverbench::ui::{Ui, Verbosity};
 fn options(names: &[&str], rounds: u32, max_rounds: u32, catalog: &std::path::Path, out: &std::path::Path) -> BenchOptions {
     let (catalog, out, rounds, max_rounds) = (catalog.display().to_string(), out.display().to_string(), rounds.to_string(), max_rounds.to_string());
     let args = [&["--contestants", &catalog, "-o", &out, "-c", "4", "--warmup", "1", "--rounds", &rounds, "--max-rounds", &max_rounds], names].concat();
-    let args = [&args[..], &["-d", "500ms", "--start-timeout", "20s", "--no-install"]].concat();
+    // One server alone: the rounds counted below are its own (the run's control would interleave its own).
+    let args = [&args[..], &["-d", "500ms", "--start-timeout", "20s", "--no-install", "--no-control"]].concat();
     BenchArgs::parse(&args).unwrap().options(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap(), Vec::new()).unwrap()
 }
 

@@ -205,9 +205,10 @@ fn start_sshd(lab: &mut Lab) -> Vec<String> {
 
 /// The arguments of a benchmark of c-epoll's hello with rounds of `round`, its results in `out`, every ssh
 /// call given `ssh_options`.
+/// (Without the run's control: the rounds the tests time their faults by are c-epoll's.)
 fn c_epoll_args(lab: &Lab, out: &Path, round: &str, ssh_options: &[String]) -> Vec<String> {
     let catalog = c_epoll_alone(lab.dir.path());
-    let mut args: Vec<String> = ["bench", "c-epoll", "--scenario", "hello", "-c", "8", "--warmup", "1", "--rounds", "2", "-d", round, "--no-install"]
+    let mut args: Vec<String> = ["bench", "c-epoll", "--scenario", "hello", "-c", "8", "--warmup", "1", "--rounds", "2", "-d", round, "--no-install", "--no-control"]
         .map(String::from)
         .to_vec();
     args.extend(["--contestants".into(), catalog.display().to_string(), "-o".into(), out.display().to_string()]);

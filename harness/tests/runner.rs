@@ -149,6 +149,8 @@ fn builds_are_cached_and_several_connection_counts_are_measured() {
     c.duration = Some(Duration::from_millis(300));
     c.connections = vec![1, 4];
     c.scenario = vec!["hello".into(), "echo".into()];
+    // The configurations below are fake-good's alone; the control has a test of its own (cli.rs).
+    c.no_control = true;
     let opts = options(c);
     let (first, _, _) = bench(&opts);
     let good = first.contestant("fake-good").unwrap();
