@@ -1,4 +1,5 @@
-//! Every exporter on a hand-made, deterministic result model (snapshots), and run.json's round trip.
+//! Every exporter on a hand-made, deterministic result model (snapshots), and run.json's round trip; an A/B
+//! run's part of each.
 
 use std::collections::BTreeMap;
 
@@ -234,6 +235,7 @@ fn unsearched_model() -> RunResult {
             client_hosts: Vec::new(),
             server_host: None,
             server_checkout: None,
+            ab: None,
         },
         contestants: vec![
             contestant("c-epoll", "c", "epoll", ContestantStatus::Built, None),
@@ -275,6 +277,7 @@ fn unsearched_model() -> RunResult {
         ],
         catalog_errors: vec!["contestants/c/x/contestant.toml: field `io` is \"iouring\"; allowed values: blocking, epoll, io_uring, runtime".into()],
         checks: Vec::new(),
+        ab: None,
     }
 }
 
@@ -301,7 +304,7 @@ fn json_run() {
 fn run_json_round_trips_and_regenerates_the_same_summaries() {
     let dir = tempfile::tempdir().unwrap();
     let written = report::write_all(&model(), dir.path()).unwrap();
-    assert_eq!(written.len(), report::exporters().len());
+    assert_eq!(written.len(), report::exporters().iter().filter(|e| e.applies(&model())).count(), "pairs.csv is an A/B run's only");
     let back = report::load(dir.path()).unwrap();
     for e in report::exporters() {
         let (again, first) = (e.serialize(&back).unwrap(), e.serialize(&model()).unwrap());
@@ -482,9 +485,11 @@ fn client_hosts_are_named_in_every_export() {
 
     let csv = String::from_utf8(report::csv::Csv.serialize(&run).unwrap()).unwrap();
     let rows: Vec<&str> = csv.lines().collect();
-    assert!(rows[0].ends_with(",client_hosts,server_host"), "{}", rows[0]);
+    // Then an A/B run's 14 columns, empty here.
+    let ab = ",".repeat(14);
+    assert!(rows[0].ends_with(",client_hosts,server_host,ab_side,ab_pairs,ab_rps_ratio,ab_rps_ci95_low,ab_rps_ci95_high,ab_rps_verdict,ab_p99_ratio,ab_p99_ci95_low,ab_p99_ci95_high,ab_p99_verdict,ab_cpu_ratio,ab_cpu_ci95_low,ab_cpu_ci95_high,ab_cpu_verdict"), "{}", rows[0]);
     let row = rows.iter().find(|l| l.split(',').nth(1) == Some(name.as_str())).unwrap();
-    assert!(row.ends_with(",root@198.18.0.2;root@198.18.0.6,"), "{row}");
+    assert!(row.ends_with(&format!(",root@198.18.0.2;root@198.18.0.6,{ab}")), "{row}");
     assert!(rows.iter().filter(|l| l.split(',').nth(1) != Some(name.as_str())).skip(1).all(|l| l.ends_with(",,")), "other rows name no host");
 }
 
@@ -528,8 +533,9 @@ fn a_server_host_is_named_in_every_export() {
 
     let csv = String::from_utf8(report::csv::Csv.serialize(&run).unwrap()).unwrap();
     let rows: Vec<&str> = csv.lines().collect();
-    assert!(rows[0].ends_with(",client_hosts,server_host"), "{}", rows[0]);
-    assert!(rows.len() > 2 && rows[1..].iter().all(|l| l.ends_with(",,root@198.18.0.2")), "every row names the server host and no client host:\n{csv}");
+    assert!(rows[0].contains(",client_hosts,server_host,ab_side,"), "{}", rows[0]);
+    let ab = ",".repeat(14);
+    assert!(rows.len() > 2 && rows[1..].iter().all(|l| l.ends_with(&format!(",,root@198.18.0.2{ab}"))), "every row names the server host and no client host:\n{csv}");
 }
 
 #[test]
@@ -569,4 +575,36 @@ fn rounds_with_cpu_from_ticks_are_counted_in_every_table() {
     assert!(html.contains(&flag), "no {flag} in the page");
     // The other rows had the exact figure throughout: no flag.
     assert_eq!(markdown.matches("cpu-from-ticks").count(), 1, "{markdown}");
+}
+
+#[path = "fixtures/runs/synthetic.rs"]
+#[allow(dead_code)]
+mod synthetic;
+
+/// summary.md leads with the verdict of each figure; pairs.csv has a row a pair; summary.csv says which
+/// version each row is, with B/A beside; run.json's `ab_summary` holds the estimates.
+#[test]
+fn an_ab_run_leads_with_its_verdicts_in_every_export() {
+    let run = synthetic::ab_run("ab");
+    let md = String::from_utf8(report::markdown::Markdown.serialize(&run).unwrap()).unwrap();
+    let section = &md[md.find("## A/B: ").unwrap()..md.find("## hello").unwrap()];
+    insta::assert_snapshot!("ab_summary_section", section);
+    assert!(md.contains("## A/B pairs: c-epoll@HEAD~1 (A) and c-epoll (B)"), "{md}");
+    assert!(md.contains("pairs of measured rounds until B/A of req/s has its 95% CI within ±1%"), "{md}");
+    insta::assert_snapshot!("ab_pairs_csv", String::from_utf8(report::pairs_csv::PairsCsv.serialize(&run).unwrap()).unwrap());
+    let csv = String::from_utf8(report::csv::Csv.serialize(&run).unwrap()).unwrap();
+    let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    let col = |row: &str, name: &str| row.split(',').nth(header.iter().position(|h| *h == name).unwrap()).unwrap().to_string();
+    let rows: Vec<&str> = csv.lines().skip(1).collect();
+    assert_eq!(rows.iter().map(|r| col(r, "ab_side")).collect::<Vec<_>>(), ["a", "b"]);
+    assert!(rows.iter().all(|r| col(r, "ab_rps_verdict") == "worse" && col(r, "ab_pairs") == "7"), "{csv}");
+    let ratio: f64 = col(rows[0], "ab_rps_ratio").parse().unwrap();
+    assert!((ratio - 0.97).abs() < 0.002, "{ratio}");
+    let json: serde_json::Value = serde_json::from_slice(&report::json::Json.serialize(&run).unwrap()).unwrap();
+    assert_eq!(json["ab_summary"]["figures"]["rps"]["verdict"], "worse");
+    assert_eq!(json["ab_summary"]["figures"]["p99"]["verdict"], "worse");
+    assert_eq!(json["ab_summary"]["pairs_counted"], 7);
+    assert!(json["ab_summary"]["figures"]["cpu"]["sentence"].as_str().unwrap().starts_with("B uses 3.1% more CPU per request (95% CI "));
+    // Not an A/B run: no pairs.csv.
+    assert!(!report::pairs_csv::PairsCsv.applies(&model()) && report::pairs_csv::PairsCsv.applies(&run));
 }

@@ -482,3 +482,18 @@ fn the_servers_system_calls_are_drawn_by_kind() {
     assert!(svg.contains("(1.00 + 1.00 + 0.0"), "{svg}");
     assert!(svg.contains(" + 0 + 0.0"), "{svg}");
 }
+
+/// An A/B run's part: which version is which, the verdicts, and the chart of the paired ratios with the
+/// table of every pair.
+#[test]
+fn an_ab_run_has_its_part_with_the_paired_ratios_over_the_run() {
+    let page = serverbench::report::html::render(&synthetic::ab_run("ab"));
+    assert!(page.contains(r##"<a href="#ab">A/B</a>"##), "linked from the contents");
+    assert!(page.contains(r#"<h2 id="ab">A/B: c-epoll@HEAD~1 (A) against c-epoll (B)</h2>"#));
+    assert!(page.contains("B is 3.0% slower (95% CI "), "the verdict of req/s");
+    assert!(chart_ids(&page).contains(&"ab-pairs".to_string()), "{:?}", chart_ids(&page));
+    assert!(page.contains("B/A of req/s per pair: c-epoll against c-epoll@HEAD~1"));
+    assert!(page.contains(r#"<table id="ab-pairs-table""#) && page.contains("no (disturbed)"));
+    assert!(page.contains("pairs of measured rounds, A and B back to back and first in turn"), "the rules say how rounds ran");
+    assert!(!serverbench::report::html::render(&small_run()).contains(r#"id="ab""#));
+}

@@ -75,3 +75,14 @@ fn the_key_paths_of_a_small_run() {
     let paths: Vec<String> = key_paths(&written).into_iter().collect();
     insta::assert_snapshot!(paths.join("\n"));
 }
+
+/// What an A/B run adds to the file: its options under `config.ab`, the two versions and their pairs under
+/// `ab`, and the derived `ab_summary`.
+#[test]
+fn the_key_paths_an_ab_run_adds() {
+    let small = synthetic::run("schema", &[synthetic::Config::new("c-epoll", "hello", 64, 100_000.0)]);
+    let ab = synthetic::ab_run("schema-ab");
+    let paths = |run| key_paths(&serde_json::from_slice(&Json.serialize(run).unwrap()).unwrap());
+    let added: Vec<String> = paths(&ab).difference(&paths(&small)).filter(|p| p.starts_with("ab") || p.starts_with("config.ab")).cloned().collect();
+    insta::assert_snapshot!(added.join("\n"));
+}

@@ -12,7 +12,8 @@ use crate::load::search::Slo;
 use crate::launch::server::STOP_GRACE;
 use crate::os::cpus::CpuSet;
 use crate::run::options::{
-    BenchOptions, ModeKind, Remote, Rounds, RunType, StopRule, SyscallCounting, Tool, DEFAULT_LOAD_FRACTIONS, DEFAULT_MAX_ROUNDS, DEFAULT_ROUND,
+    AbOptions, AbSource, BenchOptions, ModeKind, Remote, Rounds, RunType, StopRule, SyscallCounting, Tool, DEFAULT_AB_TARGET_CI_PCT,
+    DEFAULT_LOAD_FRACTIONS, DEFAULT_MAX_PAIRS, DEFAULT_MAX_ROUNDS, DEFAULT_ROUND, DEFAULT_TARGET_CI_PCT,
 };
 use crate::run::tools::hey;
 use crate::wire::Scenario;
@@ -95,10 +96,12 @@ pub struct BenchArgs {
     /// least 6, at most --max-rounds) or a count. Rounds left out as disturbed are run again.
     #[arg(long, default_value = "auto", value_name = "auto|N")]
     pub rounds: String,
-    /// With --rounds auto: the half-width of the median's 95% interval to reach, in percent.
-    #[arg(long = "target-ci", value_parser = parse_percent, default_value = "3%", value_name = "PCT")]
-    pub target_ci: f64,
-    /// The most measured rounds per configuration, left-out ones included [default: 16 with auto, 2 x N]
+    /// With --rounds auto: the half-width of the median's 95% interval to reach, in percent; in an A/B
+    /// run, of the paired req/s ratio's [default: 3%; 1% in an A/B run]
+    #[arg(long = "target-ci", value_parser = parse_percent, value_name = "PCT")]
+    pub target_ci: Option<f64>,
+    /// The most measured rounds per configuration, left-out ones included [default: 16 with auto, 2 x N;
+    /// in an A/B run, pairs: 200 with auto, 2 x N]
     #[arg(long, value_name = "N")]
     pub max_rounds: Option<u32>,
     /// Length of a round: 1, 1s, 500ms, 1m [default: 500ms]
@@ -182,6 +185,17 @@ pub struct BenchArgs {
     /// path as here]
     #[arg(long = "server-checkout", value_name = "PATH")]
     pub server_checkout: Option<PathBuf>,
+    /// A/B run: NAME as the catalog was at this git revision (A, NAME@REV, built in a worktree of its own)
+    /// against NAME in the working tree (B), in pairs of rounds until B/A is clear (docs/ab.md)
+    #[arg(long, value_name = "REV", conflicts_with = "ab")]
+    pub baseline: Option<String>,
+    /// A/B run of two contestant folders, each with its contestant.toml: A (NAME@<its folder>) against B
+    #[arg(long, num_args = 2, value_names = ["DIR_A", "DIR_B"])]
+    pub ab: Option<Vec<PathBuf>>,
+    /// In an A/B run: exit with status 3 when B is worse, as `compare --fail-on`: `worse` (any of req/s, p99,
+    /// CPU per request) or `worse:rps,p99,cpu` (those named)
+    #[arg(long = "fail-on", value_name = "worse[:METRICS]")]
+    pub fail_on: Option<crate::compare::FailOn>,
 }
 
 impl BenchArgs {
@@ -194,8 +208,12 @@ impl BenchArgs {
     }
 
     fn rounds_rule(&self) -> anyhow::Result<Rounds> {
-        Rounds::parse(&self.rounds, self.target_ci)
+        let default = if self.is_ab() { DEFAULT_AB_TARGET_CI_PCT } else { DEFAULT_TARGET_CI_PCT };
+        Rounds::parse(&self.rounds, self.target_ci.unwrap_or(default))
     }
+
+    /// An A/B run: two versions of one contestant (`--baseline`, `--ab`).
+    fn is_ab(&self) -> bool { self.baseline.is_some() || self.ab.is_some() }
 }
 
 /// A percentage such as `3%` or `3`.
@@ -244,6 +262,7 @@ impl BenchArgs {
         mix.check_against(&scenarios)?;
         let max_rounds = match (rounds, self.max_rounds) {
             (Rounds::Fixed(n), None) => n.saturating_mul(2),
+            (Rounds::Auto { .. }, None) if self.is_ab() => DEFAULT_MAX_PAIRS,
             (Rounds::Auto { .. }, None) => DEFAULT_MAX_ROUNDS,
             (_, Some(m)) => m,
         };
@@ -254,11 +273,8 @@ impl BenchArgs {
             }
             Rounds::Auto { target_ci_pct } => {
                 anyhow::ensure!(target_ci_pct > 0.0, "--target-ci must be above 0%, such as 3%");
-                anyhow::ensure!(
-                    max_rounds as usize >= crate::stats::rounds::MIN_FOR_CI,
-                    "--max-rounds must be at least {} with --rounds auto (the fewest rounds with a 95% interval)",
-                    crate::stats::rounds::MIN_FOR_CI
-                );
+                let (fewest, what) = if self.is_ab() { (crate::model::ab::MIN_PAIRS, "the fewest pairs an A/B run may stop at") } else { (crate::stats::rounds::MIN_FOR_CI, "the fewest rounds with a 95% interval") };
+                anyhow::ensure!(max_rounds as usize >= fewest, "--max-rounds must be at least {fewest} with --rounds auto ({what})");
             }
         }
         anyhow::ensure!(
@@ -352,6 +368,7 @@ impl BenchArgs {
         self.check_tool(root, &scenarios, &mix, stop)?;
 
         let remote = self.remote(&scenarios, root, &catalog_root)?;
+        let ab = self.ab_options(&catalog_root, rate_auto)?;
         let (client_io, client_io_name) = crate::load::resolve_io(self.client_io.into()).map_err(|e| anyhow::anyhow!("--client-{e}"))?;
         let client_poll = client_poll(client_poll_wanted, &server_cpus_here, &client_cpus, client_threads)?;
         anyhow::ensure!(
@@ -373,7 +390,8 @@ impl BenchArgs {
             connections: self.connections.clone(),
             pipeline: self.pipeline,
             connection_per_request: self.connection_per_request,
-            control: !self.no_control,
+            // The pairing cancels what the machine does to both versions: an A/B run needs no control.
+            control: !self.no_control && ab.is_none(),
             mix,
             run_type: self.run_type,
             server_cpus,
@@ -400,7 +418,32 @@ impl BenchArgs {
             command_line,
             notes,
             remote,
+            ab,
         })
+    }
+
+    /// `--baseline`, `--ab` and `--fail-on`, checked: one configuration (one contestant is checked when the
+    /// catalog is read), a revision that names a commit, folders with a manifest.
+    fn ab_options(&self, catalog_root: &Path, rate_auto: bool) -> anyhow::Result<Option<AbOptions>> {
+        let source = match (&self.baseline, &self.ab) {
+            (None, None) if self.fail_on.is_some() => anyhow::bail!(
+                "--fail-on applies to an A/B run (--baseline REV or --ab DIR_A DIR_B); to gate two runs, use `serverbench compare A B --fail-on`"
+            ),
+            (None, None) => return Ok(None),
+            (Some(rev), _) => AbSource::Baseline(crate::run::ab_sides::resolve_revision(catalog_root, rev)?),
+            (None, Some(dirs)) => {
+                if let Some((side, dir)) = ["A", "B"].iter().zip(dirs).find(|(_, d)| !d.join("contestant.toml").is_file()) {
+                    anyhow::bail!("--ab: {side}'s folder {} holds no contestant.toml", dir.display());
+                }
+                AbSource::Folders(dirs[0].clone(), dirs[1].clone())
+            }
+        };
+        anyhow::ensure!(
+            self.scenario.len() == 1 && self.connections.len() == 1 && self.workers.len() <= 1 && !rate_auto && self.search.is_none(),
+            "an A/B run measures one configuration: give one --scenario, one -c, at most one --workers count, --rate as a number, no --search"
+        );
+        anyhow::ensure!(self.server_host.is_none(), "an A/B run builds its versions here: --server-host is not supported with --baseline or --ab");
+        Ok(Some(AbOptions { source, noise_pct: crate::model::ab::DEFAULT_NOISE_PCT, fail_on: self.fail_on.clone() }))
     }
 
     /// `--client-host`, `--server-address`, `--ssh-option`, `--clock-tolerance`, checked: hosts need the built-in
@@ -706,6 +749,26 @@ mod tests {
             c.server_cpus = Some(first.clone());
         });
         assert!(one_cpu.contains("multiCore needs at least two server CPUs") && one_cpu.contains("--server-cpus LIST --client-cpus LIST"), "{one_cpu}");
+    }
+
+    #[test]
+    fn an_ab_run_takes_one_configuration_and_its_own_defaults() {
+        let parse = |args: &[&str]| options(BenchArgs::parse(args).unwrap());
+        let o = parse(&["c-epoll", "--baseline", "HEAD"]);
+        let Ok(o) = o else { return }; // not a git checkout (a source archive)
+        assert_eq!((o.rounds, o.max_rounds, o.control), (Rounds::Auto { target_ci_pct: 1.0 }, 200, false));
+        assert!(matches!(&o.ab.as_ref().unwrap().source, AbSource::Baseline(r) if r.rev == "HEAD" && r.commit.len() == 40));
+        assert_eq!(o.record().ab.unwrap().baseline.as_deref(), Some("HEAD"));
+        assert_eq!(parse(&["c-epoll", "--baseline", "HEAD", "--rounds", "8"]).unwrap().max_rounds, 16);
+        let refused = |args: &[&str]| parse(args).unwrap_err().to_string();
+        assert!(refused(&["c-epoll", "--baseline", "HEAD", "-c", "8,64"]).contains("an A/B run measures one configuration"));
+        assert!(refused(&["c-epoll", "--baseline", "HEAD", "--scenario", "hello,echo"]).contains("one --scenario"));
+        assert!(refused(&["c-epoll", "--baseline", "HEAD", "--max-rounds", "8"]).contains("at least 10"));
+        assert!(refused(&["c-epoll", "--baseline", "no-such-rev-xyz"]).contains("no such commit"));
+        assert!(refused(&["c-epoll", "--fail-on", "worse"]).contains("--fail-on applies to an A/B run"));
+        assert!(refused(&["--ab", "/nonexistent-a", "/nonexistent-b"]).contains("A's folder /nonexistent-a holds no contestant.toml"));
+        assert!(BenchArgs::parse(&["--baseline", "HEAD", "--ab", "a", "b"]).is_err(), "one or the other");
+        assert!(BenchArgs::parse(&["--baseline", "HEAD", "--fail-on", "better"]).is_err());
     }
 
     #[test]

@@ -120,8 +120,11 @@ pub fn bench(args: BenchArgs, ui: &Ui) -> anyhow::Result<()> {
     let root = repo_root();
     let opts = args.options(&root, std::env::args().collect())?;
     let catalog = Catalog::discover(&opts.catalog_root)?;
-    // Before the run folder is made: a selection that matches nothing leaves no empty folder behind.
-    anyhow::ensure!(!catalog.select(&opts.selection)?.is_empty(), "no contestant matches the filters; see `serverbench list`");
+    // Before the run folder is made: a selection that matches nothing leaves no empty folder behind. (Two
+    // folders of an A/B run hold their own manifests, read when the run starts.)
+    if !matches!(opts.ab.as_ref().map(|ab| &ab.source), Some(run::options::AbSource::Folders(..))) {
+        anyhow::ensure!(!catalog.select(&opts.selection)?.is_empty(), "no contestant matches the filters; see `serverbench list`");
+    }
     let stop = interrupt_flag()?;
     let (id, dir) = run::create_run_dir(&opts.out_dir)?;
     let started = std::time::Instant::now();
@@ -141,7 +144,26 @@ pub fn bench(args: BenchArgs, ui: &Ui) -> anyhow::Result<()> {
         "nothing was measured; the reasons are in {}",
         dir.join(markdown::FILE_NAME).display()
     );
-    Ok(())
+    if let Some(line) = report::pairs::one_line(&result, started.elapsed().as_secs_f64()) {
+        println!("\n{line}");
+    }
+    ab_gate(&opts, &result)
+}
+
+/// An A/B run's `--fail-on`: `compare`'s gate on B's verdicts (exit status 3 when one it selects is worse).
+fn ab_gate(opts: &run::options::BenchOptions, result: &RunResult) -> anyhow::Result<()> {
+    let (Some(fail_on), Some(ab)) = (opts.ab.as_ref().and_then(|o| o.fail_on.as_ref()), result.ab.as_ref()) else { return Ok(()) };
+    let configuration = ab.measurement(&result.measurements, crate::model::ab::Side::B).map(|m| format!("{} · {} · {} connections", m.scenario, m.load_label(), m.connections)).unwrap_or_default();
+    let list: Vec<String> = result
+        .ab_estimates()
+        .iter()
+        .filter(|e| fail_on.trips(e.metric, e.verdict))
+        .map(|e| format!("{} against {} · {configuration}: {} {:.3}×", ab.b.name, ab.a.name, e.metric.name(), e.ratio.map_or(f64::NAN, |r| r.ratio)))
+        .collect();
+    if list.is_empty() {
+        return Ok(());
+    }
+    Err(crate::compare::Regressed { spec: fail_on.spec(), list }.into())
 }
 
 pub fn build(args: BuildArgs, ui: &Ui) -> anyhow::Result<()> {

@@ -59,8 +59,14 @@ impl FailOn {
         c.rows
             .iter()
             .flat_map(|r| r.changes.iter().map(move |ch| (r, ch)))
-            .filter(|(_, ch)| ch.verdict == Verdict::Worse && self.metrics.contains(&ch.metric))
+            .filter(|(_, ch)| self.trips(ch.metric, ch.verdict))
             .collect()
+    }
+
+    /// Whether one figure's verdict trips the gate: worse, of a metric it selects (`compare`'s rows and an
+    /// A/B run of `bench` alike).
+    pub fn trips(&self, metric: Metric, verdict: Verdict) -> bool {
+        verdict == Verdict::Worse && self.metrics.contains(&metric)
     }
 
     /// "worse:rps,p99,cpu", as it would be given.
@@ -69,7 +75,8 @@ impl FailOn {
     }
 }
 
-/// The error a tripped gate ends the command with; `crate::exit_code` maps it to `REGRESSION_EXIT`.
+/// The error a tripped gate ends the command with (`compare`, or `bench` in an A/B run); `crate::exit_code`
+/// maps it to `REGRESSION_EXIT`.
 #[derive(Debug, thiserror::Error)]
 #[error("{} figure(s) worse (--fail-on {spec}): {}", list.len(), list.join("; "))]
 pub struct Regressed {

@@ -2,6 +2,7 @@
 //! suite write it; exporters and the comparison only read it; `serverbench report` rebuilds every summary
 //! from it alone. It defines every type the file holds, so the file's format changes only here.
 
+pub mod ab;
 pub mod balance;
 pub mod capacity;
 pub mod checks;
@@ -12,6 +13,7 @@ pub mod ranks;
 pub mod round_load;
 pub mod run;
 pub mod server;
+pub mod verdict;
 
 pub use balance::*;
 pub use capacity::{Capacity, Objective, SearchStep};

@@ -28,6 +28,9 @@ pub struct RunResult {
     /// With `bench --check`: the conformance suite's outcome per contestant, before measuring.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub checks: Vec<ContestantChecks>,
+    /// An A/B run (`bench --baseline REV`, `bench --ab DIR_A DIR_B`): the two versions and their pairs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ab: Option<super::ab::AbRun>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -131,6 +134,10 @@ pub struct RunConfig {
     pub server_host: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_checkout: Option<String>,
+    /// An A/B run's options (`--baseline`, `--ab`, `--fail-on`); `rounds`, `target_ci_pct` and
+    /// `max_rounds` then count pairs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ab: Option<super::ab::AbConfig>,
 }
 
 /// The options behind a run's `work` and `counter` requests.
@@ -214,5 +221,11 @@ pub struct ContestantRecord {
 impl RunResult {
     pub fn contestant(&self, name: &str) -> Option<&ContestantRecord> {
         self.contestants.iter().find(|c| c.name == name)
+    }
+
+    /// An A/B run's B/A of each figure, judged against its noise band; empty for other runs.
+    pub fn ab_estimates(&self) -> Vec<super::ab::AbEstimate> {
+        let noise_pct = self.config.ab.as_ref().map_or(super::ab::DEFAULT_NOISE_PCT, |c| c.noise_pct);
+        self.ab.as_ref().map(|ab| ab.estimates(&self.measurements, noise_pct)).unwrap_or_default()
     }
 }

@@ -8,8 +8,12 @@
 //! row's range of places in its table (model::ranks); `server_cpu_us_per_request_median` and its interval
 //! are over the rounds' own figures. `rounds_cpu_from_ticks` counts the rounds whose server CPU is in clock
 //! ticks rather than the threads' exact run time (a thread or process of the server ended in the window).
+//! In an A/B run (`model::ab`), `ab_side` says which version a row is (`a`, `b`), `ab_pairs` how many pairs
+//! count, and `ab_<rps|p99|cpu>_ratio`, `_ci95_low`, `_ci95_high` and `_verdict` give B/A of each figure,
+//! the same on both rows; empty in other runs.
 
 use super::Exporter;
+use crate::model::ab::{AbEstimate, AbRun};
 use crate::model::{Measurement, MeasurementStatus, RunResult};
 
 pub const FILE_NAME: &str = "summary.csv";
@@ -33,7 +37,9 @@ const COLUMNS: &[&str] = &[
     "server_syscall_2", "server_syscall_2_per_request", "server_syscall_3", "server_syscall_3_per_request",
     "server_migrations_per_request", "client_migrations_per_request", "rps_rank_best", "rps_rank_worst",
     "server_cpu_us_per_request_median", "server_cpu_us_per_request_ci95_low", "server_cpu_us_per_request_ci95_high",
-    "cpu_rank_best", "cpu_rank_worst", "rounds_cpu_from_ticks", "client_hosts", "server_host",
+    "cpu_rank_best", "cpu_rank_worst", "rounds_cpu_from_ticks", "client_hosts", "server_host", "ab_side", "ab_pairs",
+    "ab_rps_ratio", "ab_rps_ci95_low", "ab_rps_ci95_high", "ab_rps_verdict", "ab_p99_ratio", "ab_p99_ci95_low",
+    "ab_p99_ci95_high", "ab_p99_verdict", "ab_cpu_ratio", "ab_cpu_ci95_low", "ab_cpu_ci95_high", "ab_cpu_verdict",
 ];
 
 impl Exporter for Csv {
@@ -43,8 +49,11 @@ impl Exporter for Csv {
 
     fn serialize(&self, run: &RunResult) -> anyhow::Result<Vec<u8>> {
         let mut out = line(COLUMNS.iter().map(|c| c.to_string()));
+        let ab = run.ab.as_ref().map(|ab| (ab, run.ab_estimates()));
         for (m, places) in run.measurements.iter().zip(crate::model::ranks::places(run)) {
-            out.push_str(&line(row(run, m, places).into_iter()));
+            let mut cells = row(run, m, places);
+            cells.extend(ab_cells(m, ab.as_ref()));
+            out.push_str(&line(cells.into_iter()));
         }
         Ok(out.into_bytes())
     }
@@ -157,6 +166,23 @@ fn row(run: &RunResult, m: &Measurement, places: crate::model::ranks::Places) ->
     cells
 }
 
+/// An A/B run's columns: the version the row is (a, b), the pairs that count, and B/A of each figure with
+/// its interval and verdict, the same on both rows; empty cells in other runs.
+fn ab_cells(m: &Measurement, ab: Option<&(&AbRun, Vec<AbEstimate>)>) -> Vec<String> {
+    let side = ab.and_then(|(ab, _)| [("a", &ab.a.name), ("b", &ab.b.name)].into_iter().find(|(_, n)| **n == m.contestant));
+    let Some((_, estimates)) = ab.filter(|_| side.is_some()) else { return vec![String::new(); 14] };
+    let mut cells = vec![side.map(|s| s.0.to_string()).unwrap_or_default(), estimates.first().map_or(0, |e| e.pairs).to_string()];
+    for e in estimates {
+        let ci = e.ratio.and_then(|r| r.ci95);
+        cells.extend([num(e.ratio.map(|r| r.ratio)), num(ci.map(|c| c.0)), num(ci.map(|c| c.1)), e.verdict.word().to_string()]);
+    }
+    cells
+}
+
+fn num(v: Option<f64>) -> String {
+    v.filter(|v| v.is_finite()).map(|v| format!("{v:.4}").trim_end_matches('0').trim_end_matches('.').to_string()).unwrap_or_default()
+}
+
 /// The client hosts that loaded the measured rounds, in order, `;` between them (empty: this machine).
 fn client_hosts(m: &Measurement) -> String {
     let mut hosts: Vec<&str> = Vec::new();
@@ -168,7 +194,7 @@ fn client_hosts(m: &Measurement) -> String {
     hosts.join(";")
 }
 
-fn line(cells: impl Iterator<Item = String>) -> String {
+pub(super) fn line(cells: impl Iterator<Item = String>) -> String {
     let quoted: Vec<String> = cells
         .map(|c| if c.contains([',', '"', '\n', '\r']) { format!("\"{}\"", c.replace('"', "\"\"")) } else { c })
         .collect();

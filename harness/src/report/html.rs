@@ -38,8 +38,8 @@ impl Exporter for Html {
 pub fn render(run: &RunResult) -> String {
     let mut page = Page::new(&format!("serverbench run {}", run.run_id));
     let sections = sections(run);
-    let mut links =
-        vec![("environment".to_string(), "Environment".to_string()), ("rules".into(), "Measurement rules".into())];
+    let mut links = vec![("environment".to_string(), "Environment".to_string()), ("rules".into(), "Measurement rules".into())];
+    links.extend(super::html_pairs::link(run));
     for (si, ((scenario, _, _), by_connections)) in sections.iter().enumerate() {
         links.extend(by_connections.keys().map(|c| (format!("s{si}-c{c}"), format!("{scenario} · {c}"))));
         if by_connections.len() > 1 {
@@ -50,6 +50,7 @@ pub fn render(run: &RunResult) -> String {
     links.extend(sweeps.iter().enumerate().map(|(i, (title, _))| (format!("w{i}-scaling"), format!("{title} · workers"))));
     page.raw(&contents(&links));
     header(&mut page, run);
+    super::html_pairs::section(&mut page, run);
     for (si, ((scenario, mode, pipeline), by_connections)) in sections.into_iter().enumerate() {
         let pipelined = if pipeline > 1 { format!(", pipeline {pipeline}") } else { String::new() };
         page.heading(2, &format!("s{si}"), &format!("{scenario} · {mode}{pipelined}"));
@@ -136,13 +137,7 @@ fn header(page: &mut Page, run: &RunResult) {
             "Client CPUs",
             format!("{} ({} thread{})", c.client_cpus, c.client_threads, if c.client_threads == 1 { "" } else { "s" }),
         ),
-        (
-            "Rounds",
-            format!(
-                "{} warm-up (discarded) + {} measured, interleaved across contestants",
-                c.warmup_rounds, c.measured_rounds
-            ),
-        ),
+        ("Rounds", super::html_pairs::rounds_fact(c)),
         ("Round length", stop),
         ("Mode", mode),
         ("Connections", connections.join(", ")),

@@ -1,6 +1,7 @@
 //! run.json: the result model as it is (schema 1, histograms as base64 HdrHistogram V2), plus a derived
 //! `summary` per measurement for readers (with its `places` in its table: the range of ranks by req/s and by
-//! CPU per request); `serverbench report` ignores the summaries and recomputes them.
+//! CPU per request), and for an A/B run `ab_summary`: B/A of each figure with its interval and verdict;
+//! `serverbench report` ignores the summaries and recomputes them.
 
 use super::Exporter;
 use crate::model::RunResult;
@@ -27,6 +28,9 @@ impl Exporter for Json {
                     obj.insert("summary".into(), summary);
                 }
             }
+        }
+        if let (Some(ab), Some(obj)) = (&run.ab, value.as_object_mut()) {
+            obj.insert("ab_summary".into(), super::pairs::json_summary(ab, run));
         }
         let mut bytes = serde_json::to_vec_pretty(&value)?;
         bytes.push(b'\n');

@@ -29,6 +29,7 @@ use Align::{Left as L, Right as R};
 pub fn render(run: &RunResult) -> String {
     let mut out = format!("# serverbench run {}\n\n", run.run_id);
     out.push_str(&setting(run));
+    out.push_str(&super::pairs::markdown(run));
     let places = ranks::places(run);
     for ((scenario, mode, connections, pipeline), group) in ranks::tables(run) {
         let (controls, group): (Vec<_>, Vec<_>) = group.into_iter().partition(|(_, m)| is_control(run, m));
@@ -103,6 +104,7 @@ pub fn render(run: &RunResult) -> String {
     }
     out.push_str(&problems(run));
     out.push_str(&contestants(run));
+    out.push_str(&super::pairs::pairs_table(run));
     out
 }
 
@@ -143,8 +145,8 @@ fn setting(run: &RunResult) -> String {
     let tools: Vec<String> = e.tools.iter().map(|(k, v)| format!("{k}: {v}")).collect();
     let mut s = format!(
         "- Started {}, {state}\n- Machine: {}, {} CPUs, {} GiB, {}, {}; load average {}\n- Command: `{}`\n\
-         - Rules: {}, server CPUs {} ({}), client CPUs {} ({} thread{}); {} warm-up + {} {stop}, interleaved in \
-         a new random order each pass; mode {mode}; load from {}{}\n",
+         - Rules: {}, server CPUs {} ({}), client CPUs {} ({} thread{}); {} warm-up + {} {stop}, {}; mode {mode}; \
+         load from {}{}\n",
         run.started_utc,
         e.cpu_model,
         e.cores,
@@ -161,6 +163,7 @@ fn setting(run: &RunResult) -> String {
         if c.client_threads == 1 { "" } else { "s" },
         c.warmup_rounds,
         rounds_rule(c),
+        if c.ab.is_some() { "A and B back to back, each going first in turn" } else { "interleaved in a new random order each pass" },
         c.tool,
         if c.client_io.is_empty() { String::new() } else { format!(" (client I/O: {})", c.client_io_label()) },
     );
@@ -223,6 +226,9 @@ fn client_hosts(run: &RunResult) -> String {
 
 /// "measured rounds until ..." or "3 measured rounds".
 fn rounds_rule(c: &crate::model::RunConfig) -> String {
+    if c.ab.is_some() {
+        return super::pairs::rounds_rule(c);
+    }
     match c.target_ci_pct {
         Some(t) if c.rounds == "auto" => format!(
             "measured rounds until the median's 95% CI is within ±{t}% (at least {}, at most {})",

@@ -1,4 +1,4 @@
-//! Exporters: run.json, summary.md, summary.csv and report.html, each behind one small trait that turns the
+//! Exporters: run.json, summary.md, summary.csv, report.html and, for an A/B run, pairs.csv, each behind one small trait that turns the
 //! result model into bytes. They only read the model; the files are written whole (temp file, then rename), so a
 //! reader never sees half a file and an interrupted run keeps the last complete one.
 
@@ -7,11 +7,14 @@ pub mod format;
 pub mod hosts;
 pub mod html;
 mod html_latency;
+mod html_pairs;
 pub mod html_page;
 mod html_rows;
 mod html_throughput;
 pub mod json;
 pub mod markdown;
+pub mod pairs;
+pub mod pairs_csv;
 pub mod steadiness;
 pub mod svg;
 pub mod table;
@@ -24,17 +27,21 @@ use crate::model::RunResult;
 pub trait Exporter {
     /// The file name inside the run folder.
     fn file_name(&self) -> &'static str;
+    /// Whether the run has this file (pairs.csv: A/B runs only).
+    fn applies(&self, _run: &RunResult) -> bool {
+        true
+    }
     fn serialize(&self, run: &RunResult) -> anyhow::Result<Vec<u8>>;
 }
 
 /// Every exporter, run.json first.
 pub fn exporters() -> Vec<Box<dyn Exporter>> {
-    vec![Box::new(json::Json), Box::new(markdown::Markdown), Box::new(csv::Csv), Box::new(html::Html)]
+    vec![Box::new(json::Json), Box::new(markdown::Markdown), Box::new(csv::Csv), Box::new(html::Html), Box::new(pairs_csv::PairsCsv)]
 }
 
 /// Writes every export into `dir`; returns the paths written.
 pub fn write_all(run: &RunResult, dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
-    exporters().iter().map(|e| write_atomically(&dir.join(e.file_name()), &e.serialize(run)?)).collect()
+    exporters().iter().filter(|e| e.applies(run)).map(|e| write_atomically(&dir.join(e.file_name()), &e.serialize(run)?)).collect()
 }
 
 fn write_atomically(path: &Path, bytes: &[u8]) -> anyhow::Result<PathBuf> {

@@ -7,7 +7,7 @@ use crate::launch::{ServerSetup, Started};
 use crate::model::{Measurement, MeasurementStatus, Round};
 
 use crate::model::FLAG_CPU_DRIFT;
-use crate::os::cpus::pin_process;
+use crate::os::cpus::{pin_process, PinnedProcess};
 
 use super::levels::{levels, Level};
 use super::options::{Rounds, SyscallCounting};
@@ -22,14 +22,21 @@ impl Runner<'_, '_> {
         // With --rounds auto the count is not known ahead: the bar counts up to max_rounds and drops what
         // a measurement did not need.
         let rounds_each = u64::from(o.warmup + (o.max_rounds + extra_rounds(o)) * levels(o).len() as u32) * o.connections.len() as u64;
-        // The harness's own threads (this one, probes, log readers, the progress display) keep off the
-        // servers' CPUs; the speed probe alone visits them, between rounds. The process's CPUs are given
-        // back at the end, so that what runs next in it (another benchmark, in tests) sees them all.
+        let _pinned = self.pin_harness();
+        self.measure_scenarios(ready, rounds_each)
+    }
+
+    /// The harness's own threads (this one, probes, log readers, the progress display) kept off the
+    /// servers' CPUs while the guard lives; the speed probe alone visits them, between rounds. The
+    /// process's CPUs are given back when it goes, so that what runs next in it (another benchmark, in
+    /// tests) sees them all.
+    pub(super) fn pin_harness(&self) -> Option<PinnedProcess> {
+        let o = self.opts;
         let pinned = (!o.server_cpus.overlaps(&o.client_cpus)).then(|| pin_process(&o.client_cpus));
         if pinned.as_ref().is_some_and(|p| p.failed > 0) {
             self.ui.warn(&format!("some harness threads could not be pinned to the client CPUs {}", o.client_cpus));
         }
-        self.measure_scenarios(ready, rounds_each)
+        pinned
     }
 
     fn measure_scenarios(&mut self, ready: &[&Contestant], rounds_each: u64) -> anyhow::Result<()> {
@@ -217,7 +224,7 @@ impl Runner<'_, '_> {
     /// Whether a live server's measurement at `slot` needs its extra round counting system calls: it has
     /// measured rounds, neither it nor the server failed, and it has no counting round yet that was not
     /// disturbed (the counts per CPU would hold what else ran there).
-    fn needs_counting_round(&self, l: &Live, slot: Slot) -> bool {
+    pub(super) fn needs_counting_round(&self, l: &Live, slot: Slot) -> bool {
         let m = &self.run.measurements[l.measurements[slot.ci][slot.li]];
         !l.failed
             && m.status != MeasurementStatus::Failed
@@ -228,7 +235,7 @@ impl Runner<'_, '_> {
 
     /// One pass: a round of each live server that still needs one, in a new random order. False when the
     /// run was interrupted.
-    fn pass(&mut self, scenario: &str, live: &mut [Live], slot: Slot, pass: Pass) -> bool {
+    pub(super) fn pass(&mut self, scenario: &str, live: &mut [Live], slot: Slot, pass: Pass) -> bool {
         let mut order: Vec<usize> = (0..live.len())
             .filter(|&k| match pass {
                 Pass::Warmup(_) => !live[k].failed,
@@ -264,7 +271,7 @@ impl Runner<'_, '_> {
     }
 
     /// One round of one server, recorded with its flags, or the server failed.
-    fn one_round(&mut self, scenario: &str, l: &mut Live, slot: Slot, pass: Pass) {
+    pub(super) fn one_round(&mut self, scenario: &str, l: &mut Live, slot: Slot, pass: Pass) {
         let Slot { ci, li, connections } = slot;
         let mi = l.measurements[ci][li];
         let (warmup, kind) = match pass {
@@ -382,15 +389,15 @@ impl Runner<'_, '_> {
 
 /// The measurement a pass is for: connection count `ci` (whose value is `connections`), level `li`.
 #[derive(Debug, Clone, Copy)]
-struct Slot {
-    ci: usize,
-    li: usize,
-    connections: usize,
+pub(super) struct Slot {
+    pub(super) ci: usize,
+    pub(super) li: usize,
+    pub(super) connections: usize,
 }
 
 /// Which kind of pass a round belongs to, with its 1-based number.
 #[derive(Debug, Clone, Copy)]
-enum Pass {
+pub(super) enum Pass {
     Warmup(u32),
     Measured(u32),
     /// After the measured passes: the extra round that counts system calls (`SyscallCounting::Extra`).
@@ -398,9 +405,9 @@ enum Pass {
 }
 
 /// Counting rounds a measurement may take when they come out disturbed.
-const COUNTING_ATTEMPTS: u32 = 3;
+pub(super) const COUNTING_ATTEMPTS: u32 = 3;
 
 /// Rounds per measurement beyond the measured ones: the extra round counting system calls, if any.
-fn extra_rounds(o: &super::options::BenchOptions) -> u32 {
+pub(super) fn extra_rounds(o: &super::options::BenchOptions) -> u32 {
     u32::from(o.syscall_counts == SyscallCounting::Extra)
 }

@@ -3,13 +3,17 @@
 //! `launch`, runs warm-up and measured rounds interleaved across contestants while probing each server's
 //! process tree (`measure`, `rounds`), stops the servers, and keeps the result model current. It knows
 //! nothing of output formats: after every pass of rounds (and when it stops) it hands the model to a `save`
-//! callback.
+//! callback. An A/B run (`--baseline REV`, `--ab DIR_A DIR_B`) measures two versions of one contestant in
+//! pairs of rounds instead (`ab_sides`, `ab`, `ab_measure`).
 //!
 //! A server keeps running across all rounds and connection counts of a scenario: warm-up exists to warm
 //! the process that is then measured (JIT compilers, allocator pools, page faults), which a restart per
 //! round would throw away. The servers of the other contestants are frozen (SIGSTOP) meanwhile, so that
 //! nothing of theirs runs on the server's CPUs during another's round (`machine` says what else did).
 
+pub mod ab;
+mod ab_measure;
+pub mod ab_sides;
 mod conformance;
 pub mod control;
 pub mod environment;
@@ -86,7 +90,15 @@ pub fn bench(
     save: &mut Save,
 ) -> anyhow::Result<RunResult> {
     anyhow::ensure!(!opts.check || suite.is_some(), "--check needs the conformance suite, and none was given");
-    let mut selected = catalog.select(&opts.selection)?;
+    // An A/B run's two versions (a baseline checked out under the results folder until the run ends).
+    let sides = match opts.ab {
+        Some(_) => Some(ab_sides::Sides::resolve(opts, catalog, &opts.out_dir.join(".ab-worktrees").join(run_id))?),
+        None => None,
+    };
+    let mut selected = match &sides {
+        Some(s) => vec![&s.a.contestant, &s.b.contestant],
+        None => catalog.select(&opts.selection)?,
+    };
     anyhow::ensure!(!selected.is_empty(), "no contestant matches the filters; see `serverbench list`");
     let control = match control::wanted(opts) {
         Ok(()) => Some(control::load(&opts.repo_root, catalog)?),
@@ -129,8 +141,10 @@ pub fn bench(
         config: opts.record(),
         contestants: selected.iter().map(|c| ContestantRecord { control: c.name == control::CONTROL_NAME && control.is_some(), ..record(c) }).collect(),
         measurements: Vec::new(),
-        catalog_errors: catalog.errors.iter().map(ToString::to_string).collect(),
+        // An A/B run reads two manifests only, which either parse or end it.
+        catalog_errors: if sides.is_some() { Vec::new() } else { catalog.errors.iter().map(ToString::to_string).collect() },
         checks: Vec::new(),
+        ab: None,
     };
     // Before anything is built: a host that cannot be used stops the run at once, naming it.
     let remote = &opts.remote;
@@ -149,8 +163,11 @@ pub fn bench(
         run.environment.client_hosts = hosts.records();
         Some(hosts)
     };
-    for e in &catalog.errors {
+    for e in run.catalog_errors.iter() {
         ui.warn(&format!("invalid manifest: {e}"));
+    }
+    if let Some(s) = &sides {
+        ui.line(&format!("A/B run: A is {} ({}), B is {} ({})", s.a.record.name, s.a.record.from, s.b.record.name, s.b.record.from));
     }
     for note in &opts.notes {
         ui.warn(&format!("note: {note}"));
@@ -179,13 +196,20 @@ pub fn bench(
         hosts: hosts.as_ref(),
         server_host: server_host.as_ref(),
     };
-    let ready = runner.prepare(&selected)?;
-    if let Some(suite) = suite.filter(|_| opts.check && !runner.stopped()) {
-        runner.check(suite, &ready)?;
-    }
-    if !runner.stopped() {
-        runner.measure(&ready)?;
-    }
+    // An A/B run that failed still ends its record (and removes its baseline's worktree) before it says why.
+    let outcome = match &sides {
+        Some(sides) => runner.ab(sides, suite),
+        None => {
+            let ready = runner.prepare(&selected)?;
+            if let Some(suite) = suite.filter(|_| opts.check && !runner.stopped()) {
+                runner.check(suite, &ready)?;
+            }
+            if !runner.stopped() {
+                runner.measure(&ready)?;
+            }
+            Ok(())
+        }
+    };
     let interrupted = runner.stopped();
     for m in run.measurements.iter_mut() {
         if matches!(m.status, MeasurementStatus::Pending | MeasurementStatus::Running) {
@@ -197,6 +221,7 @@ pub fn bench(
     run.environment.load_average_end = crate::os::proc::load_average();
     save(&run)?;
     ui.finish();
+    outcome?;
     Ok(run)
 }
 

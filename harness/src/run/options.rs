@@ -159,6 +159,42 @@ pub struct BenchOptions {
     pub notes: Vec<String>,
     /// Where the load comes from and where the servers listen (`--client-host`, `--server-address`).
     pub remote: Remote,
+    /// An A/B run (`--baseline REV`, `--ab DIR_A DIR_B`): two versions of one contestant in pairs of rounds;
+    /// `rounds` and `max_rounds` then count pairs.
+    pub ab: Option<AbOptions>,
+}
+
+/// What an A/B run compares, and how it judges.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AbOptions {
+    pub source: AbSource,
+    /// B/A within ±this many percent is no difference (`model::ab::DEFAULT_NOISE_PCT`).
+    pub noise_pct: f64,
+    /// `--fail-on`: exit with `compare`'s status for a regression when B is worse by a selected figure.
+    pub fail_on: Option<crate::compare::FailOn>,
+}
+
+/// A revision of the repository that holds the catalog, as `--baseline` names it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Revision {
+    /// As given (HEAD~1, main, a tag, a hash).
+    pub rev: String,
+    /// The commit it names, in full.
+    pub commit: String,
+    /// The repository's top folder.
+    pub toplevel: PathBuf,
+    /// The catalog's folder inside the repository ("contestants", or "" when it is the repository).
+    pub catalog_in_repo: PathBuf,
+}
+
+/// Where the two versions of an A/B run come from.
+#[derive(Debug, Clone, PartialEq)]
+pub enum AbSource {
+    /// `--baseline REV`: A is the contestant as the catalog was at the revision (checked out whole in a
+    /// worktree of its own), B as it is in the working tree.
+    Baseline(Revision),
+    /// `--ab DIR_A DIR_B`: two contestant folders as they are.
+    Folders(PathBuf, PathBuf),
 }
 
 /// Load from client hosts over ssh instead of this machine (docs/distributed.md). Empty `client_hosts`: the
@@ -210,6 +246,11 @@ pub const DEFAULT_LOAD_FRACTIONS: [f64; 2] = [0.5, 0.9];
 pub const DEFAULT_TARGET_CI_PCT: f64 = 3.0;
 /// `--max-rounds` with `--rounds auto`.
 pub const DEFAULT_MAX_ROUNDS: u32 = 16;
+/// `--target-ci` in an A/B run: the half-width of the paired req/s ratio's 95% interval that ends its
+/// pairs, in percent (issue 37: about 60 to 100 pairs of 0.5 s on a 2-CPU VM).
+pub const DEFAULT_AB_TARGET_CI_PCT: f64 = 1.0;
+/// `--max-rounds` with `--rounds auto` in an A/B run, in pairs (about four minutes of 0.5 s rounds).
+pub const DEFAULT_MAX_PAIRS: u32 = 200;
 
 /// How many measured rounds a measurement gets.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -298,6 +339,18 @@ impl BenchOptions {
             server_checkout: o.remote.server_checkout.as_ref().map(|p| p.display().to_string()),
             workers_sweep: o.workers_sweep.clone(),
             workload: o.scenarios.iter().any(|s| s == "work" || s == "counter").then(|| (&o.mix).into()),
+            ab: o.ab.as_ref().map(|ab| crate::model::ab::AbConfig {
+                baseline: match &ab.source {
+                    AbSource::Baseline(r) => Some(r.rev.clone()),
+                    AbSource::Folders(..) => None,
+                },
+                folders: match &ab.source {
+                    AbSource::Folders(a, b) => vec![a.display().to_string(), b.display().to_string()],
+                    AbSource::Baseline(_) => Vec::new(),
+                },
+                noise_pct: ab.noise_pct,
+                fail_on: ab.fail_on.as_ref().map(crate::compare::FailOn::spec),
+            }),
             shuffle_seed: Some(
                 std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64),
             ),

@@ -2,11 +2,11 @@
 //! agent on the server host, whose build log is copied here), recorded as they finish; only contestants
 //! that are ready go on.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::catalog::build::{BuildOutcome, BuildResult, Builder};
 use crate::catalog::requires::System;
-use crate::catalog::Contestant;
+use crate::catalog::{Catalog, Contestant};
 use crate::launch::{make_ready, stamp_dir, version, Prepared};
 use crate::model::ContestantStatus;
 use crate::remote::agent_protocol::BuildOutcomeThere;
@@ -17,55 +17,82 @@ use super::runner::Runner;
 impl Runner<'_, '_> {
     /// Dependencies and builds; returns the contestants that are ready to run.
     pub(super) fn prepare<'c>(&mut self, selected: &[&'c Contestant]) -> anyhow::Result<Vec<&'c Contestant>> {
-        let sys = System::detect();
-        let logs = self.run_dir.join("logs");
-        let mut builder = Builder::new(stamp_dir(&self.opts.out_dir), logs.clone(), self.opts.rebuild);
+        let mut builder = Builder::new(stamp_dir(&self.opts.out_dir), self.run_dir.join("logs"), self.opts.rebuild);
         let mut ready = Vec::new();
         self.ui.start(selected.len() as u64, "building");
         for c in selected {
             if self.stopped() {
                 break;
             }
-            self.ui.status(format!("preparing {}", c.name));
-            let wanted = self.opts.scenarios.iter().any(|s| c.supports(s));
-            let (prepared, version) = match self.server_host {
-                _ if !wanted => (Prepared::Skipped(not_answered(c, &self.opts.scenarios)), None),
-                Some(host) => self.prepare_there(host, c, &logs)?,
-                None => {
-                    let prepared = make_ready(c, self.catalog, &mut builder, sys, self.opts.install, &logs, self.ui, self.stop)?;
-                    let version = matches!(prepared, Prepared::Ready(_)).then(|| version(c, self.opts.workers)).flatten();
-                    (prepared, version)
-                }
-            };
-            let build_log = match &prepared {
-                Prepared::Ready(o) | Prepared::Failed(_, o) => Some(self.relative(&o.log)),
-                _ => None,
-            };
-            let r = self.record_mut(&c.name);
-            r.build_log = build_log;
-            match prepared {
-                Prepared::Interrupted => break,
-                Prepared::Skipped(reason) => {
-                    r.status = ContestantStatus::Skipped;
-                    r.reason = Some(reason);
-                }
-                Prepared::Failed(reason, _) => {
-                    r.status = ContestantStatus::Failed;
-                    r.reason = Some(reason);
-                }
-                Prepared::Ready(outcome) => {
-                    r.status = ContestantStatus::Built;
-                    r.build_cached = outcome.result == BuildResult::Cached;
-                    r.build_s = outcome.seconds;
-                    r.version = version;
-                    ready.push(*c);
-                }
+            match self.prepare_one(c, self.catalog, &mut builder)? {
+                Readiness::Interrupted => break,
+                Readiness::Ready => ready.push(*c),
+                Readiness::NotReady(..) => {}
             }
-            (self.save)(self.run)?;
             self.ui.step();
         }
         Ok(ready)
     }
+
+    /// One contestant's dependencies and build (with the shared files of `catalog`), recorded in its
+    /// record and saved.
+    pub(super) fn prepare_one(&mut self, c: &Contestant, catalog: &Catalog, builder: &mut Builder) -> anyhow::Result<Readiness> {
+        let logs = self.run_dir.join("logs");
+        self.ui.status(format!("preparing {}", c.name));
+        let wanted = self.opts.scenarios.iter().any(|s| c.supports(s));
+        let (prepared, version) = match self.server_host {
+            _ if !wanted => (Prepared::Skipped(not_answered(c, &self.opts.scenarios)), None),
+            Some(host) => self.prepare_there(host, c, &logs)?,
+            None => {
+                let prepared = make_ready(c, catalog, builder, System::detect(), self.opts.install, &logs, self.ui, self.stop)?;
+                let version = matches!(prepared, Prepared::Ready(_)).then(|| version(c, self.opts.workers)).flatten();
+                (prepared, version)
+            }
+        };
+        let build_log = match &prepared {
+            Prepared::Ready(o) | Prepared::Failed(_, o) => Some(self.relative(&o.log)),
+            _ => None,
+        };
+        let log = match &prepared {
+            Prepared::Ready(o) | Prepared::Failed(_, o) => Some(o.log.clone()),
+            _ => None,
+        };
+        let r = self.record_mut(&c.name);
+        r.build_log = build_log;
+        let readiness = match prepared {
+            Prepared::Interrupted => Readiness::Interrupted,
+            Prepared::Skipped(reason) => {
+                r.status = ContestantStatus::Skipped;
+                r.reason = Some(reason.clone());
+                Readiness::NotReady(reason, log)
+            }
+            Prepared::Failed(reason, _) => {
+                r.status = ContestantStatus::Failed;
+                r.reason = Some(reason.clone());
+                Readiness::NotReady(reason, log)
+            }
+            Prepared::Ready(outcome) => {
+                r.status = ContestantStatus::Built;
+                r.build_cached = outcome.result == BuildResult::Cached;
+                r.build_s = outcome.seconds;
+                r.version = version;
+                Readiness::Ready
+            }
+        };
+        if readiness != Readiness::Interrupted {
+            (self.save)(self.run)?;
+        }
+        Ok(readiness)
+    }
+}
+
+/// How one contestant came out of `prepare_one`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum Readiness {
+    Ready,
+    /// Skipped or failed: why, and the build (or apt) log where there is one.
+    NotReady(String, Option<PathBuf>),
+    Interrupted,
 }
 
 impl Runner<'_, '_> {

@@ -1,0 +1,85 @@
+//! The words of a verdict on one figure, B against A, shared by `compare` (two runs) and an A/B run of
+//! `bench` (two versions in one run, `model::ab`): the three figures judged and what each reads from a
+//! round, and the verdicts with their markers and the words other tools read.
+
+use super::Round;
+
+/// The three figures compared, each from every measured round.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Metric {
+    RequestsPerS,
+    P99,
+    CpuPerRequest,
+}
+
+impl Metric {
+    pub const ALL: [Metric; 3] = [Metric::RequestsPerS, Metric::P99, Metric::CpuPerRequest];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Metric::RequestsPerS => "req/s",
+            Metric::P99 => "p99",
+            Metric::CpuPerRequest => "CPU/req",
+        }
+    }
+    /// The short name of the command line (`--fail-on worse:rps,p99,cpu`).
+    pub fn flag(self) -> &'static str {
+        match self {
+            Metric::RequestsPerS => "rps",
+            Metric::P99 => "p99",
+            Metric::CpuPerRequest => "cpu",
+        }
+    }
+    pub fn higher_is_better(self) -> bool {
+        self == Metric::RequestsPerS
+    }
+    /// The round's value: req/s, the round's own p99 (ns), server CPU µs per request.
+    pub fn of(self, r: &Round) -> Option<f64> {
+        let v = match self {
+            Metric::RequestsPerS => Some(r.requests_per_s_at_usual_speed()),
+            Metric::P99 => r.latency().p99,
+            Metric::CpuPerRequest => r.server.cpu_us_per_request,
+        };
+        v.filter(|v| v.is_finite())
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    /// Moved apart from the rest, in the good direction.
+    Better,
+    /// Moved apart from the rest, in the bad direction: a regression.
+    Worse,
+    /// Within noise.
+    Same,
+    /// Beyond noise as measured, but not apart from the machine's own change of this figure; or apart
+    /// from it while the machine changed in a way its common change cannot account for (another
+    /// cross-CPU regime for this configuration than for the rest).
+    Machine,
+    /// Fewer than two rounds on a side: nothing can be said.
+    Untested,
+}
+
+impl Verdict {
+    /// A marker that reads without colour.
+    pub fn marker(self) -> &'static str {
+        match self {
+            Verdict::Better => "▲ better",
+            Verdict::Worse => "▼ worse",
+            Verdict::Same => "~ same",
+            Verdict::Machine => "≈ machine",
+            Verdict::Untested => "? untested",
+        }
+    }
+
+    /// The word other tools read (compare --json).
+    pub fn word(self) -> &'static str {
+        match self {
+            Verdict::Better => "better",
+            Verdict::Worse => "worse",
+            Verdict::Same => "same",
+            Verdict::Machine => "machine",
+            Verdict::Untested => "untested",
+        }
+    }
+}
