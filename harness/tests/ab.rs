@@ -249,7 +249,7 @@ fn a_baseline_that_answers_wrongly_ends_the_run_naming_it() {
 fn fail_on_worse_exits_with_compares_status_when_b_is_slower() {
     let _alone = common::one_bench_at_a_time();
     let tmp = tempfile::tempdir().unwrap();
-    let (repo, commit) = repo_at(tmp.path(), &control_source(), &reference_manifest(""));
+    let (repo, _) = repo_at(tmp.path(), &control_source(), &reference_manifest(""));
     // 20 µs of busy-wait per request: several times slower.
     std::fs::write(repo.join("c/reference/contestant.toml"), reference_manifest("env = { SB_CONTROL_SPIN_NS = \"20000\" }")).unwrap();
     let out = tmp.path().join("results");
@@ -259,7 +259,6 @@ fn fail_on_worse_exits_with_compares_status_when_b_is_slower() {
     assert!(stdout.contains("- req/s: B is ") && stdout.contains("% slower (95% CI "), "{stdout}");
     assert!(stderr.contains("figure(s) worse (--fail-on worse:rps): reference against reference@HEAD · hello · throughput · 64 connections: req/s 0."), "{stderr}");
     assert!(only_run_dir(&out).join("summary.md").is_file(), "everything is written first");
-    let _ = commit;
 }
 
 #[test]
@@ -268,7 +267,7 @@ fn an_interrupted_ab_run_removes_the_baselines_worktree_and_its_servers() {
     let tmp = tempfile::tempdir().unwrap();
     let (repo, commit) = repo_at(tmp.path(), &control_source(), &reference_manifest(""));
     let out = tmp.path().join("results");
-    let mut child = serverbench()
+    let child = serverbench()
         .args(["-q", "bench", "--contestants", repo.to_str().unwrap(), "reference", "--baseline", &commit, "-o", out.to_str().unwrap()])
         .args(["-d", "300ms", "--warmup", "0", "--rounds", "100"])
         .stdout(std::process::Stdio::piped())

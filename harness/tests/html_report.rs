@@ -494,6 +494,6 @@ fn an_ab_run_has_its_part_with_the_paired_ratios_over_the_run() {
     assert!(chart_ids(&page).contains(&"ab-pairs".to_string()), "{:?}", chart_ids(&page));
     assert!(page.contains("B/A of req/s per pair: c-epoll against c-epoll@HEAD~1"));
     assert!(page.contains(r#"<table id="ab-pairs-table""#) && page.contains("no (disturbed)"));
-    assert!(page.contains("pairs of measured rounds, A and B back to back and first in turn"), "the rules say how rounds ran");
+    assert!(page.contains("pairs of measured rounds, A and B back to back and first in turn, until B/A of req/s is clear (at most 200)"), "the rules say how rounds ran");
     assert!(!serverbench::report::html::render(&small_run()).contains(r#"id="ab""#));
 }

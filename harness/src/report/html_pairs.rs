@@ -21,7 +21,12 @@ pub(super) fn link(run: &RunResult) -> Option<(String, String)> {
 /// The header's "Rounds" fact.
 pub(super) fn rounds_fact(c: &RunConfig) -> String {
     match c.ab {
-        Some(_) => format!("{} warm-up (discarded) of each version + {} pairs of measured rounds, A and B back to back and first in turn", c.warmup_rounds, c.measured_rounds),
+        Some(_) if c.rounds == "auto" => format!(
+            "{} warm-up (discarded) of each version + pairs of measured rounds, A and B back to back and first in turn, until B/A of req/s is clear (at most {})",
+            c.warmup_rounds,
+            c.max_rounds.unwrap_or(c.measured_rounds)
+        ),
+        Some(_) => format!("{} warm-up (discarded) of each version + {} pairs of measured rounds that count, A and B back to back and first in turn", c.warmup_rounds, c.measured_rounds),
         None => format!("{} warm-up (discarded) + {} measured, interleaved across contestants", c.warmup_rounds, c.measured_rounds),
     }
 }
