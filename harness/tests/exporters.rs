@@ -209,6 +209,7 @@ fn unsearched_model() -> RunResult {
             connections: vec![64],
             pipeline: 1,
             connection_per_request: false,
+            echo: None,
             control: false,
             run_type: "singleCore".into(),
             server_cpus: "1".into(),

@@ -50,9 +50,10 @@ pub struct BenchArgs {
     /// How requests are paced.
     #[arg(long, value_enum, default_value_t = ModeKind::Throughput)]
     pub mode: ModeKind,
-    /// Connections: one value or a list such as 8,64,256 (each is its own measurement).
-    #[arg(short = 'c', long = "connections", value_delimiter = ',', default_value = "64", value_name = "N[,N...]")]
-    pub connections: Vec<usize>,
+    /// Connections: one value or a list such as 8,64,256 (each is its own measurement) [default: 64; 4
+    /// with --echo stream]
+    #[arg(short = 'c', long = "connections", value_delimiter = ',', value_name = "N[,N...]")]
+    pub connections: Option<Vec<usize>>,
     /// Requests in flight per connection (HTTP pipelining; for plaintext).
     #[arg(long, default_value_t = 1, value_name = "P")]
     pub pipeline: u32,
@@ -60,6 +61,11 @@ pub struct BenchArgs {
     /// of keep-alive; latency then runs from the start of the connect.
     #[arg(long = "connection-per-request")]
     pub connection_per_request: bool,
+    /// How the `echo` scenario's client talks: pingpong (write 512 bytes, read them back, repeat; a latency
+    /// per exchange) or stream (each connection writes and reads at once, as fast as both sides go;
+    /// echoes of 512 bytes per second and bandwidth, no latency)
+    #[arg(long, value_enum, default_value_t = load::EchoArg::Pingpong)]
+    pub echo: load::EchoArg,
     /// Leave out the run's control: the minimal hello server of harness/control, otherwise measured in
     /// every run with `hello` (interleaved like the contestants, never ranked) so that `compare` can tell
     /// the machine's change from a server's
@@ -196,7 +202,17 @@ impl BenchArgs {
     fn rounds_rule(&self) -> anyhow::Result<Rounds> {
         Rounds::parse(&self.rounds, self.target_ci)
     }
+
+    /// `-c` as given; otherwise 64, or 4 with `--echo stream` (a few connections fill both sides' buffers,
+    /// as PhotonLibOS's streaming benchmark runs it).
+    pub fn connections(&self) -> Vec<usize> {
+        let default = if self.echo == load::EchoArg::Stream { ECHO_STREAM_CONNECTIONS } else { DEFAULT_CONNECTIONS };
+        self.connections.clone().unwrap_or_else(|| vec![default])
+    }
 }
+
+const DEFAULT_CONNECTIONS: usize = 64;
+const ECHO_STREAM_CONNECTIONS: usize = 4;
 
 /// A percentage such as `3%` or `3`.
 fn parse_percent(text: &str) -> Result<f64, BadValue> {
@@ -238,7 +254,16 @@ impl BenchArgs {
             anyhow::ensure!(Scenario::parse(s).is_some(), "unknown scenario '{s}'; allowed: {}", Scenario::NAMES.join(", "));
         }
         anyhow::ensure!(!self.scenario.is_empty(), "give at least one --scenario");
-        anyhow::ensure!(!self.connections.is_empty() && self.connections.iter().all(|&n| n > 0), "-c takes connection counts above 0, such as 64 or 8,64,256");
+        let connections = self.connections();
+        anyhow::ensure!(!connections.is_empty() && connections.iter().all(|&n| n > 0), "-c takes connection counts above 0, such as 64 or 8,64,256");
+        if self.echo == load::EchoArg::Stream {
+            anyhow::ensure!(
+                self.scenario.iter().any(|s| s == Scenario::Echo.name()),
+                "--echo stream shapes the echo scenario: add --scenario echo"
+            );
+            anyhow::ensure!(self.mode == ModeKind::Throughput, "--echo stream runs in throughput mode only (it has no requests to pace)");
+            anyhow::ensure!(!self.connection_per_request, "--echo stream has no exchanges to put on a connection each; --connection-per-request takes pingpong");
+        }
         anyhow::ensure!(self.pipeline >= 1, "--pipeline must be at least 1");
         let scenarios: Vec<Scenario> = self.scenario.iter().filter_map(|s| Scenario::parse(s)).collect();
         mix.check_against(&scenarios)?;
@@ -370,9 +395,10 @@ impl BenchArgs {
             rate_per_s,
             load_fractions,
             search,
-            connections: self.connections.clone(),
+            connections,
             pipeline: self.pipeline,
             connection_per_request: self.connection_per_request,
+            echo: self.echo.into(),
             control: !self.no_control,
             mix,
             run_type: self.run_type,
@@ -563,7 +589,7 @@ mod tests {
         let cli = Cli::try_parse_from(["serverbench", "bench"]).unwrap();
         let Command::Bench(b) = cli.command else { panic!("bench") };
         assert_eq!(b.scenario, ["hello"]);
-        assert_eq!(b.connections, [64]);
+        assert_eq!(b.connections(), [64]);
         assert_eq!(b.warmup, 1);
         assert_eq!(b.rounds_rule().unwrap(), Rounds::Auto { target_ci_pct: 3.0 });
         assert_eq!(b.max_rounds, None);
@@ -617,7 +643,7 @@ mod tests {
         assert!(cli.quiet);
         let Command::Bench(b) = cli.command else { panic!("bench") };
         assert_eq!(b.select.terms, ["c-epoll", "go"]);
-        assert_eq!(b.connections, [8, 64, 256]);
+        assert_eq!(b.connections(), [8, 64, 256]);
         assert_eq!(b.run_type, RunType::MultiCore);
         assert_eq!(b.scenario, ["hello", "echo"]);
         assert_eq!(b.duration, Some(Duration::from_millis(500)));
@@ -683,7 +709,7 @@ mod tests {
             options(c).unwrap_err().to_string()
         };
         assert!(bad(&|c| c.scenario = vec!["helo".into()]).contains("unknown scenario 'helo'"));
-        assert!(bad(&|c| c.connections = vec![0]).contains("-c takes"));
+        assert!(bad(&|c| c.connections = Some(vec![0])).contains("-c takes"));
         assert!(bad(&|c| c.mode = ModeKind::Rate).contains("--rate"));
         assert!(bad(&|c| c.rate = Some(RateArg::PerS(5.0))).contains("--mode rate only"));
         assert!(bad(&|c| c.load_fraction = Some(vec![0.5])).contains("--load-fraction applies to --rate auto only"));

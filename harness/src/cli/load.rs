@@ -25,6 +25,15 @@ pub enum EchoArg {
     Stream,
 }
 
+impl From<EchoArg> for EchoKind {
+    fn from(a: EchoArg) -> EchoKind {
+        match a {
+            EchoArg::Pingpong => EchoKind::PingPong,
+            EchoArg::Stream => EchoKind::Stream,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum IoArg {
     Auto,
@@ -264,8 +273,8 @@ impl LoadArgs {
             (None, d) => Stop::Duration { warmup: self.warmup_time, measure: d.unwrap_or(Duration::from_secs(10)) },
         };
         let echo = match (self.echo, self.scenario) {
-            (Some(EchoArg::Stream), _) => Some(EchoKind::Stream),
-            (Some(EchoArg::Pingpong), _) | (None, Some(Scenario::Echo)) => Some(EchoKind::PingPong),
+            (Some(kind), _) => Some(kind.into()),
+            (None, Some(Scenario::Echo)) => Some(EchoKind::PingPong),
             _ => None,
         };
         let workload = if let Some(kind) = echo {

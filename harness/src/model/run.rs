@@ -73,6 +73,10 @@ pub struct RunConfig {
     /// Every request on a new connection (`--connection-per-request`) instead of keep-alive.
     #[serde(default)]
     pub connection_per_request: bool,
+    /// With the echo scenario: how its client talked, `pingpong` or `stream` (`--echo`); absent otherwise
+    /// and in runs stored before streaming.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub echo: Option<String>,
     /// Whether the run measured its control (harness/control); false in runs stored before it existed.
     #[serde(default)]
     pub control: bool,

@@ -41,11 +41,15 @@ pub fn render(run: &RunResult) -> String {
             continue;
         }
         let pipelined = if pipeline > 1 { format!(", pipeline {pipeline}") } else { String::new() };
-        out.push_str(&format!("\n## {scenario} · {mode} · {connections} connections{pipelined}\n\n"));
+        let echo = match run.config.echo.as_deref() {
+            Some(kind) if scenario == crate::wire::Scenario::Echo.name() => format!(" ({kind})"),
+            _ => String::new(),
+        };
+        out.push_str(&format!("\n## {scenario}{echo} · {mode} · {connections} connections{pipelined}\n\n"));
         measured.sort_by(|a, b| rps(&b.1).total_cmp(&rps(&a.1)).then_with(|| a.0.contestant.cmp(&b.0.contestant)));
         let (sorted, row_places): (Vec<(&Measurement, MeasurementSummary)>, Vec<ranks::Places>) =
             measured.into_iter().map(|(m, s, p)| ((m, s), p)).unzip();
-        out.push_str(&throughput(&sorted, &row_places).markdown());
+        out.push_str(&throughput(&sorted, &row_places, &scenario).markdown());
         for (_, m) in controls {
             out.push_str(&control_line(m));
         }
@@ -274,14 +278,20 @@ fn flags(m: &Measurement, s: &MeasurementSummary) -> String {
     f.join(", ")
 }
 
-/// The throughput table; `places[i]` are the places of `rows[i]`.
-fn throughput(rows: &[(&Measurement, MeasurementSummary)], places: &[ranks::Places]) -> Table {
+/// The throughput table of `scenario`; `places[i]` are the places of `rows[i]`. An echo's exchanges are
+/// its requests (`echoes/s`, `CPU us/echo`), and a raw TCP scenario adds the bytes it received a second.
+fn throughput(rows: &[(&Measurement, MeasurementSummary)], places: &[ranks::Places], scenario: &str) -> Table {
     let searched = capacity_header(rows.iter().map(|(m, _)| *m));
-    let mut columns = vec![("rank", R), ("Name", L), ("req/s", R), ("95% CI", R)];
+    let raw = crate::wire::Scenario::parse(scenario).is_some_and(crate::wire::Scenario::streams_bytes);
+    let (per_s, cpu_per) = if raw { ("echoes/s", "CPU us/echo") } else { ("req/s", "CPU us/req") };
+    let mut columns = vec![("rank", R), ("Name", L), (per_s, R), ("95% CI", R)];
+    if raw {
+        columns.push(("MB/s", R));
+    }
     if let Some(header) = &searched {
         columns.push((header.as_str(), R));
     }
-    columns.extend([("server CPU %", R), ("CPU us/req", R), ("CPU 95% CI", R), ("CPU rank", R), ("peak RSS MiB", R), ("PSS MiB", R)]);
+    columns.extend([("server CPU %", R), (cpu_per, R), ("CPU 95% CI", R), ("CPU rank", R), ("peak RSS MiB", R), ("PSS MiB", R)]);
     // With two workers or more (multiCore, or a thread per connection): how evenly they shared the work.
     let balance = rows.iter().any(|(_, s)| s.worker_imbalance.is_some());
     if balance {
@@ -297,6 +307,9 @@ fn throughput(rows: &[(&Measurement, MeasurementSummary)], places: &[ranks::Plac
             or_absent(r.map(|r| r.median), int),
             r.and_then(|r| r.ci95_relative_pct()).map(|p| format!("±{p:.1}%")).unwrap_or_else(|| ABSENT.into()),
         ];
+        if raw {
+            cells.push(or_absent(s.bytes_per_s.as_ref().map(|b| b.median / 1e6), one));
+        }
         if searched.is_some() {
             cells.push(capacity(m));
         }

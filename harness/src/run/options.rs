@@ -116,6 +116,8 @@ pub struct BenchOptions {
     pub pipeline: u32,
     /// Every request on a new connection (`LoadConfig::connection_per_request`).
     pub connection_per_request: bool,
+    /// How the `echo` scenario's client talks (`--echo`).
+    pub echo: crate::load::EchoKind,
     /// Measure the run's control (harness/control) beside the contestants.
     pub control: bool,
     /// What shapes `work` and `counter` requests.
@@ -262,6 +264,7 @@ impl BenchOptions {
             connections: o.connections.clone(),
             pipeline: o.pipeline,
             connection_per_request: o.connection_per_request,
+            echo: o.scenarios.iter().any(|s| s == crate::wire::Scenario::Echo.name()).then(|| echo_name(o.echo).to_string()),
             control: o.control,
             run_type: o.run_type.name().into(),
             server_cpus: o.server_cpus.to_string(),
@@ -302,5 +305,13 @@ impl BenchOptions {
                 std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64),
             ),
         }
+    }
+}
+
+/// `--echo`'s value as the command line spells it.
+pub fn echo_name(kind: crate::load::EchoKind) -> &'static str {
+    match kind {
+        crate::load::EchoKind::PingPong => "pingpong",
+        crate::load::EchoKind::Stream => "stream",
     }
 }

@@ -53,8 +53,10 @@ pub fn load_config(plan: &RoundPlan, target: std::net::SocketAddr) -> anyhow::Re
     let o = plan.opts;
     let mut workload = Workload::for_scenario(plan.scenario, o.pipeline, plan.micro)
         .ok_or_else(|| anyhow::anyhow!("the load generator has no workload for scenario {}", plan.scenario))?;
-    if let (Workload::Http { mix, .. }, Some(s)) = (&mut workload, crate::wire::Scenario::parse(plan.scenario)) {
-        *mix = o.mix.for_scenario(s);
+    match (&mut workload, crate::wire::Scenario::parse(plan.scenario)) {
+        (Workload::Http { mix, .. }, Some(s)) => *mix = o.mix.for_scenario(s),
+        (Workload::Echo { kind, .. }, _) => *kind = o.echo,
+        _ => {}
     }
     Ok(LoadConfig {
         target,
