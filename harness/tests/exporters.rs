@@ -4,7 +4,6 @@ use std::collections::BTreeMap;
 
 use serverbench::report::{self, Exporter};
 use serverbench::model::*;
-use serverbench::os::syscalls::SyscallCounts;
 use serverbench::stats::histogram::new_latency_histogram;
 
 /// A round of `requests` in 2 s whose latencies are `latencies_us`, repeated to fill the histogram.

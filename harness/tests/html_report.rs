@@ -466,7 +466,7 @@ fn the_servers_system_calls_are_drawn_by_kind() {
         let requests = r.load.requests;
         // A read and a write per request, an epoll_wait per 50 and an accept4 ("other") per 100.
         let by_name = [("read", requests), ("write", requests), ("epoll_wait", requests / 50), ("accept4", requests / 100)];
-        r.server.syscalls = Some(serverbench::os::syscalls::SyscallCounts {
+        r.server.syscalls = Some(serverbench::model::SyscallCounts {
             total: Some(by_name.iter().map(|(_, n)| n).sum()),
             by_name: by_name.iter().map(|(name, n)| (name.to_string(), *n)).collect(),
         });

@@ -144,7 +144,7 @@ fn row(run: &RunResult, m: &Measurement, places: crate::model::ranks::Places) ->
     }
     cells.push(num(s.server_cost_per_request.and_then(|c| c.migrations)));
     cells.push(num(s.client_cost_per_request.and_then(|c| c.migrations)));
-    let rank = |r: Option<crate::stats::rank_range::RankRange>| [r.map(|r| r.best.to_string()).unwrap_or_default(), r.map(|r| r.worst.to_string()).unwrap_or_default()];
+    let rank = |r: Option<crate::model::ranks::PlaceRange>| [r.map(|r| r.best.to_string()).unwrap_or_default(), r.map(|r| r.worst.to_string()).unwrap_or_default()];
     cells.extend(rank(places.requests_per_s));
     let cpu = crate::model::ranks::cpu_us_per_request(m);
     cells.push(num(cpu.as_ref().map(|c| c.median)));

@@ -15,10 +15,9 @@ use super::html_page::{esc, facts, Cell, Page, Table};
 use super::svg::{self, Axis, Bar, BarChart, BarGroup, LineChart, Scale, Series, Unit};
 use super::Exporter;
 use crate::model::{
-    ContestantStatus, MeasurementStatus, RunResult, FLAG_CLIENT_BOUND, FLAG_UNFAIR, UNFAIR_JAIN,
+    ContestantStatus, MeasurementStatus, RoundsSummary, RunResult, FLAG_CLIENT_BOUND, FLAG_UNFAIR, UNFAIR_JAIN,
 };
 use crate::os::syscalls::{KINDS, OTHER};
-use crate::stats::rounds::Summary;
 use crate::wire::Scenario;
 
 pub const FILE_NAME: &str = "report.html";
@@ -313,7 +312,7 @@ fn fairness(page: &mut Page, id: &str, scenario: &str, rows: &[&Row]) {
     page.figure(&svg::bar_chart(&format!("{id}-fairness"), &chart), None);
 }
 
-fn median_rps(s: &Option<Summary>) -> f64 {
+fn median_rps(s: &Option<RoundsSummary>) -> f64 {
     s.as_ref().map_or(f64::NEG_INFINITY, |s| s.median)
 }
 

@@ -338,7 +338,7 @@ fn control_line(m: &Measurement) -> String {
 }
 
 /// A row's range of places ("3–11"), or the absent mark for a row that takes none.
-fn place(range: Option<crate::stats::rank_range::RankRange>) -> String {
+fn place(range: Option<ranks::PlaceRange>) -> String {
     range.map_or_else(|| ABSENT.into(), |r| r.label())
 }
 
