@@ -14,6 +14,7 @@ use super::html_rows::{family_of, sections, worker_sweeps, Row, MODEL_FAMILIES};
 use super::html_page::{esc, facts, Cell, Page, Table};
 use super::svg::{self, Axis, Bar, BarChart, BarGroup, LineChart, Scale, Series, Unit};
 use super::Exporter;
+use crate::model::ranks::Places;
 use crate::model::{
     ContestantStatus, MeasurementStatus, RoundsSummary, RunResult, FLAG_CLIENT_BOUND, FLAG_UNFAIR, UNFAIR_JAIN,
 };
@@ -29,14 +30,18 @@ impl Exporter for Html {
         FILE_NAME
     }
 
-    fn serialize(&self, run: &RunResult) -> anyhow::Result<Vec<u8>> {
-        Ok(render(run).into_bytes())
+    fn serialize_ranked(&self, run: &RunResult, places: &[Places]) -> anyhow::Result<Vec<u8>> {
+        Ok(render_ranked(run, places).into_bytes())
     }
 }
 
 pub fn render(run: &RunResult) -> String {
+    render_ranked(run, &crate::model::ranks::places(run))
+}
+
+fn render_ranked(run: &RunResult, places: &[Places]) -> String {
     let mut page = Page::new(&format!("serverbench run {}", run.run_id));
-    let sections = sections(run);
+    let sections = sections(run, places);
     let mut links =
         vec![("environment".to_string(), "Environment".to_string()), ("rules".into(), "Measurement rules".into())];
     for (si, ((scenario, _, _), by_connections)) in sections.iter().enumerate() {
@@ -45,7 +50,7 @@ pub fn render(run: &RunResult) -> String {
             links.push((format!("s{si}-scaling"), format!("{scenario} · scaling")));
         }
     }
-    let sweeps = worker_sweeps(run);
+    let sweeps = worker_sweeps(run, places);
     links.extend(sweeps.iter().enumerate().map(|(i, (title, _))| (format!("w{i}-scaling"), format!("{title} · workers"))));
     page.raw(&contents(&links));
     header(&mut page, run);

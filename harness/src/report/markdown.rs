@@ -19,17 +19,22 @@ impl Exporter for Markdown {
         FILE_NAME
     }
 
-    fn serialize(&self, run: &RunResult) -> anyhow::Result<Vec<u8>> {
-        Ok(render(run).into_bytes())
+    fn serialize_ranked(&self, run: &RunResult, places: &[ranks::Places]) -> anyhow::Result<Vec<u8>> {
+        Ok(render_ranked(run, places).into_bytes())
     }
 }
 
 use Align::{Left as L, Right as R};
 
+/// summary.md of a run.
 pub fn render(run: &RunResult) -> String {
+    render_ranked(run, &ranks::places(run))
+}
+
+/// summary.md of a run whose places are known (`model::ranks::places`).
+fn render_ranked(run: &RunResult, places: &[ranks::Places]) -> String {
     let mut out = format!("# serverbench run {}\n\n", run.run_id);
     out.push_str(&setting(run));
-    let places = ranks::places(run);
     for ((scenario, mode, connections, pipeline), group) in ranks::tables(run) {
         let (controls, group): (Vec<_>, Vec<_>) = group.into_iter().partition(|(_, m)| is_control(run, m));
         let mut measured: Vec<(&Measurement, MeasurementSummary, ranks::Places)> = group
