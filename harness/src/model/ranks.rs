@@ -45,6 +45,11 @@ impl PlaceRange {
         RankRange { best: self.best, worst: self.worst }.label()
     }
 
+    /// "place 3" or "places 3–11", as written beside a bar or a group of rows.
+    pub fn phrase(&self) -> String {
+        format!("{} {}", if self.best == self.worst { "place" } else { "places" }, self.label())
+    }
+
     /// Whether the two ranges share a place: their rows are not told apart by their rounds.
     pub fn overlaps(&self, other: &PlaceRange) -> bool {
         self.best <= other.worst && other.best <= self.worst

@@ -52,6 +52,7 @@ fn render_ranked(run: &RunResult, places: &[Places]) -> String {
     }
     let sweeps = worker_sweeps(run, places);
     links.extend(sweeps.iter().enumerate().map(|(i, (title, _))| (format!("w{i}-scaling"), format!("{title} · workers"))));
+    super::html_answer::opening(&mut page, run, places);
     page.raw(&contents(&links));
     header(&mut page, run);
     for (si, ((scenario, mode, pipeline), by_connections)) in sections.into_iter().enumerate() {

@@ -13,7 +13,7 @@ const CAPACITY_AT: usize = 5;
 
 /// A range of places as written beside a bar: "places 3–11", or "place 2" when the rounds set it apart.
 pub(super) fn places_text(range: Option<PlaceRange>) -> Option<String> {
-    range.map(|r| format!("{} {}", if r.best == r.worst { "place" } else { "places" }, r.label()))
+    range.map(|r| r.phrase())
 }
 
 /// A range of places in a table, sorted by its best place, then its worst (a row has fewer than 1,000);

@@ -34,6 +34,8 @@ pub fn render(run: &RunResult) -> String {
 /// summary.md of a run whose places are known (`model::ranks::places`).
 fn render_ranked(run: &RunResult, places: &[ranks::Places]) -> String {
     let mut out = format!("# serverbench run {}\n\n", run.run_id);
+    out.push_str(&super::answer::markdown(&super::answer::answers(run, places)));
+    out.push_str("\n## Environment and rules\n\n");
     out.push_str(&setting(run));
     for ((scenario, mode, connections, pipeline), group) in ranks::tables(run) {
         let (controls, group): (Vec<_>, Vec<_>) = group.into_iter().partition(|(_, m)| is_control(run, m));

@@ -2,10 +2,12 @@
 //! result model into bytes. They only read the model; the files are written whole (temp file, then rename), so a
 //! reader never sees half a file and an interrupted run keeps the last complete one.
 
+mod answer;
 pub mod csv;
 pub mod format;
 pub mod hosts;
 pub mod html;
+mod html_answer;
 mod html_latency;
 pub mod html_page;
 mod html_rows;
