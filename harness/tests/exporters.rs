@@ -4,7 +4,6 @@ use std::collections::BTreeMap;
 
 use serverbench::report::{self, Exporter};
 use serverbench::model::*;
-use serverbench::os::syscalls::SyscallCounts;
 use serverbench::stats::histogram::new_latency_histogram;
 
 /// A round of `requests` in 2 s whose latencies are `latencies_us`, repeated to fill the histogram.
@@ -483,17 +482,17 @@ fn client_hosts_are_named_in_every_export() {
 
     let csv = String::from_utf8(report::csv::Csv.serialize(&run).unwrap()).unwrap();
     let rows: Vec<&str> = csv.lines().collect();
-    assert!(rows[0].ends_with(",client_hosts,server_host"), "{}", rows[0]);
+    assert!(rows[0].ends_with(",client_hosts,server_host,control"), "{}", rows[0]);
     let row = rows.iter().find(|l| l.split(',').nth(1) == Some(name.as_str())).unwrap();
-    assert!(row.ends_with(",root@198.18.0.2;root@198.18.0.6,"), "{row}");
-    assert!(rows.iter().filter(|l| l.split(',').nth(1) != Some(name.as_str())).skip(1).all(|l| l.ends_with(",,")), "other rows name no host");
+    assert!(row.ends_with(",root@198.18.0.2;root@198.18.0.6,,false"), "{row}");
+    assert!(rows.iter().filter(|l| l.split(',').nth(1) != Some(name.as_str())).skip(1).all(|l| l.ends_with(",,,false")), "other rows name no host");
 }
 
 #[test]
 fn a_server_host_is_named_in_every_export() {
     let mut run = model();
     let csv = String::from_utf8(report::csv::Csv.serialize(&run).unwrap()).unwrap();
-    assert!(csv.lines().skip(1).all(|l| l.ends_with(',')), "servers on this machine: no server host named\n{csv}");
+    assert!(csv.lines().skip(1).all(|l| l.ends_with(",,false")), "servers on this machine: no server host named\n{csv}");
     let html = String::from_utf8(report::html::Html.serialize(&run).unwrap()).unwrap();
     assert!(!html.contains("server-host-table"));
 
@@ -529,8 +528,24 @@ fn a_server_host_is_named_in_every_export() {
 
     let csv = String::from_utf8(report::csv::Csv.serialize(&run).unwrap()).unwrap();
     let rows: Vec<&str> = csv.lines().collect();
-    assert!(rows[0].ends_with(",client_hosts,server_host"), "{}", rows[0]);
-    assert!(rows.len() > 2 && rows[1..].iter().all(|l| l.ends_with(",,root@198.18.0.2")), "every row names the server host and no client host:\n{csv}");
+    assert!(rows[0].ends_with(",client_hosts,server_host,control"), "{}", rows[0]);
+    assert!(rows.len() > 2 && rows[1..].iter().all(|l| l.ends_with(",,root@198.18.0.2,false")), "every row names the server host and no client host:\n{csv}");
+}
+
+/// summary.csv's `control` column is `true` on the rows of the run's control and `false` on the others'.
+#[test]
+fn the_control_is_marked_in_summary_csv() {
+    let mut run = model();
+    let control = run.measurements[0].contestant.clone();
+    run.contestants.iter_mut().filter(|c| c.name == control).for_each(|c| c.control = true);
+    let csv = String::from_utf8(report::csv::Csv.serialize(&run).unwrap()).unwrap();
+    assert!(csv.lines().next().unwrap().ends_with(",control"), "the last column");
+    // The name is the second cell; the control's, the last (a quoted reason may hold commas between).
+    let rows: Vec<(&str, &str)> = csv.lines().skip(1).map(|l| (l.split(',').nth(1).unwrap(), l.rsplit(',').next().unwrap())).collect();
+    assert!(rows.iter().any(|(name, _)| *name != control), "the model has other rows: {rows:?}");
+    for (name, cell) in &rows {
+        assert_eq!(*cell, if *name == control { "true" } else { "false" }, "{name}");
+    }
 }
 
 #[test]

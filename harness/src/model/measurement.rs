@@ -5,9 +5,9 @@ use serde::{Deserialize, Serialize};
 
 use super::capacity::Capacity;
 use super::round_load::{ErrorCounts, RoundLoad};
-use super::server::{CostBreakdown, CpuSource, ServerUsage, SyscallsPerRequest};
+use super::rounds_summary::RoundsSummary;
+use super::server::{CostBreakdown, CpuSource, ServerUsage, SyscallCounts, SyscallsPerRequest};
 use crate::stats::histogram::{new_latency_histogram, LatencySummary};
-use crate::stats::rounds::Summary;
 
 /// The server was not busy while the client was: the round measured the client.
 pub const FLAG_CLIENT_BOUND: &str = "client-bound";
@@ -329,8 +329,8 @@ pub struct MeasurementSummary {
     pub requests: u64,
     pub errors: ErrorCounts,
     /// req/s of each round.
-    pub requests_per_s: Option<Summary>,
-    pub bytes_per_s: Option<Summary>,
+    pub requests_per_s: Option<RoundsSummary>,
+    pub bytes_per_s: Option<RoundsSummary>,
     pub server_utilisation_pct: Option<f64>,
     pub server_cpu_us_per_request: Option<f64>,
     pub peak_rss_bytes: Option<u64>,
@@ -421,13 +421,13 @@ impl Measurement {
 
 
     /// req/s over the rounds that count: median, interval and the rest (cheap: no histogram is merged).
-    pub fn requests_per_s(&self) -> Option<Summary> {
-        Summary::of(&self.measured_rounds().map(Round::requests_per_s_at_usual_speed).collect::<Vec<_>>())
+    pub fn requests_per_s(&self) -> Option<RoundsSummary> {
+        RoundsSummary::of(&self.measured_rounds().map(Round::requests_per_s_at_usual_speed).collect::<Vec<_>>())
     }
 
     /// req/s over the rounds that count as the client measured them, the machine's drift left in.
-    pub fn requests_per_s_as_measured(&self) -> Option<Summary> {
-        Summary::of(&self.measured_rounds().map(|r| r.load.requests_per_s()).collect::<Vec<_>>())
+    pub fn requests_per_s_as_measured(&self) -> Option<RoundsSummary> {
+        RoundsSummary::of(&self.measured_rounds().map(|r| r.load.requests_per_s()).collect::<Vec<_>>())
     }
 
     pub fn summary(&self) -> MeasurementSummary {
@@ -470,7 +470,7 @@ impl Measurement {
             requests,
             errors,
             requests_per_s,
-            bytes_per_s: Summary::of(&rounds.iter().map(|r| r.load.bytes_read_per_s()).collect::<Vec<_>>()),
+            bytes_per_s: RoundsSummary::of(&rounds.iter().map(|r| r.load.bytes_read_per_s()).collect::<Vec<_>>()),
             server_utilisation_pct: mean(&|r| r.server.utilisation_pct),
             server_cpu_us_per_request: cpu_s.filter(|_| requests > 0).map(|s| s * 1e6 / requests as f64),
             peak_rss_bytes: rounds.iter().map(|r| r.server.peak_rss_bytes).collect::<Option<Vec<u64>>>().and_then(|v| v.into_iter().max()),
@@ -534,15 +534,12 @@ struct Uncounted(String);
 /// The server's system calls per request summed over `rounds`, or why a round has none: a sum over the other
 /// rounds would pass for one over all of them.
 fn server_syscalls(rounds: &[&Round]) -> Result<SyscallsPerRequest, Uncounted> {
-    let mut sum = crate::os::syscalls::SyscallCounts { total: Some(0), ..Default::default() };
+    let mut sum = SyscallCounts { total: Some(0), ..Default::default() };
     for r in rounds {
         let Some(c) = &r.server.syscalls else {
             return Err(Uncounted(r.server.syscalls_unavailable.clone().unwrap_or_else(|| "not counted".into())));
         };
-        sum.total = sum.total.zip(c.total).map(|(a, b)| a + b);
-        for (name, n) in &c.by_name {
-            *sum.by_name.entry(name.clone()).or_default() += n;
-        }
+        sum.add(c);
     }
     SyscallsPerRequest::of(&sum, rounds.iter().map(|r| r.load.requests).sum()).ok_or_else(|| Uncounted("no request".into()))
 }

@@ -10,6 +10,7 @@ pub mod limit;
 pub mod measurement;
 pub mod ranks;
 pub mod round_load;
+pub mod rounds_summary;
 pub mod run;
 pub mod server;
 
@@ -19,5 +20,6 @@ pub use hosts::{HostLoad, HostRecord};
 pub use limit::*;
 pub use measurement::*;
 pub use round_load::{ConnectionSpread, CounterCheck, ErrorCounts, RoundLoad, StatusCounts};
+pub use rounds_summary::RoundsSummary;
 pub use run::*;
-pub use server::{CostBreakdown, CpuSource, ServerUsage, SyscallsPerRequest};
+pub use server::{CostBreakdown, CpuSource, ServerUsage, SyscallCounts, SyscallsPerRequest};

@@ -8,8 +8,11 @@
 //! row's range of places in its table (model::ranks); `server_cpu_us_per_request_median` and its interval
 //! are over the rounds' own figures. `rounds_cpu_from_ticks` counts the rounds whose server CPU is in clock
 //! ticks rather than the threads' exact run time (a thread or process of the server ended in the window).
+//! `control` is `true` on the rows of the run's control (the reference server that measures the machine,
+//! ranked nowhere) and `false` on every contestant's.
 
 use super::Exporter;
+use crate::model::ranks::Places;
 use crate::model::{Measurement, MeasurementStatus, RunResult};
 
 pub const FILE_NAME: &str = "summary.csv";
@@ -33,7 +36,7 @@ const COLUMNS: &[&str] = &[
     "server_syscall_2", "server_syscall_2_per_request", "server_syscall_3", "server_syscall_3_per_request",
     "server_migrations_per_request", "client_migrations_per_request", "rps_rank_best", "rps_rank_worst",
     "server_cpu_us_per_request_median", "server_cpu_us_per_request_ci95_low", "server_cpu_us_per_request_ci95_high",
-    "cpu_rank_best", "cpu_rank_worst", "rounds_cpu_from_ticks", "client_hosts", "server_host",
+    "cpu_rank_best", "cpu_rank_worst", "rounds_cpu_from_ticks", "client_hosts", "server_host", "control",
 ];
 
 impl Exporter for Csv {
@@ -41,16 +44,16 @@ impl Exporter for Csv {
         FILE_NAME
     }
 
-    fn serialize(&self, run: &RunResult) -> anyhow::Result<Vec<u8>> {
+    fn serialize_ranked(&self, run: &RunResult, places: &[Places]) -> anyhow::Result<Vec<u8>> {
         let mut out = line(COLUMNS.iter().map(|c| c.to_string()));
-        for (m, places) in run.measurements.iter().zip(crate::model::ranks::places(run)) {
-            out.push_str(&line(row(run, m, places).into_iter()));
+        for (m, places) in run.measurements.iter().zip(places) {
+            out.push_str(&line(row(run, m, *places).into_iter()));
         }
         Ok(out.into_bytes())
     }
 }
 
-fn row(run: &RunResult, m: &Measurement, places: crate::model::ranks::Places) -> Vec<String> {
+fn row(run: &RunResult, m: &Measurement, places: Places) -> Vec<String> {
     let s = m.summary();
     let c = run.contestant(&m.contestant);
     let field = |f: fn(&crate::model::ContestantRecord) -> &String| c.map(|c| f(c).clone()).unwrap_or_default();
@@ -144,7 +147,7 @@ fn row(run: &RunResult, m: &Measurement, places: crate::model::ranks::Places) ->
     }
     cells.push(num(s.server_cost_per_request.and_then(|c| c.migrations)));
     cells.push(num(s.client_cost_per_request.and_then(|c| c.migrations)));
-    let rank = |r: Option<crate::stats::rank_range::RankRange>| [r.map(|r| r.best.to_string()).unwrap_or_default(), r.map(|r| r.worst.to_string()).unwrap_or_default()];
+    let rank = |r: Option<crate::model::ranks::PlaceRange>| [r.map(|r| r.best.to_string()).unwrap_or_default(), r.map(|r| r.worst.to_string()).unwrap_or_default()];
     cells.extend(rank(places.requests_per_s));
     let cpu = crate::model::ranks::cpu_us_per_request(m);
     cells.push(num(cpu.as_ref().map(|c| c.median)));
@@ -154,6 +157,7 @@ fn row(run: &RunResult, m: &Measurement, places: crate::model::ranks::Places) ->
     cells.push(s.rounds_cpu_from_ticks.to_string());
     cells.push(client_hosts(m));
     cells.push(run.config.server_host.clone().unwrap_or_default());
+    cells.push(c.is_some_and(|c| c.control).to_string());
     cells
 }
 

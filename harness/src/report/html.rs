@@ -14,11 +14,11 @@ use super::html_rows::{family_of, sections, worker_sweeps, Row, MODEL_FAMILIES};
 use super::html_page::{esc, facts, Cell, Page, Table};
 use super::svg::{self, Axis, Bar, BarChart, BarGroup, LineChart, Scale, Series, Unit};
 use super::Exporter;
+use crate::model::ranks::Places;
 use crate::model::{
-    ContestantStatus, MeasurementStatus, RunResult, FLAG_CLIENT_BOUND, FLAG_UNFAIR, UNFAIR_JAIN,
+    ContestantStatus, MeasurementStatus, RoundsSummary, RunResult, FLAG_CLIENT_BOUND, FLAG_UNFAIR, UNFAIR_JAIN,
 };
 use crate::os::syscalls::{KINDS, OTHER};
-use crate::stats::rounds::Summary;
 use crate::wire::Scenario;
 
 pub const FILE_NAME: &str = "report.html";
@@ -30,14 +30,18 @@ impl Exporter for Html {
         FILE_NAME
     }
 
-    fn serialize(&self, run: &RunResult) -> anyhow::Result<Vec<u8>> {
-        Ok(render(run).into_bytes())
+    fn serialize_ranked(&self, run: &RunResult, places: &[Places]) -> anyhow::Result<Vec<u8>> {
+        Ok(render_ranked(run, places).into_bytes())
     }
 }
 
 pub fn render(run: &RunResult) -> String {
+    render_ranked(run, &crate::model::ranks::places(run))
+}
+
+fn render_ranked(run: &RunResult, places: &[Places]) -> String {
     let mut page = Page::new(&format!("serverbench run {}", run.run_id));
-    let sections = sections(run);
+    let sections = sections(run, places);
     let mut links =
         vec![("environment".to_string(), "Environment".to_string()), ("rules".into(), "Measurement rules".into())];
     for (si, ((scenario, _, _), by_connections)) in sections.iter().enumerate() {
@@ -46,8 +50,9 @@ pub fn render(run: &RunResult) -> String {
             links.push((format!("s{si}-scaling"), format!("{scenario} · scaling")));
         }
     }
-    let sweeps = worker_sweeps(run);
+    let sweeps = worker_sweeps(run, places);
     links.extend(sweeps.iter().enumerate().map(|(i, (title, _))| (format!("w{i}-scaling"), format!("{title} · workers"))));
+    super::html_answer::opening(&mut page, run, places);
     page.raw(&contents(&links));
     header(&mut page, run);
     for (si, ((scenario, mode, pipeline), by_connections)) in sections.into_iter().enumerate() {
@@ -313,7 +318,7 @@ fn fairness(page: &mut Page, id: &str, scenario: &str, rows: &[&Row]) {
     page.figure(&svg::bar_chart(&format!("{id}-fairness"), &chart), None);
 }
 
-fn median_rps(s: &Option<Summary>) -> f64 {
+fn median_rps(s: &Option<RoundsSummary>) -> f64 {
     s.as_ref().map_or(f64::NEG_INFINITY, |s| s.median)
 }
 

@@ -6,19 +6,19 @@ use super::format::{capacity, capacity_header, int, pct, ABSENT};
 use super::html_page::{opt_num, Cell, Table};
 use super::html_rows::Row;
 use crate::model::{MeasurementStatus, FLAG_CLIENT_BOUND, FLAG_KEEPALIVE_LOST, FLAG_RAMP_INCOMPLETE, FLAG_RATE_NOT_HELD, FLAG_UNFAIR};
-use crate::stats::rank_range::RankRange;
+use crate::model::ranks::PlaceRange;
 
 /// After "95% CI ±", when some row was found by a capacity search.
 const CAPACITY_AT: usize = 5;
 
 /// A range of places as written beside a bar: "places 3–11", or "place 2" when the rounds set it apart.
-pub(super) fn places_text(range: Option<RankRange>) -> Option<String> {
-    range.map(|r| format!("{} {}", if r.best == r.worst { "place" } else { "places" }, r.label()))
+pub(super) fn places_text(range: Option<PlaceRange>) -> Option<String> {
+    range.map(|r| r.phrase())
 }
 
 /// A range of places in a table, sorted by its best place, then its worst (a row has fewer than 1,000);
 /// n/a, sorted as the other absent numbers, for a row without one (too few rounds, the control).
-fn place_cell(range: Option<RankRange>) -> Cell {
+fn place_cell(range: Option<PlaceRange>) -> Cell {
     match range {
         Some(r) => Cell::num(r.label(), r.best as f64 + r.worst as f64 / 1000.0),
         None => Cell::num(ABSENT, f64::NAN),

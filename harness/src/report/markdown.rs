@@ -19,17 +19,24 @@ impl Exporter for Markdown {
         FILE_NAME
     }
 
-    fn serialize(&self, run: &RunResult) -> anyhow::Result<Vec<u8>> {
-        Ok(render(run).into_bytes())
+    fn serialize_ranked(&self, run: &RunResult, places: &[ranks::Places]) -> anyhow::Result<Vec<u8>> {
+        Ok(render_ranked(run, places).into_bytes())
     }
 }
 
 use Align::{Left as L, Right as R};
 
+/// summary.md of a run.
 pub fn render(run: &RunResult) -> String {
+    render_ranked(run, &ranks::places(run))
+}
+
+/// summary.md of a run whose places are known (`model::ranks::places`).
+fn render_ranked(run: &RunResult, places: &[ranks::Places]) -> String {
     let mut out = format!("# serverbench run {}\n\n", run.run_id);
+    out.push_str(&super::answer::markdown(&super::answer::answers(run, places)));
+    out.push_str("\n## Environment and rules\n\n");
     out.push_str(&setting(run));
-    let places = ranks::places(run);
     for ((scenario, mode, connections, pipeline), group) in ranks::tables(run) {
         let (controls, group): (Vec<_>, Vec<_>) = group.into_iter().partition(|(_, m)| is_control(run, m));
         let mut measured: Vec<(&Measurement, MeasurementSummary, ranks::Places)> = group
@@ -351,7 +358,7 @@ fn control_line(m: &Measurement) -> String {
 }
 
 /// A row's range of places ("3–11"), or the absent mark for a row that takes none.
-fn place(range: Option<crate::stats::rank_range::RankRange>) -> String {
+fn place(range: Option<ranks::PlaceRange>) -> String {
     range.map_or_else(|| ABSENT.into(), |r| r.label())
 }
 

@@ -2,10 +2,12 @@
 //! result model into bytes. They only read the model; the files are written whole (temp file, then rename), so a
 //! reader never sees half a file and an interrupted run keeps the last complete one.
 
+mod answer;
 pub mod csv;
 pub mod format;
 pub mod hosts;
 pub mod html;
+mod html_answer;
 mod html_latency;
 pub mod html_page;
 mod html_rows;
@@ -18,13 +20,20 @@ pub mod table;
 
 use std::path::{Path, PathBuf};
 
+use crate::model::ranks::{self, Places};
 use crate::model::RunResult;
 
 /// Turns a run into one file's bytes.
 pub trait Exporter {
     /// The file name inside the run folder.
     fn file_name(&self) -> &'static str;
-    fn serialize(&self, run: &RunResult) -> anyhow::Result<Vec<u8>>;
+    /// The file, from the run and the places of its measurements (`model::ranks::places`, by index in
+    /// `run.measurements`): a save ranks the run once for all its files.
+    fn serialize_ranked(&self, run: &RunResult, places: &[Places]) -> anyhow::Result<Vec<u8>>;
+    /// The file on its own.
+    fn serialize(&self, run: &RunResult) -> anyhow::Result<Vec<u8>> {
+        self.serialize_ranked(run, &ranks::places(run))
+    }
 }
 
 /// Every exporter, run.json first.
@@ -34,7 +43,8 @@ pub fn exporters() -> Vec<Box<dyn Exporter>> {
 
 /// Writes every export into `dir`; returns the paths written.
 pub fn write_all(run: &RunResult, dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
-    exporters().iter().map(|e| write_atomically(&dir.join(e.file_name()), &e.serialize(run)?)).collect()
+    let places = ranks::places(run);
+    exporters().iter().map(|e| write_atomically(&dir.join(e.file_name()), &e.serialize_ranked(run, &places)?)).collect()
 }
 
 fn write_atomically(path: &Path, bytes: &[u8]) -> anyhow::Result<PathBuf> {

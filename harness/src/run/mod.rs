@@ -36,7 +36,7 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::SystemTime;
 
-use crate::catalog::Catalog;
+use crate::catalog::{Catalog, Contestant};
 use crate::model::{ContestantRecord, MeasurementStatus, RunResult, SCHEMA};
 use crate::remote::{ClientHosts, ServerHost};
 use crate::ui::Ui;
@@ -72,6 +72,12 @@ pub fn create_run_dir(out: &Path) -> anyhow::Result<(String, PathBuf)> {
     unreachable!()
 }
 
+/// The pending records of the selected contestants, then of the control, marked as the control where it
+/// joins the run: a contestant of the catalog never is, whatever its name.
+fn records(selected: &[&Contestant], the_control: Option<&Contestant>) -> Vec<ContestantRecord> {
+    selected.iter().map(|c| record(c)).chain(the_control.map(control::record)).collect()
+}
+
 /// Runs a whole benchmark. Returns the final model (also handed to `save`); `interrupted` is set when
 /// `stop` was raised. `suite` is the conformance suite that `--check` runs before measuring.
 #[allow(clippy::too_many_arguments)]
@@ -96,6 +102,7 @@ pub fn bench(
             None
         }
     };
+    let contestants = records(&selected, control.as_ref());
     selected.extend(control.as_ref());
     let mut languages: Vec<&str> = selected.iter().map(|c| c.language.as_str()).collect();
     languages.sort();
@@ -127,7 +134,7 @@ pub fn bench(
             opts.command_line.clone(),
         ),
         config: opts.record(),
-        contestants: selected.iter().map(|c| ContestantRecord { control: c.name == control::CONTROL_NAME && control.is_some(), ..record(c) }).collect(),
+        contestants,
         measurements: Vec::new(),
         catalog_errors: catalog.errors.iter().map(ToString::to_string).collect(),
         checks: Vec::new(),
@@ -200,3 +207,21 @@ pub fn bench(
     Ok(run)
 }
 
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_control_is_marked_where_it_joins_the_run_and_a_namesake_of_the_catalog_is_not() {
+        let repo = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+        let found = Catalog::discover(&repo.join(control::CONTROL_DIR)).unwrap();
+        let the_control = found.contestants.into_iter().find(|c| c.name == control::CONTROL_NAME).unwrap();
+        // A catalog's contestant that bears the control's name, and a control by another name.
+        let namesake = the_control.clone();
+        let renamed = Contestant { name: "reference".into(), ..the_control };
+        let with_control = records(&[&namesake], Some(&renamed));
+        let marked: Vec<(&str, bool)> = with_control.iter().map(|r| (r.name.as_str(), r.control)).collect();
+        assert_eq!(marked, [(control::CONTROL_NAME, false), ("reference", true)]);
+        assert_eq!(records(&[&namesake], None).iter().filter(|r| r.control).count(), 0);
+    }
+}

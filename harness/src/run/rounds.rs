@@ -237,6 +237,7 @@ pub fn run_round<S: RoundServer>(server: &mut S, plan: &RoundPlan, index: u32, w
     if load.interrupted {
         flags.push(FLAG_INTERRUPTED.to_string());
     }
+    let syscalls: Option<crate::model::SyscallCounts> = usage.syscalls.map(Into::into);
     Ok(Round {
         index,
         warmup,
@@ -252,11 +253,11 @@ pub fn run_round<S: RoundServer>(server: &mut S, plan: &RoundPlan, index: u32, w
             processes: usage.members.len(),
             threads: usage.threads,
             workers: crate::model::worker_balance(&usage.thread_cpu_s, plan.workers),
-            cost: usage.thread_cost.and_then(crate::model::CostBreakdown::of_threads),
-            syscalls_per_request: usage.syscalls.as_ref().and_then(|c| SyscallsPerRequest::of(c, load.requests)),
+            cost: usage.thread_cost.and_then(super::to_model::cost_of_threads),
+            syscalls_per_request: syscalls.as_ref().and_then(|c| SyscallsPerRequest::of(c, load.requests)),
             syscalls_method: usage.syscalls_method,
             syscalls_unavailable: usage.syscalls_unavailable,
-            syscalls: usage.syscalls,
+            syscalls,
         },
         load: load.into(),
         tool_latency_ns,
