@@ -96,7 +96,7 @@ pub struct RunConfig {
     pub max_rounds: Option<u32>,
     pub duration_s: Option<f64>,
     pub requests_per_connection: Option<u64>,
-    /// builtin | wrk | h2load | hey
+    /// builtin | wrk | h2load | hey | ab
     pub tool: String,
     /// The built-in load generator's I/O backend: "io_uring", or "epoll" with the reason io_uring was
     /// not used; empty for external tools.

@@ -100,10 +100,12 @@ pub fn bench(
     let mut languages: Vec<&str> = selected.iter().map(|c| c.language.as_str()).collect();
     languages.sort();
     languages.dedup();
+    tools::install_if_missing(opts.tool, opts.install, &run_dir.join("logs"), ui)?;
     let tool_version: Vec<(&str, &str)> = match opts.tool {
         options::Tool::Builtin | options::Tool::Hey => vec![],
         options::Tool::Wrk => vec![("wrk", "wrk -v")],
         options::Tool::H2load => vec![("h2load", "h2load --version")],
+        options::Tool::Ab => vec![("ab", "ab -V")],
     };
     // hey has no version flag: the version is the one tools/hey pins, built before the run starts.
     let hey_version = if opts.tool == options::Tool::Hey {

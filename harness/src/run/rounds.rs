@@ -137,6 +137,7 @@ pub fn run_round<S: RoundServer>(server: &mut S, plan: &RoundPlan, index: u32, w
                 workdir: plan.workdir,
                 label: &label,
                 repo_root: &o.repo_root,
+                connection_per_request: o.connection_per_request,
             },
             stop,
         ),
