@@ -27,7 +27,15 @@ pub(super) struct Row<'a> {
     pub m: &'a Measurement,
     pub s: MeasurementSummary,
     pub model: String,
+    /// The manifest's `style`, or the absent mark.
+    pub style: String,
     pub places: Places,
+}
+
+/// A contestant's model and style as the rows carry them.
+fn model_and_style(run: &RunResult, contestant: &str) -> (String, String) {
+    let c = run.contestant(contestant);
+    (c.map(|c| c.model.clone()).unwrap_or_default(), c.and_then(|c| c.style.clone()).unwrap_or_else(|| super::format::ABSENT.into()))
 }
 
 /// Measurements with at least one measured round, by (scenario, mode, pipeline) in the order they were run,
@@ -37,8 +45,8 @@ pub(super) fn sections(run: &RunResult) -> Vec<((String, String, u32), BTreeMap<
     let mut out: Vec<((String, String, u32), BTreeMap<usize, Vec<Row>>)> = Vec::new();
     for (m, places) in run.measurements.iter().zip(places(run)).filter(|(m, _)| m.measured_rounds().next().is_some()) {
         let key = (m.scenario.clone(), m.load_label(), m.pipeline);
-        let model = run.contestant(&m.contestant).map(|c| c.model.clone()).unwrap_or_default();
-        let row = Row { m, s: m.summary(), model, places };
+        let (model, style) = model_and_style(run, &m.contestant);
+        let row = Row { m, s: m.summary(), model, style, places };
         match out.iter_mut().find(|(k, _)| *k == key) {
             Some((_, map)) => map.entry(m.connections).or_default().push(row),
             None => out.push((key, BTreeMap::from([(m.connections, vec![row])]))),
@@ -55,8 +63,8 @@ pub(super) fn worker_sweeps(run: &RunResult) -> Vec<(String, BTreeMap<usize, Vec
         let Some(workers) = m.workers else { continue };
         let pipelined = if m.pipeline > 1 { format!(", pipeline {}", m.pipeline) } else { String::new() };
         let title = format!("{} · {}{pipelined} · {} connections", m.scenario, m.load_only_label(), m.connections);
-        let model = run.contestant(&m.contestant).map(|c| c.model.clone()).unwrap_or_default();
-        let row = Row { m, s: m.summary(), model, places };
+        let (model, style) = model_and_style(run, &m.contestant);
+        let row = Row { m, s: m.summary(), model, style, places };
         match out.iter_mut().find(|(t, _)| *t == title) {
             Some((_, map)) => map.entry(workers).or_default().push(row),
             None => out.push((title, BTreeMap::from([(workers, vec![row])]))),

@@ -97,7 +97,10 @@ pub fn bench(
         }
     };
     selected.extend(control.as_ref());
-    let mut languages: Vec<&str> = selected.iter().map(|c| c.language.as_str()).collect();
+    // A contestant with a version command names the toolchain its build used (a JDK that
+    // contestants/java/find-jdk.sh chose, not the first `java` on PATH); PATH's is recorded only for the
+    // languages of those without one.
+    let mut languages: Vec<&str> = selected.iter().filter(|c| c.version.is_none()).map(|c| c.language.as_str()).collect();
     languages.sort();
     languages.dedup();
     tools::install_if_missing(opts.tool, opts.install, &run_dir.join("logs"), ui)?;
@@ -196,7 +199,7 @@ pub fn bench(
     }
     run.interrupted = interrupted;
     run.finished_utc = Some(environment::utc_timestamp(SystemTime::now()));
-    run.environment.load_average_end = crate::os::proc::load_average();
+    environment::finish(&mut run.environment);
     save(&run)?;
     ui.finish();
     Ok(run)
