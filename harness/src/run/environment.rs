@@ -81,7 +81,7 @@ pub fn machine_facts(sys_cpu: &Path, proc: &Path) -> MachineFacts {
         .map(|f| CpuFrequency { cpu: f.cpu, current_khz: f.current_khz, max_khz: f.max_khz, governor: f.governor })
         .collect();
     let cpu_frequency_absent = cpu_frequency.is_empty().then(|| {
-        format!("the kernel reports no CPU frequency here: no {}/cpu*/cpufreq (no cpufreq driver, as in most virtual machines)", sys_cpu.display())
+        format!("the kernel has no cpufreq here: {}/cpu*/cpufreq is missing, as in most virtual machines", sys_cpu.display())
     });
     let (smt_active, smt_control) = machine::smt(sys_cpu);
     MachineFacts {
