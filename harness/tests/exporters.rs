@@ -100,6 +100,11 @@ fn contestant(name: &str, language: &str, framework: &str, status: ContestantSta
         category: "micro".into(),
         model: "per-core".into(),
         io: "epoll".into(),
+        style: Some(match language {
+            "go" => "stackful".into(),
+            "rust" => "stackless".into(),
+            _ => "callback".into(),
+        }),
         status,
         reason: reason.map(String::from),
         version: (status == ContestantStatus::Built).then(|| format!("{language} 1.0")),
@@ -198,6 +203,18 @@ fn unsearched_model() -> RunResult {
             serverbench_version: "0.1.0".into(),
             client_hosts: Vec::new(),
             server_host: None,
+            machine: Some(serverbench::model::MachineFacts {
+                cpu_frequency: Vec::new(),
+                cpu_frequency_absent: Some("the kernel reports no CPU frequency here".into()),
+                smt_active: Some(false),
+                smt_control: Some("notsupported".into()),
+                kernel_command_line: Some("console=ttyS0 mitigations=off".into()),
+                mitigations: [("meltdown", "Not affected"), ("spectre_v1", "Vulnerable: __user pointer sanitization and usercopy barriers only; no swapgs barriers")]
+                    .map(|(k, v)| (k.to_string(), v.to_string()))
+                    .into(),
+                memory_start: Some(serverbench::model::MemoryNow { total_bytes: 8 << 30, available_bytes: 6 << 30 }),
+                memory_end: Some(serverbench::model::MemoryNow { total_bytes: 8 << 30, available_bytes: 5 << 30 }),
+            }),
         },
         config: RunConfig {
             scenarios: vec!["hello".into()],
@@ -585,4 +602,31 @@ fn rounds_with_cpu_from_ticks_are_counted_in_every_table() {
     assert!(html.contains(&flag), "no {flag} in the page");
     // The other rows had the exact figure throughout: no flag.
     assert_eq!(markdown.matches("cpu-from-ticks").count(), 1, "{markdown}");
+}
+
+/// A round where both the server and the client were at their limit is counted as `both-busy` like
+/// `client-bound`: in the row's flags of every table, in its CSV column and in compare's notes.
+#[test]
+fn both_busy_rounds_are_counted_in_every_table_and_in_compare_s_notes() {
+    let before = model();
+    let mut run = before.clone();
+    let m = run.measurements.iter_mut().find(|m| m.contestant == "c-epoll" && m.status == MeasurementStatus::Measured).unwrap();
+    m.rounds.iter_mut().filter(|r| r.counts()).take(2).for_each(|r| r.flags.push(FLAG_BOTH_BUSY.into()));
+    let s = m.summary();
+    assert_eq!((s.both_busy_rounds, s.client_bound_rounds), (2, 0));
+    let flag = format!("both-busy 2/{}", s.rounds);
+
+    let csv = String::from_utf8(report::csv::Csv.serialize(&run).unwrap()).unwrap();
+    let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    let row: Vec<&str> = csv.lines().find(|l| l.split(',').nth(1) == Some("c-epoll")).unwrap().split(',').collect();
+    assert_eq!(row[header.iter().position(|h| *h == "both_busy_rounds").unwrap()], "2", "{csv}");
+    let markdown = String::from_utf8(report::markdown::Markdown.serialize(&run).unwrap()).unwrap();
+    assert!(markdown.lines().any(|l| l.contains("| c-epoll ") && l.contains(&flag)), "{markdown}");
+    assert_eq!(markdown.matches("both-busy").count(), 1, "only c-epoll's row: {markdown}");
+    let html = String::from_utf8(report::html::Html.serialize(&run).unwrap()).unwrap();
+    assert!(html.contains(&flag), "no {flag} in the page's table");
+
+    let c = serverbench::compare::compare(&before, &run, serverbench::compare::Rules::default());
+    let row = c.rows.iter().find(|r| r.key.contestant == "c-epoll").unwrap();
+    assert!(row.notes.contains(&format!("both-busy in B (2/{} rounds)", s.rounds)), "{:?}", row.notes);
 }

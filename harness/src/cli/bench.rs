@@ -127,7 +127,8 @@ pub struct BenchArgs {
     /// rate rounds, bracketed and bisected to 5% (as `load --search`); a column in every report.
     #[arg(long, value_name = "OBJECTIVE")]
     pub search: Option<String>,
-    /// The load generator: builtin, wrk / h2load where installed, or hey (built from tools/hey with Go).
+    /// The load generator: builtin, wrk / h2load / ab (installed from Debian when missing, as root), or hey
+    /// (built from tools/hey with Go).
     #[arg(long, value_enum, default_value_t = Tool::Builtin)]
     pub tool: Tool,
     /// How the built-in load generator moves bytes: io_uring, io_uring-sqpoll (a kernel thread on each client
@@ -466,7 +467,7 @@ impl BenchArgs {
         Ok(Remote { client_hosts, ssh_options: self.ssh_option.clone(), server_address, clock_tolerance: self.clock_tolerance, server_host, server_checkout, server_catalog })
     }
 
-    /// What wrk, h2load and hey cannot do (closed-loop HTTP rounds only, no check of each answer), and
+    /// What wrk, h2load, hey and ab cannot do (closed-loop HTTP rounds only, no check of each answer), and
     /// whether the one asked for is installed or can be built.
     fn check_tool(&self, root: &Path, scenarios: &[Scenario], mix: &crate::load::mix::MixOptions, stop: StopRule) -> anyhow::Result<()> {
         if self.tool == Tool::Builtin {
@@ -484,14 +485,29 @@ impl BenchArgs {
         if self.tool == Tool::Hey {
             hey::ready(root)?;
             anyhow::ensure!(self.pipeline == 1, "hey sends one request at a time per connection: use --pipeline 1");
-        } else {
+        }
+        if let Some((command, package)) = self.tool.debian() {
+            // Installed by the run when it can (root, apt, not --no-install).
+            let installable = !self.no_install && crate::catalog::requires::System::detect().can_install();
             anyhow::ensure!(
-                crate::catalog::requires::find_command(tool).is_some(),
-                "--tool {tool}: `{tool}` is not installed (apt-get install -y {})",
-                if self.tool == Tool::Wrk { "wrk" } else { "nghttp2-client" }
+                installable || crate::catalog::requires::find_command(command).is_some(),
+                "--tool {tool}: `{command}` is not installed (apt-get install -y {package})"
             );
         }
-        anyhow::ensure!(!self.connection_per_request, "--connection-per-request needs --tool builtin");
+        if self.tool == Tool::Ab {
+            anyhow::ensure!(self.pipeline == 1, "ab sends one request at a time per connection: use --pipeline 1");
+            // ab speaks HTTP/1.0 and keeps a connection only when the answer says `keep-alive`: `plaintext`
+            // is the scenario whose servers are held to that (the `client-ab` check); a `hello` server
+            // answers without it and would leave ab waiting for a close.
+            let other: Vec<&String> = self.scenario.iter().filter(|s| *s != Scenario::Plaintext.name()).collect();
+            anyhow::ensure!(
+                other.is_empty(),
+                "--tool ab measures `plaintext` only (HTTP/1.0, which its servers are checked to answer: client-ab); not {}",
+                other.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ")
+            );
+        } else {
+            anyhow::ensure!(!self.connection_per_request, "--connection-per-request needs --tool builtin or ab");
+        }
         anyhow::ensure!(
             !(scenarios.contains(&Scenario::Counter) || (scenarios.contains(&Scenario::Work) && mix.skewed())),
             "--tool {}: `counter` (whose answers are checked for lost updates) and `work` with heavy connections or requests need --tool builtin",
@@ -650,6 +666,22 @@ mod tests {
         assert_eq!(b.select.language, ["c", "go"]);
         assert_eq!(b.tool, Tool::Wrk);
         assert!(Cli::try_parse_from(["serverbench", "bench", "-d", "1", "-n", "5"]).is_err());
+    }
+
+    #[test]
+    fn ab_measures_plaintext_one_request_at_a_time_and_maps_a_connection_per_request() {
+        let refused = |args: &[&str]| options(BenchArgs::parse(&[&["--tool", "ab", "--no-install"], args].concat()).unwrap()).map(|_| ()).unwrap_err().to_string();
+        if crate::catalog::requires::find_command("ab").is_none() {
+            assert!(refused(&["--scenario", "plaintext"]).contains("apt-get install -y apache2-utils"));
+            return;
+        }
+        let ok = |args: &[&str]| options(BenchArgs::parse(&[&["--tool", "ab"], args].concat()).unwrap()).unwrap();
+        assert_eq!(ok(&["--scenario", "plaintext"]).tool, Tool::Ab);
+        assert!(ok(&["--scenario", "plaintext", "--connection-per-request"]).connection_per_request);
+        assert!(refused(&["--scenario", "hello,plaintext"]).contains("--tool ab measures `plaintext` only"));
+        assert!(refused(&["--scenario", "plaintext", "--pipeline", "4"]).contains("use --pipeline 1"));
+        let wrk = options(BenchArgs::parse(&["--tool", "wrk", "--connection-per-request"]).unwrap()).map(|_| ()).unwrap_err().to_string();
+        assert!(wrk.contains("--connection-per-request needs --tool builtin or ab"), "{wrk}");
     }
 
     #[test]

@@ -36,7 +36,7 @@ const COLUMNS: &[&str] = &[
     "server_syscall_2", "server_syscall_2_per_request", "server_syscall_3", "server_syscall_3_per_request",
     "server_migrations_per_request", "client_migrations_per_request", "rps_rank_best", "rps_rank_worst",
     "server_cpu_us_per_request_median", "server_cpu_us_per_request_ci95_low", "server_cpu_us_per_request_ci95_high",
-    "cpu_rank_best", "cpu_rank_worst", "rounds_cpu_from_ticks", "client_hosts", "server_host", "control",
+    "cpu_rank_best", "cpu_rank_worst", "rounds_cpu_from_ticks", "both_busy_rounds", "style", "client_hosts", "server_host", "control",
 ];
 
 impl Exporter for Csv {
@@ -155,6 +155,8 @@ fn row(run: &RunResult, m: &Measurement, places: Places) -> Vec<String> {
     cells.push(num(cpu.as_ref().and_then(|c| c.ci95.map(|ci| ci.1))));
     cells.extend(rank(places.cpu_per_request));
     cells.push(s.rounds_cpu_from_ticks.to_string());
+    cells.push(s.both_busy_rounds.to_string());
+    cells.push(c.and_then(|c| c.style.clone()).unwrap_or_default());
     cells.push(client_hosts(m));
     cells.push(run.config.server_host.clone().unwrap_or_default());
     cells.push(c.is_some_and(|c| c.control).to_string());

@@ -107,6 +107,9 @@ fn header(page: &mut Page, run: &RunResult) {
         ("Load average", load_average(e.load_average, e.load_average_end)),
         ("serverbench", e.serverbench_version.clone()),
     ];
+    env.extend(super::machine::facts(run));
+    let toolchains = super::machine::toolchains(run);
+    env.extend(toolchains.iter().map(|(t, names)| ("Toolchain", format!("{t}: {}", names.join(", ")))));
     env.extend(e.tools.iter().map(|(k, v)| (k.as_str(), v.clone())));
     env.push(("Command", e.command_line.join(" ")));
     page.raw(&facts(&env));
@@ -161,8 +164,9 @@ fn header(page: &mut Page, run: &RunResult) {
          to 95% coverage (none below {} rounds); the ± figure is half that interval relative to the median. \
          Beside each throughput bar, the row's range of places in its table by req/s: bars whose ranges \
          overlap (places 3–11, places 5–9) are not told apart by their rounds, whatever order their medians \
-         take. Latency percentiles come from the HdrHistogram of all measured rounds merged. A hatched bar marked {FLAG_CLIENT_BOUND} had rounds in which the server was not busy \
-         (below 90% of its CPUs) while the client was: those req/s measure the client, not the server. Server \
+         take. Each throughput bar names the server's concurrency style (thread, stackful, stackless, callback) beside it; \
+         the bars are grouped by model. Latency percentiles come from the HdrHistogram of all measured rounds merged. A hatched bar marked {FLAG_CLIENT_BOUND} had rounds in which the server was not busy \
+         (below 90% of its CPUs) while the client was: those req/s measure the client, not the server; a row flagged both-busy had rounds where both were at 90% or more. Server \
          CPU and memory cover the server's whole process tree. Click a table header to sort by that column.",
         crate::stats::rounds::MIN_FOR_CI
     ));
@@ -176,8 +180,10 @@ fn configuration(page: &mut Page, run: &RunResult, id: &str, scenario: &str, row
 
     let bars = grouped_bars(&rows, |r| {
         let rounds = r.s.requests_per_s.as_ref();
+        // The style beside the name: the groups are by model (how work is shared out), and the style says
+        // how each server's code is written within it (003's "Concurrency Model").
         Some(Bar {
-            label: r.m.contestant.clone(),
+            label: if r.style == ABSENT { r.m.contestant.clone() } else { format!("{} ({})", r.m.contestant, r.style) },
             value: rounds.map_or(f64::NAN, |s| s.median),
             ci95: rounds.and_then(|s| s.ci95),
             flag: (r.s.client_bound_rounds > 0)
@@ -393,13 +399,14 @@ fn client_hosts(page: &mut Page, run: &RunResult) {
 }
 
 fn cost_table(id: &str, run: &RunResult, rows: &[&Row]) -> Table {
-    let headers = ["contestant", "CPU µs/req", "server CPU %", "peak RSS MiB", "processes", "Res[B]", "category"];
+    let headers = ["contestant", "style", "CPU µs/req", "server CPU %", "peak RSS MiB", "processes", "Res[B]", "category"];
     let body = rows
         .iter()
         .map(|r| {
             let processes = r.m.measured_rounds().map(|x| x.server.processes).max().unwrap_or(0);
             vec![
                 Cell::text(&r.m.contestant),
+                Cell::text(&r.style),
                 opt_num(r.s.server_cpu_us_per_request, |v| format!("{v:.2}")),
                 opt_num(r.s.server_utilisation_pct, pct),
                 opt_num(r.s.peak_rss_bytes.map(|b| b as f64), mib),

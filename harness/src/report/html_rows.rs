@@ -27,6 +27,8 @@ pub(super) struct Row<'a> {
     pub m: &'a Measurement,
     pub s: MeasurementSummary,
     pub model: String,
+    /// The manifest's `style`, or the absent mark.
+    pub style: String,
     pub places: Places,
 }
 
@@ -50,9 +52,13 @@ pub(super) fn sections<'a>(run: &'a RunResult, places: &[Places]) -> Vec<((Strin
     out
 }
 
+/// A measured configuration as the page draws it: with its server's model and style (`style` as the
+/// manifest gives it, or the absent mark).
 fn row<'a>(run: &RunResult, m: &'a Measurement, places: Places) -> Row<'a> {
-    let model = run.contestant(&m.contestant).map(|c| c.model.clone()).unwrap_or_default();
-    Row { m, s: m.summary(), model, places }
+    let c = run.contestant(&m.contestant);
+    let model = c.map(|c| c.model.clone()).unwrap_or_default();
+    let style = c.and_then(|c| c.style.clone()).unwrap_or_else(|| super::format::ABSENT.into());
+    Row { m, s: m.summary(), model, style, places }
 }
 
 /// With `--workers LIST`: the measurements of each configuration (scenario, load, pipeline, connections)

@@ -5,11 +5,11 @@
 use super::format::{capacity, capacity_header, int, pct, ABSENT};
 use super::html_page::{opt_num, Cell, Table};
 use super::html_rows::Row;
-use crate::model::{MeasurementStatus, FLAG_CLIENT_BOUND, FLAG_KEEPALIVE_LOST, FLAG_RAMP_INCOMPLETE, FLAG_RATE_NOT_HELD, FLAG_UNFAIR};
+use crate::model::{MeasurementStatus, FLAG_KEEPALIVE_LOST, FLAG_RAMP_INCOMPLETE, FLAG_RATE_NOT_HELD, FLAG_UNFAIR};
 use crate::model::ranks::PlaceRange;
 
 /// After "95% CI ±", when some row was found by a capacity search.
-const CAPACITY_AT: usize = 5;
+const CAPACITY_AT: usize = 6;
 
 /// A range of places as written beside a bar: "places 3–11", or "place 2" when the rounds set it apart.
 pub(super) fn places_text(range: Option<PlaceRange>) -> Option<String> {
@@ -31,6 +31,7 @@ pub(super) fn throughput_table(id: &str, rows: &[&Row]) -> Table {
         "places",
         "contestant",
         "model",
+        "style",
         "req/s",
         "95% CI ±",
         "min",
@@ -47,7 +48,7 @@ pub(super) fn throughput_table(id: &str, rows: &[&Row]) -> Table {
     .map(String::from)
     .collect::<Vec<_>>();
     // After "server CPU %", when some row had two workers or more.
-    const BALANCE_AT: usize = 10;
+    const BALANCE_AT: usize = 11;
     let balance = rows.iter().any(|r| r.s.worker_imbalance.is_some());
     if balance {
         headers.insert(BALANCE_AT, "worker imbalance".into());
@@ -60,9 +61,7 @@ pub(super) fn throughput_table(id: &str, rows: &[&Row]) -> Table {
         .map(|r| {
             let s = r.s.requests_per_s.as_ref();
             let mut flags = Vec::new();
-            if r.s.client_bound_rounds > 0 {
-                flags.push(format!("{FLAG_CLIENT_BOUND} {}/{}", r.s.client_bound_rounds, r.s.rounds));
-            }
+            flags.extend(r.s.bound_flags());
             flags.extend(r.s.unsaturated_flag());
             if r.s.ramp_incomplete_rounds > 0 {
                 flags.push(format!("{FLAG_RAMP_INCOMPLETE} {}/{}", r.s.ramp_incomplete_rounds, r.s.rounds));
@@ -85,6 +84,7 @@ pub(super) fn throughput_table(id: &str, rows: &[&Row]) -> Table {
                 place_cell(r.places.requests_per_s),
                 Cell::text(&r.m.contestant),
                 Cell::text(&r.model),
+                Cell::text(&r.style),
                 opt_num(s.map(|s| s.median), int),
                 opt_num(s.and_then(|s| s.ci95_relative_pct()), |p| format!("{p:.1}%")),
                 opt_num(s.map(|s| s.min), int),

@@ -13,6 +13,7 @@ pub mod html_page;
 mod html_rows;
 mod html_throughput;
 pub mod json;
+mod machine;
 pub mod markdown;
 pub mod steadiness;
 pub mod svg;

@@ -104,13 +104,18 @@ pub fn bench(
     };
     let contestants = records(&selected, control.as_ref());
     selected.extend(control.as_ref());
-    let mut languages: Vec<&str> = selected.iter().map(|c| c.language.as_str()).collect();
+    // A contestant with a version command names the toolchain its build used (a JDK that
+    // contestants/java/find-jdk.sh chose, not the first `java` on PATH); PATH's is recorded only for the
+    // languages of those without one.
+    let mut languages: Vec<&str> = selected.iter().filter(|c| c.version.is_none()).map(|c| c.language.as_str()).collect();
     languages.sort();
     languages.dedup();
+    tools::install_if_missing(opts.tool, opts.install, &run_dir.join("logs"), ui)?;
     let tool_version: Vec<(&str, &str)> = match opts.tool {
         options::Tool::Builtin | options::Tool::Hey => vec![],
         options::Tool::Wrk => vec![("wrk", "wrk -v")],
         options::Tool::H2load => vec![("h2load", "h2load --version")],
+        options::Tool::Ab => vec![("ab", "ab -V")],
     };
     // hey has no version flag: the version is the one tools/hey pins, built before the run starts.
     let hey_version = if opts.tool == options::Tool::Hey {
@@ -201,7 +206,7 @@ pub fn bench(
     }
     run.interrupted = interrupted;
     run.finished_utc = Some(environment::utc_timestamp(SystemTime::now()));
-    run.environment.load_average_end = crate::os::proc::load_average();
+    environment::finish(&mut run.environment);
     save(&run)?;
     ui.finish();
     Ok(run)

@@ -75,6 +75,9 @@ pub enum Tool {
     H2load,
     /// hey, built from the version `tools/hey` pins (throughput mode, HTTP scenarios, no pipelining).
     Hey,
+    /// ApacheBench from apache2-utils (throughput mode, plaintext, no pipelining; HTTP/1.0, keep-alive
+    /// unless --connection-per-request).
+    Ab,
 }
 
 impl Tool {
@@ -84,6 +87,18 @@ impl Tool {
             Tool::Wrk => "wrk",
             Tool::H2load => "h2load",
             Tool::Hey => "hey",
+            Tool::Ab => "ab",
+        }
+    }
+
+    /// The command of a tool Debian packages and the package, which `bench` installs when it is missing
+    /// (as root, unless --no-install).
+    pub fn debian(self) -> Option<(&'static str, &'static str)> {
+        match self {
+            Tool::Wrk => Some(("wrk", "wrk")),
+            Tool::H2load => Some(("h2load", "nghttp2-client")),
+            Tool::Ab => Some(("ab", "apache2-utils")),
+            Tool::Builtin | Tool::Hey => None,
         }
     }
 }

@@ -9,7 +9,7 @@ use crate::launch::round_watch::ServerSide;
 use crate::load::search::RATE_HELD_SHARE;
 use crate::load::{self, LoadConfig, Mode, Stop, Workload};
 use crate::model::{
-    unsaturated_limit, CpuSource, LimitInputs, Round, RoundMachine, ServerUsage, SyscallsPerRequest, BUSY_THRESHOLD_PCT, DISTURBED_MIN_TICKS, DISTURBED_THRESHOLD_PCT, FLAG_CLIENT_BOUND, FLAG_DISTURBED, FLAG_ERRORS,
+    saturation, unsaturated_limit, CpuSource, LimitInputs, Round, RoundMachine, ServerUsage, SyscallsPerRequest, DISTURBED_MIN_TICKS, DISTURBED_THRESHOLD_PCT, FLAG_DISTURBED, FLAG_ERRORS,
     FLAG_INTERRUPTED, FLAG_KEEPALIVE_LOST, FLAG_RAMP_INCOMPLETE, FLAG_RATE_NOT_HELD, FLAG_SERVER_UNPROBED, FLAG_UNFAIR,
     RAMP_LIMIT, UNFAIR_JAIN, FLAG_UNSATURATED, SERVER_BOUND,
 };
@@ -139,6 +139,7 @@ pub fn run_round<S: RoundServer>(server: &mut S, plan: &RoundPlan, index: u32, w
                 workdir: plan.workdir,
                 label: &label,
                 repo_root: &o.repo_root,
+                connection_per_request: o.connection_per_request,
             },
             stop,
         ),
@@ -176,12 +177,7 @@ pub fn run_round<S: RoundServer>(server: &mut S, plan: &RoundPlan, index: u32, w
         flags.push(FLAG_SERVER_UNPROBED.to_string());
     }
     // Never on a missing figure: the rule needs both sides measured.
-    let saturation = match (utilisation_pct, client_limit_pct) {
-        (Some(server), _) if server >= BUSY_THRESHOLD_PCT => Some(SERVER_BOUND),
-        (Some(_), Some(client)) if client >= BUSY_THRESHOLD_PCT => Some(FLAG_CLIENT_BOUND),
-        (Some(_), Some(_)) => Some(FLAG_UNSATURATED),
-        _ => None,
-    };
+    let saturation = saturation(utilisation_pct, client_limit_pct);
     // Rate and think-time rounds are paced by the client by design: neither side busy is their normal
     // state, so it is recorded (`saturation`) but not raised as a flag.
     let paced = plan.rate().is_some() || matches!(o.mode, ModeKind::Latency);
