@@ -10,6 +10,7 @@ mod html_latency;
 pub mod html_page;
 mod html_rows;
 mod html_throughput;
+mod html_timeline;
 pub mod json;
 pub mod markdown;
 pub mod steadiness;
