@@ -203,7 +203,7 @@ fn panel(id: &str, t: &Track, sc: &Scales) -> String {
             esc(&what.join(", "))
         );
         if !span.marks.is_empty() {
-            let _ = write!(s, r##"<text x="{}" y="{}" font-size="8" fill="#8a3b12">{}</text>"##, px(x0 + 1.0), px(rate_top + 8.0), esc(&span.marks.join(" ")));
+            let _ = write!(s, r##"<text x="{}" y="{}" font-size="8" fill="#8a3b12">{}</text>"##, px(x0 + 1.0), px(rate_top + 16.0), esc(&span.marks.join(" ")));
         }
     }
     // Axes: req/s ticks, latency decades, the time axis in seconds of the run.
@@ -215,7 +215,15 @@ fn panel(id: &str, t: &Track, sc: &Scales) -> String {
         let y = sc.latency(v);
         grid_line(&mut s, y, &tick(Unit::Nanos, v));
     }
-    let _ = write!(s, r##"<text x="4" y="{}" fill="#444">req/s</text><text x="4" y="{}" fill="#444">latency</text>"##, px(rate_top + 10.0), px(lat_top + 10.0));
+    // The plots' names inside their top left corners, clear of the tick labels.
+    let _ = write!(
+        s,
+        r##"<text x="{}" y="{}" font-size="8" fill="#666">req/s</text><text x="{}" y="{}" font-size="8" fill="#666">latency (log)</text>"##,
+        px(LEFT + 3.0),
+        px(rate_top + 8.0),
+        px(LEFT + 3.0),
+        px(lat_top + 8.0)
+    );
     for v in nice_ticks(sc.x_hi, 5).into_iter().filter(|v| *v <= sc.x_hi * 1.0001) {
         let _ = write!(s, r##"<text x="{}" y="{}" text-anchor="middle" fill="#444">{} s</text>"##, px(sc.x(v)), px(lat_bottom + 13.0), tick(Unit::Count, v));
     }
