@@ -69,7 +69,8 @@ fn each_server_is_drawn_over_the_run_with_its_flagged_rounds_and_its_worst_inter
 
 #[test]
 fn a_run_stored_before_intervals_reads_and_draws_nothing_over_time() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/runs/base");
+    // A real run, stored (trimmed) when rounds kept a per-second timeline.
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/runs/unchanged-A");
     let run = serverbench::report::load(&dir).expect("the stored run reads");
     let rounds: Vec<_> = run.measurements.iter().flat_map(|m| m.rounds.iter()).collect();
     assert!(!rounds.is_empty());
