@@ -140,6 +140,8 @@ pub struct BenchArgs {
     /// docs/load-generator.md)
     #[arg(long = "client-poll", value_enum, default_value = "sleep")]
     pub client_poll: load::PollArg,
+    #[command(flatten)]
+    pub interval: load::IntervalArgs,
     /// Where run folders are written [default: <repo>/results]
     #[arg(short, long, value_name = "DIR")]
     pub out: Option<PathBuf>,
@@ -416,6 +418,7 @@ impl BenchArgs {
             client_io,
             client_io_name,
             client_poll,
+            interval: self.interval.checked()?,
             out_dir,
             timeout: self.timeout,
             start_timeout: self.start_timeout,
@@ -708,6 +711,18 @@ mod tests {
 
     fn options(a: BenchArgs) -> anyhow::Result<BenchOptions> {
         a.options(Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap(), Vec::new())
+    }
+
+    #[test]
+    fn the_interval_reaches_the_rounds_and_run_json() {
+        let o = options(choices()).unwrap();
+        assert_eq!(o.interval, crate::load::DEFAULT_INTERVAL);
+        assert_eq!(o.record().interval_ms, Some(100.0));
+        let o = options(BenchArgs::parse(&["--interval", "250ms"]).unwrap()).unwrap();
+        assert_eq!(o.interval, Duration::from_millis(250));
+        assert_eq!(o.record().interval_ms, Some(250.0));
+        let e = options(BenchArgs::parse(&["--interval", "0"]).unwrap()).unwrap_err().to_string();
+        assert!(e.contains("--interval must be at least"), "{e}");
     }
 
     #[test]

@@ -72,6 +72,25 @@ impl From<IoArg> for IoBackend {
     }
 }
 
+/// `--interval`, of `load` and of `bench`.
+#[derive(Debug, Clone, Args)]
+pub struct IntervalArgs {
+    /// Length of the intervals each measured window is cut into, each with its responses, errors and
+    /// latency histogram (in --json and run.json; printed by load --timeline, drawn in report.html)
+    #[arg(long, value_parser = parse_duration, default_value = "100ms", value_name = "TIME")]
+    pub interval: Duration,
+}
+
+impl IntervalArgs {
+    /// The interval, checked.
+    pub fn checked(&self) -> anyhow::Result<Duration> {
+        if self.interval < crate::load::MIN_INTERVAL {
+            bail!("--interval must be at least {:?}", crate::load::MIN_INTERVAL);
+        }
+        Ok(self.interval)
+    }
+}
+
 #[derive(Debug, Args)]
 pub struct LoadArgs {
     /// Target: http://HOST:PORT/PATH or HOST:PORT (loopback unless --allow-remote)
@@ -157,6 +176,15 @@ pub struct LoadArgs {
     /// own: the server's CPU then pays no wake-ups of the client; polling time is reported apart)
     #[arg(long, value_enum, default_value = "sleep")]
     pub poll: PollArg,
+    #[command(flatten)]
+    pub interval: IntervalArgs,
+    /// Print a line per interval before the summary: its start, responses, req/s, errors, p50, p99 and max
+    #[arg(long)]
+    pub timeline: bool,
+    /// Also write the intervals to this file as an HdrHistogram interval log (HistogramLogWriter's format,
+    /// latencies in ns), for HdrHistogram's log tools
+    #[arg(long = "hdr-log", value_name = "FILE")]
+    pub hdr_log: Option<std::path::PathBuf>,
     /// Unit of the latency figures printed
     #[arg(long = "latency-unit", value_enum, default_value = "us")]
     pub latency_unit: LatencyUnit,
@@ -329,6 +357,7 @@ impl LoadArgs {
             ramp: self.ramp,
             connection_per_request: self.connection_per_request,
             seed: self.mix.seed,
+            interval: self.interval.checked()?,
         };
         crate::load::validate(&config)?;
         Ok(config)
@@ -363,6 +392,20 @@ mod tests {
         assert!(parse_target("[::1]:9000", false).is_ok());
         let e = parse_target("10.1.2.3:80", false).unwrap_err().to_string();
         assert!(e.contains("--allow-remote"), "{e}");
+    }
+
+    #[test]
+    fn the_interval_defaults_to_the_load_generators_and_has_a_floor() {
+        #[derive(Debug, clap::Parser)]
+        struct Only {
+            #[command(flatten)]
+            i: IntervalArgs,
+        }
+        use clap::Parser;
+        assert_eq!(Only::try_parse_from(["x"]).unwrap().i.checked().unwrap(), crate::load::DEFAULT_INTERVAL);
+        assert_eq!(Only::try_parse_from(["x", "--interval", "250ms"]).unwrap().i.checked().unwrap(), Duration::from_millis(250));
+        let e = Only::try_parse_from(["x", "--interval", "10us"]).unwrap().i.checked().unwrap_err().to_string();
+        assert!(e.contains("--interval must be at least 1ms"), "{e}");
     }
 
     #[test]

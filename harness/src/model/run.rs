@@ -115,6 +115,10 @@ pub struct RunConfig {
     /// "sleep"; empty for external tools and runs from before the choice existed.
     #[serde(default)]
     pub client_poll: String,
+    /// The length of the intervals each round's window was cut into (`--interval`); absent for external
+    /// tools and in runs stored before intervals were kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interval_ms: Option<f64>,
     pub timeout_s: f64,
     /// What shaped `work` and `counter` requests (`--work`, `--heavy-connections`, `--heavy-requests`,
     /// `--keys`, `--seed`), when the run has one of them.

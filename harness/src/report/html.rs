@@ -204,6 +204,7 @@ fn configuration(page: &mut Page, run: &RunResult, id: &str, scenario: &str, row
     );
 
     latency_figure(page, id, scenario, &rows);
+    super::html_timeline::timeline_figure(page, id, scenario, &rows);
 
     // The median of the rounds' own figures, as the whisker is its interval and the CPU rank is from them.
     let cpu = grouped_bars(&rows, |r| {

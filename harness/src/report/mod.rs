@@ -12,6 +12,7 @@ mod html_latency;
 pub mod html_page;
 mod html_rows;
 mod html_throughput;
+mod html_timeline;
 pub mod json;
 mod machine;
 pub mod markdown;

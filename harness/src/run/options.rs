@@ -157,6 +157,8 @@ pub struct BenchOptions {
     pub client_io_name: String,
     /// How the built-in load generator waits for the kernel (resolved from `--client-poll`).
     pub client_poll: crate::load::Poll,
+    /// The length of the intervals the built-in load generator cuts each round's window into.
+    pub interval: Duration,
     pub out_dir: PathBuf,
     /// A request unanswered this long is a timeout error.
     pub timeout: Duration,
@@ -308,6 +310,7 @@ impl BenchOptions {
             tool: o.tool.name().into(),
             client_io: if o.tool == Tool::Builtin { o.client_io_name.clone() } else { String::new() },
             client_poll: if o.tool == Tool::Builtin { o.client_poll.name().into() } else { String::new() },
+            interval_ms: (o.tool == Tool::Builtin).then_some(o.interval.as_secs_f64() * 1e3),
             timeout_s: o.timeout.as_secs_f64(),
             notes: o.notes.clone(),
             server_address: (!o.remote.server_address.is_loopback()).then(|| o.remote.server_address.to_string()),

@@ -81,6 +81,7 @@ pub fn load_config(plan: &RoundPlan, target: std::net::SocketAddr) -> anyhow::Re
         ramp: Some(RAMP_LIMIT),
         connection_per_request: o.connection_per_request,
         seed: o.mix.seed,
+        interval: o.interval,
     })
 }
 
