@@ -127,7 +127,7 @@ fn every_failure_is_reported_while_the_good_one_is_measured() {
     assert_eq!(back.measurements.len(), run.measurements.len());
     assert!(!back.interrupted);
     let summary = std::fs::read_to_string(dir.join("summary.md")).unwrap();
-    for needle in ["| Name", "req/s", "q0.9999", "| Language | Framework | Category | Name", "## Not measured", "fake-wrong-bytes", "## Warnings"] {
+    for needle in ["| Name", "req/s", "q0.9999", "| Language | Framework | Category | Style | Name", "## Not measured", "fake-wrong-bytes", "## Warnings"] {
         assert!(summary.contains(needle), "summary.md lacks {needle}:\n{summary}");
     }
     let csv = std::fs::read_to_string(dir.join("summary.csv")).unwrap();
