@@ -37,6 +37,29 @@ fn a_good_manifest_and_its_variant_are_found() {
 }
 
 #[test]
+fn a_style_is_read_and_a_variant_takes_its_manifest_s() {
+    let catalog = manifests();
+    let style = |name: &str| catalog.contestants.iter().find(|c| c.name == name).unwrap().style.clone();
+    assert_eq!(style("c-epoll").as_deref(), Some("callback"));
+    assert_eq!(style("c-epoll-edge").as_deref(), Some("callback"));
+}
+
+/// The catalog itself (contestants/ and the control): every contestant says how its code is written.
+#[test]
+fn every_contestant_of_the_catalog_declares_its_style() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    for dir in [root.join("contestants"), root.join("harness/control")] {
+        let catalog = Catalog::discover(&dir).unwrap();
+        assert!(catalog.errors.is_empty(), "{:?}", catalog.errors);
+        assert!(!catalog.contestants.is_empty(), "{}", dir.display());
+        for c in &catalog.contestants {
+            let style = c.style.as_deref().unwrap_or_else(|| panic!("{} declares no style", c.name));
+            assert!(serverbench::catalog::manifest::STYLES.contains(&style), "{}: {style}", c.name);
+        }
+    }
+}
+
+#[test]
 fn invalid_values_list_what_is_allowed() {
     insta::assert_snapshot!(errors_of("bad-values"));
 }

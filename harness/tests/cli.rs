@@ -26,6 +26,8 @@ fn list_shows_what_can_run_and_why_not() {
     let manifests = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/manifests");
     let out = run(&["list", "--contestants", manifests.to_str().unwrap()]);
     let stdout = text(&out.stdout);
+    assert!(stdout.contains("| Style "), "{stdout}");
+    assert!(stdout.lines().any(|l| l.starts_with("| c-epoll ") && l.contains("| callback ")), "the manifest's style: {stdout}");
     assert!(stdout.contains("Invalid manifests"), "{stdout}");
     assert!(stdout.contains("manifests/bad-values/contestant.toml: field `category` is \"macro\""), "{stdout}");
 }

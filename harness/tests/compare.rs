@@ -457,3 +457,97 @@ fn fail_on_worse_exits_with_its_own_status() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("'p95' is not a metric compare judges"));
 }
+
+/// Run B as if measured on a machine `speed` times as fast, each configuration moved unevenly on top of it
+/// (its own factor, spread evenly over ±`uneven` in the order of the rows), and `slowed`'s CPU per request
+/// 1.25x: req/s scaled by the speed, p99 and CPU per request by its inverse.
+fn machine_moved(mut b: serverbench::model::RunResult, speed: f64, uneven: f64, slowed: &str) -> serverbench::model::RunResult {
+    let n = b.measurements.len().max(2) as f64;
+    // Interleaved so that neighbours in the file get factors far apart (no order effect to lean on).
+    for (i, m) in b.measurements.iter_mut().enumerate() {
+        let step = if i % 2 == 0 { i as f64 / (n - 1.0) } else { 1.0 - i as f64 / (n - 1.0) };
+        let s = speed * (1.0 - uneven + 2.0 * uneven * step);
+        let cpu = if m.contestant == slowed { 1.25 } else { 1.0 };
+        for r in m.rounds.iter_mut() {
+            r.load.requests = (r.load.requests as f64 * s).round() as u64;
+            r.server.cpu_us_per_request = r.server.cpu_us_per_request.map(|v| v / s * cpu);
+            if let Some(p) = r.tool_latency_ns.as_mut() {
+                p.p99 = p.p99.map(|v| v / s);
+            }
+        }
+    }
+    b
+}
+
+/// Twelve fake servers (six contestants at 16 and 256 connections, ten rounds each of about ±2%, as
+/// exact CPU times give), measured again on a machine 0.7x as fast that moves each server by its own
+/// factor spread evenly over ±7% (alternately above and below, so that the order of the rows says
+/// nothing), one server's CPU per request 1.25x on top. Whichever server changed, also at the edge of the
+/// scatter where the machine hid 7% of its change, it alone is called `worse`, and only on CPU per request.
+#[test]
+fn a_cpu_change_is_caught_when_the_machine_slows_unevenly() {
+    let noise_a = [1.0, 1.02, 0.98, 1.015, 0.985, 1.01, 0.99, 1.005, 0.995, 1.0];
+    let noise_b = [0.99, 1.005, 1.0, 0.985, 1.02, 1.0, 0.995, 1.015, 0.98, 1.01];
+    let names = ["c-epoll", "c-threads", "go-net", "rust-tokio", "node-http", "java-netty"];
+    let configs: Vec<synthetic::Config> = names
+        .iter()
+        .enumerate()
+        .flat_map(|(i, name)| {
+            [16, 256].map(|conns| synthetic::Config {
+                factors: noise_a.to_vec(),
+                ..synthetic::Config::new(name, "hello", conns, 60_000.0 + 20_000.0 * i as f64)
+            })
+        })
+        .collect();
+    let a = synthetic::run("a", &configs);
+    let n = configs.len();
+    for slowed in 0..n {
+        let moved: Vec<synthetic::Config> = configs
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                let own = -0.07 + 0.14 * (i as f64 + 0.5) / n as f64;
+                let speed = 0.7 * (1.0 + if i % 2 == 0 { own } else { -own });
+                let cpu = if i == slowed { 1.25 } else { 1.0 };
+                synthetic::Config { factors: noise_b.to_vec(), ..c.clone().scaled(speed, 1.0 / speed, cpu / speed) }
+            })
+            .collect();
+        let c = compare(&a, &synthetic::run("b", &moved), Rules::default());
+        let (name, conns) = (configs[slowed].contestant, configs[slowed].connections);
+        for r in &c.rows {
+            for ch in &r.changes {
+                let called = matches!(ch.verdict, Verdict::Better | Verdict::Worse);
+                if r.key.contestant == name && r.key.connections == conns && ch.metric == Metric::CpuPerRequest {
+                    assert_eq!(ch.verdict, Verdict::Worse, "{name} {conns}: {ch:?}");
+                } else {
+                    assert!(!called, "{name} {conns} slowed; {} {} {} called {:?}", r.key.contestant, r.key.connections, ch.metric.name(), ch.verdict);
+                }
+            }
+        }
+        let cpu = c.baseline(Metric::CpuPerRequest).unwrap();
+        assert!((cpu.factor * 0.7 - 1.0).abs() < 0.03, "CPU/req common change {cpu:?} for a machine 0.7x as fast");
+    }
+}
+
+/// The same on real rounds: two unchanged runs of 38 servers (CPU per request from clock ticks, each
+/// row's interval ±8% to ±12%), B moved to 0.7x with ±7% across the servers and each server in turn
+/// slowed 1.25x on CPU per request. No unchanged server is ever called changed; where the rounds' own
+/// noise leaves room the change is seen (15 of the 38; docs/methodology.md).
+#[test]
+fn on_real_rounds_a_slowing_machine_calls_no_unchanged_server_changed() {
+    let (a, b) = (load("unchanged-runs-2-A"), load("unchanged-runs-2-B"));
+    let mut caught = 0;
+    for m in &a.measurements {
+        let slowed = m.contestant.as_str();
+        let c = compare(&a, &machine_moved(b.clone(), 0.7, 0.07, slowed), Rules::default());
+        for (contestant, verdicts) in all_verdicts(&c) {
+            if contestant == slowed {
+                caught += usize::from(verdicts[2] == Verdict::Worse);
+                assert!(verdicts[0] != Verdict::Better && verdicts[1] != Verdict::Better, "{slowed}: {verdicts:?}");
+            } else {
+                assert!(!verdicts.iter().any(|v| matches!(v, Verdict::Better | Verdict::Worse)), "{slowed} slowed: {contestant} {verdicts:?}");
+            }
+        }
+    }
+    assert!(caught >= 12, "the change seen for {caught} of 38 servers");
+}

@@ -5,7 +5,6 @@ use std::collections::BTreeMap;
 
 use serverbench::report::{self, Exporter};
 use serverbench::model::*;
-use serverbench::os::syscalls::SyscallCounts;
 use serverbench::stats::histogram::new_latency_histogram;
 
 /// A round of `requests` in 2 s whose latencies are `latencies_us`, repeated to fill the histogram.
@@ -42,7 +41,8 @@ fn round(index: u32, warmup: bool, requests: u64, latencies_us: &[u64], cpu_s: f
             response_bytes: 51,
             latency,
             latency_uncorrected: None,
-            timeline: vec![requests / 2, requests - requests / 2],
+            timeline: Some(vec![requests / 2, requests - requests / 2]),
+            intervals: None,
             client_cpu_s: 1.9,
             thread_cpu_s: vec![],
             client_poll_s: 0.0,
@@ -102,6 +102,11 @@ fn contestant(name: &str, language: &str, framework: &str, status: ContestantSta
         category: "micro".into(),
         model: "per-core".into(),
         io: "epoll".into(),
+        style: Some(match language {
+            "go" => "stackful".into(),
+            "rust" => "stackless".into(),
+            _ => "callback".into(),
+        }),
         status,
         reason: reason.map(String::from),
         version: (status == ContestantStatus::Built).then(|| format!("{language} 1.0")),
@@ -200,6 +205,18 @@ fn unsearched_model() -> RunResult {
             serverbench_version: "0.1.0".into(),
             client_hosts: Vec::new(),
             server_host: None,
+            machine: Some(serverbench::model::MachineFacts {
+                cpu_frequency: Vec::new(),
+                cpu_frequency_absent: Some("the kernel reports no CPU frequency here".into()),
+                smt_active: Some(false),
+                smt_control: Some("notsupported".into()),
+                kernel_command_line: Some("console=ttyS0 mitigations=off".into()),
+                mitigations: [("meltdown", "Not affected"), ("spectre_v1", "Vulnerable: __user pointer sanitization and usercopy barriers only; no swapgs barriers")]
+                    .map(|(k, v)| (k.to_string(), v.to_string()))
+                    .into(),
+                memory_start: Some(serverbench::model::MemoryNow { total_bytes: 8 << 30, available_bytes: 6 << 30 }),
+                memory_end: Some(serverbench::model::MemoryNow { total_bytes: 8 << 30, available_bytes: 5 << 30 }),
+            }),
         },
         config: RunConfig {
             scenarios: vec!["hello".into()],
@@ -210,6 +227,7 @@ fn unsearched_model() -> RunResult {
             connections: vec![64],
             pipeline: 1,
             connection_per_request: false,
+            echo: None,
             control: false,
             run_type: "singleCore".into(),
             server_cpus: "1".into(),
@@ -230,6 +248,7 @@ fn unsearched_model() -> RunResult {
             tool: "builtin".into(),
             client_io: "io_uring".into(),
             client_poll: "busy".into(),
+            interval_ms: None,
             timeout_s: 5.0,
             server_address: None,
             client_hosts: Vec::new(),
@@ -487,17 +506,18 @@ fn client_hosts_are_named_in_every_export() {
     let rows: Vec<&str> = csv.lines().collect();
     // Then an A/B run's 14 columns, empty here.
     let ab = ",".repeat(14);
-    assert!(rows[0].ends_with(",client_hosts,server_host,ab_side,ab_pairs,ab_rps_ratio,ab_rps_ci95_low,ab_rps_ci95_high,ab_rps_verdict,ab_p99_ratio,ab_p99_ci95_low,ab_p99_ci95_high,ab_p99_verdict,ab_cpu_ratio,ab_cpu_ci95_low,ab_cpu_ci95_high,ab_cpu_verdict"), "{}", rows[0]);
+    assert!(rows[0].contains(",client_hosts,server_host,control,ab_side,"), "{}", rows[0]);
     let row = rows.iter().find(|l| l.split(',').nth(1) == Some(name.as_str())).unwrap();
-    assert!(row.ends_with(&format!(",root@198.18.0.2;root@198.18.0.6,{ab}")), "{row}");
-    assert!(rows.iter().filter(|l| l.split(',').nth(1) != Some(name.as_str())).skip(1).all(|l| l.ends_with(",,")), "other rows name no host");
+    assert!(row.ends_with(&format!(",root@198.18.0.2;root@198.18.0.6,,false{ab}")), "{row}");
+    assert!(rows.iter().filter(|l| l.split(',').nth(1) != Some(name.as_str())).skip(1).all(|l| l.ends_with(&format!(",,,false{ab}"))), "other rows name no host");
 }
 
 #[test]
 fn a_server_host_is_named_in_every_export() {
     let mut run = model();
     let csv = String::from_utf8(report::csv::Csv.serialize(&run).unwrap()).unwrap();
-    assert!(csv.lines().skip(1).all(|l| l.ends_with(',')), "servers on this machine: no server host named\n{csv}");
+    let ab = ",".repeat(14);
+    assert!(csv.lines().skip(1).all(|l| l.ends_with(&format!(",,false{ab}"))), "servers on this machine: no server host named\n{csv}");
     let html = String::from_utf8(report::html::Html.serialize(&run).unwrap()).unwrap();
     assert!(!html.contains("server-host-table"));
 
@@ -533,9 +553,24 @@ fn a_server_host_is_named_in_every_export() {
 
     let csv = String::from_utf8(report::csv::Csv.serialize(&run).unwrap()).unwrap();
     let rows: Vec<&str> = csv.lines().collect();
-    assert!(rows[0].contains(",client_hosts,server_host,ab_side,"), "{}", rows[0]);
-    let ab = ",".repeat(14);
-    assert!(rows.len() > 2 && rows[1..].iter().all(|l| l.ends_with(&format!(",,root@198.18.0.2{ab}"))), "every row names the server host and no client host:\n{csv}");
+    assert!(rows[0].contains(",client_hosts,server_host,control,ab_side,"), "{}", rows[0]);
+    assert!(rows.len() > 2 && rows[1..].iter().all(|l| l.ends_with(&format!(",,root@198.18.0.2,false{ab}"))), "every row names the server host and no client host:\n{csv}");
+}
+
+/// summary.csv's `control` column is `true` on the rows of the run's control and `false` on the others'.
+#[test]
+fn the_control_is_marked_in_summary_csv() {
+    let mut run = model();
+    let control = run.measurements[0].contestant.clone();
+    run.contestants.iter_mut().filter(|c| c.name == control).for_each(|c| c.control = true);
+    let csv = String::from_utf8(report::csv::Csv.serialize(&run).unwrap()).unwrap();
+    assert!(csv.lines().next().unwrap().contains(",control,ab_side,"), "the last column but an A/B run's 14");
+    // The name is the second cell; the control's, the 15th from the end (a quoted reason may hold commas between).
+    let rows: Vec<(&str, &str)> = csv.lines().skip(1).map(|l| (l.split(',').nth(1).unwrap(), l.rsplit(',').nth(14).unwrap())).collect();
+    assert!(rows.iter().any(|(name, _)| *name != control), "the model has other rows: {rows:?}");
+    for (name, cell) in &rows {
+        assert_eq!(*cell, if *name == control { "true" } else { "false" }, "{name}");
+    }
 }
 
 #[test]
@@ -587,7 +622,9 @@ mod synthetic;
 fn an_ab_run_leads_with_its_verdicts_in_every_export() {
     let run = synthetic::ab_run("ab");
     let md = String::from_utf8(report::markdown::Markdown.serialize(&run).unwrap()).unwrap();
-    let section = &md[md.find("## A/B: ").unwrap()..md.find("## hello").unwrap()];
+    let start = md.find("## A/B: ").unwrap();
+    let section = &md[start..start + 1 + md[start + 1..].find("\n## ").unwrap()];
+    assert!(md[..start].lines().all(|l| l.is_empty() || l.starts_with("# serverbench run")), "the A/B part leads: {md}");
     insta::assert_snapshot!("ab_summary_section", section);
     assert!(md.contains("## A/B pairs: c-epoll@HEAD~1 (A) and c-epoll (B)"), "{md}");
     assert!(md.contains("pairs of measured rounds until B/A of req/s has its 95% CI within ±1%"), "{md}");
@@ -607,4 +644,31 @@ fn an_ab_run_leads_with_its_verdicts_in_every_export() {
     assert!(json["ab_summary"]["figures"]["cpu"]["sentence"].as_str().unwrap().starts_with("B uses 3.1% more CPU per request (95% CI "));
     // Not an A/B run: no pairs.csv.
     assert!(!report::pairs_csv::PairsCsv.applies(&model()) && report::pairs_csv::PairsCsv.applies(&run));
+}
+
+/// A round where both the server and the client were at their limit is counted as `both-busy` like
+/// `client-bound`: in the row's flags of every table, in its CSV column and in compare's notes.
+#[test]
+fn both_busy_rounds_are_counted_in_every_table_and_in_compare_s_notes() {
+    let before = model();
+    let mut run = before.clone();
+    let m = run.measurements.iter_mut().find(|m| m.contestant == "c-epoll" && m.status == MeasurementStatus::Measured).unwrap();
+    m.rounds.iter_mut().filter(|r| r.counts()).take(2).for_each(|r| r.flags.push(FLAG_BOTH_BUSY.into()));
+    let s = m.summary();
+    assert_eq!((s.both_busy_rounds, s.client_bound_rounds), (2, 0));
+    let flag = format!("both-busy 2/{}", s.rounds);
+
+    let csv = String::from_utf8(report::csv::Csv.serialize(&run).unwrap()).unwrap();
+    let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    let row: Vec<&str> = csv.lines().find(|l| l.split(',').nth(1) == Some("c-epoll")).unwrap().split(',').collect();
+    assert_eq!(row[header.iter().position(|h| *h == "both_busy_rounds").unwrap()], "2", "{csv}");
+    let markdown = String::from_utf8(report::markdown::Markdown.serialize(&run).unwrap()).unwrap();
+    assert!(markdown.lines().any(|l| l.contains("| c-epoll ") && l.contains(&flag)), "{markdown}");
+    assert_eq!(markdown.matches("both-busy").count(), 1, "only c-epoll's row: {markdown}");
+    let html = String::from_utf8(report::html::Html.serialize(&run).unwrap()).unwrap();
+    assert!(html.contains(&flag), "no {flag} in the page's table");
+
+    let c = serverbench::compare::compare(&before, &run, serverbench::compare::Rules::default());
+    let row = c.rows.iter().find(|r| r.key.contestant == "c-epoll").unwrap();
+    assert!(row.notes.contains(&format!("both-busy in B (2/{} rounds)", s.rounds)), "{:?}", row.notes);
 }

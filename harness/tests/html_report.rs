@@ -353,15 +353,19 @@ fn column(dom: &str, table_id: &str, col: usize) -> Vec<f64> {
         .collect()
 }
 
-#[test]
-fn pages_open_in_headless_chromium() {
-    let chromium = match chromium() {
-        Ok(p) => p,
-        Err(reason) => return common::skip("pages_open_in_headless_chromium", &format!("chromium missing: {reason}")),
-    };
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("html_report");
+/// Chromium and an emptied folder `name` under the tests' temporary folder; None, with the test skipped
+/// (a failure under CI=true), when Chromium cannot be had.
+fn browser_and_folder(test: &str, name: &str) -> Option<(PathBuf, PathBuf)> {
+    let chromium = chromium().map_err(|reason| common::skip(test, &format!("chromium missing: {reason}"))).ok()?;
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
+    Some((chromium, dir))
+}
+
+#[test]
+fn pages_open_in_headless_chromium() {
+    let Some((chromium, dir)) = browser_and_folder("pages_open_in_headless_chromium", "html_report") else { return };
     let report_page = html::render(&full_run());
     let base = synthetic::run("base", &synthetic::base_configs());
     let regressed = synthetic::run("regressed", &synthetic::regressed_configs());
@@ -381,16 +385,19 @@ fn pages_open_in_headless_chromium() {
         for id in ids {
             assert!(dom.contains(&format!("<svg id=\"{id}\"")), "{name}: chart {id} is not in the DOM");
         }
-        let shot = dir.join(name.replace(".html", ".png"));
-        browse(
-            &chromium,
-            &dir.join(format!("profile-shot-{name}")),
-            &url,
-            &[&format!("--screenshot={}", shot.display()), "--window-size=1280,2000"],
-        );
-        let png = std::fs::read(&shot).expect("a screenshot was written");
-        assert!(png.starts_with(b"\x89PNG") && png.len() > 10_000, "{name}: the screenshot looks empty");
-        eprintln!("screenshot: {}", shot.display());
+        // The first screen at 1,400 px, and a phone's (390 px wide).
+        for (size, window) in [("1400", "1400,900"), ("phone", "390,844")] {
+            let shot = dir.join(name.replace(".html", &format!("-{size}.png")));
+            browse(
+                &chromium,
+                &dir.join(format!("profile-shot-{size}-{name}")),
+                &url,
+                &[&format!("--screenshot={}", shot.display()), &format!("--window-size={window}")],
+            );
+            let png = std::fs::read(&shot).expect("a screenshot was written");
+            assert!(png.starts_with(b"\x89PNG") && png.len() > 10_000, "{name}: the screenshot at {window} looks empty");
+            eprintln!("screenshot: {}", shot.display());
+        }
     }
 
     // Sorting: open the latency table sorted by p99 (column 4), ascending and then descending.
@@ -411,6 +418,86 @@ fn pages_open_in_headless_chromium() {
     // As rendered the rows follow req/s, not p99, so the sort did move them.
     let unsorted = column(&report_page, "s0-c16-latency-table", 4);
     assert_ne!(unsorted, p99);
+}
+
+/// Measures the laid-out page: every table wider than its column (the box it sits in, padding left out)
+/// is named in the body's `data-overflow`; the bottom of the first table's answer (its flags line) is
+/// `data-answer-bottom`, in px from the top.
+const LAYOUT_PROBE: &str = r#"<script>(function(){
+var wide=[];document.querySelectorAll("table").forEach(function(t){var p=t.parentElement,cs=getComputedStyle(p);
+var inner=p.clientWidth-parseFloat(cs.paddingLeft)-parseFloat(cs.paddingRight);
+if(t.getBoundingClientRect().width>inner+1)wide.push(t.id||"?");});
+document.body.setAttribute("data-overflow",wide.join(" "));
+var f=document.querySelector("section.answer p.flags");
+document.body.setAttribute("data-answer-bottom",f?String(Math.ceil(f.getBoundingClientRect().bottom)):"none");
+})();</script></body>"#;
+
+/// The value of an attribute of the dumped body.
+fn body_attribute<'a>(dom: &'a str, name: &str) -> &'a str {
+    let at = dom.find(&format!("{name}=\"")).unwrap_or_else(|| panic!("the probe did not run: no {name}"));
+    dom[at + name.len() + 2..].split('"').next().unwrap()
+}
+
+/// Lays `page` out in Chromium at `width` × 900 px and returns (tables wider than their column, bottom of
+/// the first table's answer).
+fn layout(chromium: &Path, dir: &Path, name: &str, page: &str, width: u32) -> (Vec<String>, String) {
+    let path = dir.join(format!("probe-{width}-{name}"));
+    std::fs::write(&path, page.replacen("</body>", LAYOUT_PROBE, 1)).unwrap();
+    let dom = browse(chromium, &dir.join(format!("profile-probe-{width}-{name}")), &format!("file://{}", path.display()), &["--dump-dom", &format!("--window-size={width},900")]);
+    let wide = body_attribute(&dom, "data-overflow").split_whitespace().map(String::from).collect();
+    (wide, body_attribute(&dom, "data-answer-bottom").to_string())
+}
+
+/// At 1,400 px every table of the report fits the column it sits in (no sideways scrolling), and the first
+/// screen (900 px) holds the answer of the first table, down to its flags. The probe itself is shown to
+/// catch a table too wide for its column.
+#[test]
+fn tables_fit_their_column_at_1400_px_and_the_answer_is_on_the_first_screen() {
+    let test = "tables_fit_their_column_at_1400_px_and_the_answer_is_on_the_first_screen";
+    let Some((chromium, dir)) = browser_and_folder(test, "html_layout") else { return };
+    for (name, page) in [("report.html", html::render(&full_run())), ("many.html", html::render(&many_servers_run()))] {
+        let (wide, answer_bottom) = layout(&chromium, &dir, name, &page, 1400);
+        assert!(wide.is_empty(), "{name}: tables wider than their column at 1,400 px: {wide:?}");
+        let bottom: f64 = answer_bottom.parse().unwrap_or_else(|_| panic!("{name}: no answer on the page"));
+        assert!(bottom <= 900.0, "{name}: the first table's answer ends at {bottom} px, below the first screen");
+    }
+    // A table of one cell 3,000 px wide, beside a chart as the report places its tables.
+    let mut too_wide = serverbench::report::html_page::Page::new("too wide");
+    let cell = serverbench::report::html_page::Cell::text("x".repeat(400));
+    let table = serverbench::report::html_page::Table { id: "too-wide".into(), caption: None, headers: vec!["a".into()], rows: vec![vec![cell]] };
+    too_wide.raw(&format!(r#"<div class="figure"><div class="chart-box"></div><div class="table-box">{}</div></div>"#, table.to_html()));
+    let (wide, _) = layout(&chromium, &dir, "too-wide.html", &too_wide.finish(), 1400);
+    assert_eq!(wide, ["too-wide"], "the probe names a table wider than its column");
+}
+
+#[test]
+fn the_report_opens_with_the_answer() {
+    let page = html::render(&full_run());
+    let answer = page.find(r#"<h2 id="answer">What the run shows</h2>"#).expect("the answer's heading");
+    assert!(answer < page.find(r#"id="environment""#).unwrap() && answer < page.find(r#"id="rules""#).unwrap(), "the answer comes before the environment and the rules");
+    assert!(answer < page.find(r#"<nav class="contents">"#).unwrap() && answer < page.find("<svg").unwrap(), "and before the contents and the charts");
+    for text in [
+        r#"<h3 id="answer-0">hello · throughput · 16 connections</h3>"#,
+        r#"id="answer-0-rps""#,
+        r#"id="answer-0-cpu""#,
+        "req/s: groups that cannot be told apart",
+        "server CPU per request: groups that cannot be told apart",
+        // c-epoll is client-bound at 256 connections (the second table) in every round.
+        "client-bound 1 of 6 rows (5 of 30 rounds); unsaturated none; cpu-drift none",
+    ] {
+        assert!(page.contains(text), "missing {text}");
+    }
+    assert!(!page.contains("Where a request&#39;s CPU goes:"), "no reading without the cost figures");
+    let mut run = full_run();
+    each_round(&mut run, |r| {
+        let requests = r.load.requests as f64;
+        r.server.cost = Some(serverbench::model::CostBreakdown { user_s: 3e-6 * requests, system_s: 9e-6 * requests, voluntary_switches: 0, involuntary_switches: 0, migrations: None });
+    });
+    assert!(html::render(&run).contains("Where a request&#39;s CPU goes:</strong> the kernel takes 75% of the server&#39;s CPU per request"));
+    let md = serverbench::report::markdown::render(&full_run());
+    let (answer, setting) = (md.find("## What the run shows").expect("summary.md's answer"), md.find("## Environment and rules").unwrap());
+    assert!(answer < setting && setting < md.find("- Started").unwrap(), "{md}");
+    assert!(md.contains("- Flags that qualify the numbers: client-bound 1 of 6 rows (5 of 30 rounds)"), "{md}");
 }
 
 #[test]
@@ -466,7 +553,7 @@ fn the_servers_system_calls_are_drawn_by_kind() {
         let requests = r.load.requests;
         // A read and a write per request, an epoll_wait per 50 and an accept4 ("other") per 100.
         let by_name = [("read", requests), ("write", requests), ("epoll_wait", requests / 50), ("accept4", requests / 100)];
-        r.server.syscalls = Some(serverbench::os::syscalls::SyscallCounts {
+        r.server.syscalls = Some(serverbench::model::SyscallCounts {
             total: Some(by_name.iter().map(|(_, n)| n).sum()),
             by_name: by_name.iter().map(|(name, n)| (name.to_string(), *n)).collect(),
         });

@@ -43,7 +43,9 @@ fn sends_exactly_threads_times_connections_times_r(io: IoBackend) {
     assert_eq!(r.errors.total(), 0, "{:?}", r.errors);
     assert_eq!(r.status.s2xx, 600);
     assert_eq!(r.latency.len(), 600);
-    assert_eq!(r.timeline.iter().sum::<u64>(), 600);
+    let intervals = r.intervals.as_ref().expect("the built-in client keeps intervals");
+    assert_eq!(intervals.each.iter().map(|i| i.requests).sum::<u64>(), 600);
+    assert_eq!(intervals.sum().unwrap(), r.latency, "the intervals add up to the round's histogram");
     assert_eq!(r.response_bytes, 51);
     assert_eq!(r.bytes_read, 600 * 51);
     assert_eq!(r.threads, 3);

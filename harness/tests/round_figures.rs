@@ -96,7 +96,7 @@ fn a_steady_server_has_exact_cpu_and_a_forking_one_ticks() {
 fn a_thread_per_connection_switches_once_a_request_and_an_event_loop_seldom() {
     let per_request = |fixture: &str, name: &str, scenario: &str| {
         let m = measurement_in(fixture, name, |c| {
-            c.connections = vec![32];
+            c.connections = Some(vec![32]);
             c.scenario = vec![scenario.into()];
         });
         let rounds: Vec<&Round> = m.measured_rounds().collect();

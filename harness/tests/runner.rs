@@ -127,7 +127,7 @@ fn every_failure_is_reported_while_the_good_one_is_measured() {
     assert_eq!(back.measurements.len(), run.measurements.len());
     assert!(!back.interrupted);
     let summary = std::fs::read_to_string(dir.join("summary.md")).unwrap();
-    for needle in ["| Name", "req/s", "q0.9999", "| Language | Framework | Category | Name", "## Not measured", "fake-wrong-bytes", "## Warnings"] {
+    for needle in ["| Name", "req/s", "q0.9999", "| Language | Framework | Category | Style | Name", "## Not measured", "fake-wrong-bytes", "## Warnings"] {
         assert!(summary.contains(needle), "summary.md lacks {needle}:\n{summary}");
     }
     let csv = std::fs::read_to_string(dir.join("summary.csv")).unwrap();
@@ -147,7 +147,7 @@ fn builds_are_cached_and_several_connection_counts_are_measured() {
     let out = tmp.path().join("results");
     let mut c = good_only(&catalog, &out);
     c.duration = Some(Duration::from_millis(300));
-    c.connections = vec![1, 4];
+    c.connections = Some(vec![1, 4]);
     c.scenario = vec!["hello".into(), "echo".into()];
     // The configurations below are fake-good's alone; the control has a test of its own (cli.rs).
     c.no_control = true;
@@ -170,6 +170,42 @@ fn builds_are_cached_and_several_connection_counts_are_measured() {
     let (third, _, _) = bench(&opts);
     assert!(!third.contestant("fake-good").unwrap().build_cached);
     assert!(common::eventually(Duration::from_secs(5), || common::processes_mentioning(tmp.path()).is_empty()));
+}
+
+/// `--echo stream`: 4 connections unless told, each writing and reading at once; a round counts 512-byte
+/// echoes and the bytes received, has no latency, and the summary's echo table says so.
+#[test]
+fn echo_streams_count_echoes_and_bandwidth() {
+    let (tmp, catalog) = common::fixture_copy("catalog");
+    let out = tmp.path().join("results");
+    let mut c = good_only(&catalog, &out);
+    c.duration = Some(Duration::from_millis(300));
+    c.connections = None;
+    c.scenario = vec!["echo".into()];
+    c.echo = serverbench::cli::load::EchoArg::Stream;
+    c.no_control = true;
+    let opts = options(c.clone());
+    assert_eq!(opts.connections, [4], "streams default to Photon's 4 connections");
+    let (run, dir, _) = bench(&opts);
+    assert_eq!(run.config.echo.as_deref(), Some("stream"));
+    let m = run.measurements.iter().find(|m| m.scenario == "echo").expect("an echo measurement");
+    assert_eq!(m.status, MeasurementStatus::Measured, "{:?}", m.reason);
+    for r in m.rounds.iter().filter(|r| !r.warmup) {
+        assert!(r.load.requests > 0, "a stream round without echoes: {:?}", r.load.errors);
+        // Whole echoes only: what each connection read, in 512-byte units.
+        assert!(r.load.requests * 512 <= r.load.bytes_read && r.load.bytes_read < (r.load.requests + 4) * 512, "{} echoes, {} bytes", r.load.requests, r.load.bytes_read);
+        assert!(r.load.latency.is_empty(), "a stream has no exchanges to time");
+    }
+    let md = std::fs::read_to_string(dir.join("summary.md")).unwrap();
+    assert!(md.contains("## echo (stream) · throughput · 4 connections"), "{md}");
+    assert!(md.contains("echoes/s") && md.contains("MB/s") && md.contains("CPU us/echo"), "{md}");
+
+    // Streams are paced by the sockets alone, and carry no exchange per connection.
+    c.mode = serverbench::run::options::ModeKind::Latency;
+    assert!(c.options(Path::new("/"), vec![]).unwrap_err().to_string().contains("throughput mode only"));
+    c.mode = serverbench::run::options::ModeKind::Throughput;
+    c.scenario = vec!["hello".into()];
+    assert!(c.options(Path::new("/"), vec![]).unwrap_err().to_string().contains("add --scenario echo"));
 }
 
 /// One 1 s round of the good contestant with `tool`; the measurement is measured, with requests, and says

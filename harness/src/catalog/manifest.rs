@@ -26,6 +26,11 @@ pub const MODELS: &[&str] = &[
     "single-loop",
 ];
 pub const IOS: &[&str] = &["blocking", "epoll", "io_uring", "runtime"];
+/// How the code that serves one connection is written (the third source document's "Concurrency Model"):
+/// a thread or process that blocks (`thread`), a coroutine with its own stack that the runtime switches
+/// (`stackful`: goroutines, virtual threads, fibers), a compiled state machine awaited by a runtime
+/// (`stackless`: Rust's async, Python's asyncio), or callbacks that an event loop calls (`callback`).
+pub const STYLES: &[&str] = &["thread", "stackful", "stackless", "callback"];
 pub const SCENARIOS: &[&str] = Scenario::NAMES;
 /// The conformance checks a manifest may say it is not held to (`unsupported_checks`): every check of
 /// `serverbench check` by its stable name (the check suite's own list is tested against this one).
@@ -74,6 +79,7 @@ const FIELDS: &[(&str, &str)] = &[
     ("category", "micro (a raw runtime) or platform (a framework with its own HTTP stack)"),
     ("model", "how work is spread over threads"),
     ("io", "how sockets are driven"),
+    ("style", "how the code serving a connection is written: thread, stackful, stackless or callback"),
     ("scenarios", r#"the scenarios the server answers, e.g. ["hello", "echo"]"#),
     ("requires", r#"commands that must exist, e.g. ["cc", "make"]"#),
     ("apt", "Debian packages installed when missing"),
@@ -86,6 +92,11 @@ const FIELDS: &[(&str, &str)] = &[
     ("unsupported_checks", r#"conformance checks it is not held to, each with the reason, e.g. { scale = "a pool of 16 threads serves 16 connections at a time" }"#),
     ("variants", "[variants.NAME] tables overriding fields; NAME is appended to the name"),
 ];
+/// The hint of a field of `FIELDS`.
+fn hint(field: &str) -> &'static str {
+    FIELDS.iter().find(|(f, _)| *f == field).map_or("", |(_, h)| h)
+}
+
 const REQUIRED: &[&str] = &["name", "language", "framework", "category", "model", "io", "scenarios", "run"];
 
 /// One problem in one manifest.
@@ -174,7 +185,7 @@ impl Check<'_> {
         }
         for key in REQUIRED {
             if !t.contains_key(*key) {
-                let hint = FIELDS.iter().find(|(f, _)| f == key).map(|(_, h)| *h).unwrap_or_default();
+                let hint = hint(key);
                 let allowed = match *key {
                     "language" => LANGUAGES,
                     "category" => CATEGORIES,
@@ -202,11 +213,12 @@ impl Check<'_> {
         let language = self.one_of(t, "language", LANGUAGES, path);
         let framework = self.string(t, "framework", path);
         if framework.as_deref() == Some("") {
-            self.error(format!("field `{}` is empty; {}", path("framework"), FIELDS[3].1));
+            self.error(format!("field `{}` is empty; {}", path("framework"), hint("framework")));
         }
         let category = self.one_of(t, "category", CATEGORIES, path);
         let model = self.one_of(t, "model", MODELS, path);
         let io = self.one_of(t, "io", IOS, path);
+        let style = t.contains_key("style").then(|| self.one_of(t, "style", STYLES, path));
         let scenarios = self.scenarios(t, path);
         let requires = self.strings(t, "requires", path).unwrap_or_default();
         let apt = self.strings(t, "apt", path).unwrap_or_default();
@@ -221,7 +233,7 @@ impl Check<'_> {
         let build = self.command(t, "build", &["dir"], path);
         let run = self.command(t, "run", PLACEHOLDERS, path);
         if run.as_deref().is_some_and(|r| r.trim().is_empty()) {
-            self.error(format!("field `{}` is empty; {}", path("run"), FIELDS[11].1));
+            self.error(format!("field `{}` is empty; {}", path("run"), hint("run")));
         }
         let version = self.command(t, "version", &["dir"], path);
         let env = self.env(t, path);
@@ -252,6 +264,7 @@ impl Check<'_> {
             category: category?,
             model: model?,
             io: io?,
+            style: style.flatten(),
             scenarios: scenarios?,
             requires,
             apt,

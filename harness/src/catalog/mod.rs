@@ -28,6 +28,8 @@ pub struct Contestant {
     pub category: String,
     pub model: String,
     pub io: String,
+    /// How the code serving a connection is written (`manifest::STYLES`); None where the manifest says nothing.
+    pub style: Option<String>,
     pub scenarios: Vec<String>,
     pub requires: Vec<String>,
     pub apt: Vec<String>,

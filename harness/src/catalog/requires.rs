@@ -180,6 +180,7 @@ mod tests {
             category: "micro".into(),
             model: "per-core".into(),
             io: "epoll".into(),
+            style: None,
             scenarios: vec!["hello".into()],
             requires: requires.iter().map(|s| s.to_string()).collect(),
             apt: apt.iter().map(|s| s.to_string()).collect(),

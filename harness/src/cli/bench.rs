@@ -7,13 +7,12 @@ use std::time::Duration;
 
 use clap::Args;
 
-use super::{load, mix, parse_duration, BadValue, SelectArgs};
+use super::{ab, load, mix, parse_duration, BadValue, SelectArgs};
 use crate::load::search::Slo;
 use crate::launch::server::STOP_GRACE;
 use crate::os::cpus::CpuSet;
 use crate::run::options::{
-    AbOptions, AbSource, BenchOptions, ModeKind, Remote, Rounds, RunType, StopRule, SyscallCounting, Tool, DEFAULT_AB_TARGET_CI_PCT,
-    DEFAULT_LOAD_FRACTIONS, DEFAULT_MAX_PAIRS, DEFAULT_MAX_ROUNDS, DEFAULT_ROUND, DEFAULT_TARGET_CI_PCT,
+    BenchOptions, ModeKind, Remote, Rounds, RunType, StopRule, SyscallCounting, Tool, DEFAULT_LOAD_FRACTIONS, DEFAULT_ROUND,
 };
 use crate::run::tools::hey;
 use crate::wire::Scenario;
@@ -51,9 +50,10 @@ pub struct BenchArgs {
     /// How requests are paced.
     #[arg(long, value_enum, default_value_t = ModeKind::Throughput)]
     pub mode: ModeKind,
-    /// Connections: one value or a list such as 8,64,256 (each is its own measurement).
-    #[arg(short = 'c', long = "connections", value_delimiter = ',', default_value = "64", value_name = "N[,N...]")]
-    pub connections: Vec<usize>,
+    /// Connections: one value or a list such as 8,64,256 (each is its own measurement) [default: 64; 4
+    /// with --echo stream]
+    #[arg(short = 'c', long = "connections", value_delimiter = ',', value_name = "N[,N...]")]
+    pub connections: Option<Vec<usize>>,
     /// Requests in flight per connection (HTTP pipelining; for plaintext).
     #[arg(long, default_value_t = 1, value_name = "P")]
     pub pipeline: u32,
@@ -61,6 +61,11 @@ pub struct BenchArgs {
     /// of keep-alive; latency then runs from the start of the connect.
     #[arg(long = "connection-per-request")]
     pub connection_per_request: bool,
+    /// How the `echo` scenario's client talks: pingpong (write 512 bytes, read them back, repeat; a latency
+    /// per exchange) or stream (each connection writes and reads at once, as fast as both sides go;
+    /// echoes of 512 bytes per second and bandwidth, no latency)
+    #[arg(long, value_enum, default_value_t = load::EchoArg::Pingpong)]
+    pub echo: load::EchoArg,
     /// Leave out the run's control: the minimal hello server of harness/control, otherwise measured in
     /// every run with `hello` (interleaved like the contestants, never ranked) so that `compare` can tell
     /// the machine's change from a server's
@@ -96,12 +101,10 @@ pub struct BenchArgs {
     /// least 6, at most --max-rounds) or a count. Rounds left out as disturbed are run again.
     #[arg(long, default_value = "auto", value_name = "auto|N")]
     pub rounds: String,
-    /// With --rounds auto: the half-width of the median's 95% interval to reach, in percent; in an A/B
-    /// run, of the paired req/s ratio's [default: 3%; 1% in an A/B run]
+    /// With --rounds auto: the half-width of the median's 95% interval to reach, in percent (in an A/B run, the paired req/s ratio's) [default: 3%; A/B 1%]
     #[arg(long = "target-ci", value_parser = parse_percent, value_name = "PCT")]
     pub target_ci: Option<f64>,
-    /// The most measured rounds per configuration, left-out ones included [default: 16 with auto, 2 x N;
-    /// in an A/B run, pairs: 200 with auto, 2 x N]
+    /// The most measured rounds per configuration, left-out ones included [default: 16 with auto, 2 x N; A/B pairs: 200 with auto]
     #[arg(long, value_name = "N")]
     pub max_rounds: Option<u32>,
     /// Length of a round: 1, 1s, 500ms, 1m [default: 500ms]
@@ -124,7 +127,8 @@ pub struct BenchArgs {
     /// rate rounds, bracketed and bisected to 5% (as `load --search`); a column in every report.
     #[arg(long, value_name = "OBJECTIVE")]
     pub search: Option<String>,
-    /// The load generator: builtin, wrk / h2load where installed, or hey (built from tools/hey with Go).
+    /// The load generator: builtin, wrk / h2load / ab (installed from Debian when missing, as root), or hey
+    /// (built from tools/hey with Go).
     #[arg(long, value_enum, default_value_t = Tool::Builtin)]
     pub tool: Tool,
     /// How the built-in load generator moves bytes: io_uring, io_uring-sqpoll (a kernel thread on each client
@@ -136,6 +140,8 @@ pub struct BenchArgs {
     /// docs/load-generator.md)
     #[arg(long = "client-poll", value_enum, default_value = "sleep")]
     pub client_poll: load::PollArg,
+    #[command(flatten)]
+    pub interval: load::IntervalArgs,
     /// Where run folders are written [default: <repo>/results]
     #[arg(short, long, value_name = "DIR")]
     pub out: Option<PathBuf>,
@@ -185,17 +191,8 @@ pub struct BenchArgs {
     /// path as here]
     #[arg(long = "server-checkout", value_name = "PATH")]
     pub server_checkout: Option<PathBuf>,
-    /// A/B run: NAME as the catalog was at this git revision (A, NAME@REV, built in a worktree of its own)
-    /// against NAME in the working tree (B), in pairs of rounds until B/A is clear (docs/ab.md)
-    #[arg(long, value_name = "REV", conflicts_with = "ab")]
-    pub baseline: Option<String>,
-    /// A/B run of two contestant folders, each with its contestant.toml: A (NAME@<its folder>) against B
-    #[arg(long, num_args = 2, value_names = ["DIR_A", "DIR_B"])]
-    pub ab: Option<Vec<PathBuf>>,
-    /// In an A/B run: exit with status 3 when B is worse, as `compare --fail-on`: `worse` (any of req/s, p99,
-    /// CPU per request) or `worse:rps,p99,cpu` (those named)
-    #[arg(long = "fail-on", value_name = "worse[:METRICS]")]
-    pub fail_on: Option<crate::compare::FailOn>,
+    #[command(flatten)]
+    pub ab: ab::AbArgs,
 }
 
 impl BenchArgs {
@@ -208,13 +205,19 @@ impl BenchArgs {
     }
 
     fn rounds_rule(&self) -> anyhow::Result<Rounds> {
-        let default = if self.is_ab() { DEFAULT_AB_TARGET_CI_PCT } else { DEFAULT_TARGET_CI_PCT };
-        Rounds::parse(&self.rounds, self.target_ci.unwrap_or(default))
+        Rounds::parse(&self.rounds, self.target_ci.unwrap_or(self.ab.target_ci_pct()))
     }
 
-    /// An A/B run: two versions of one contestant (`--baseline`, `--ab`).
-    fn is_ab(&self) -> bool { self.baseline.is_some() || self.ab.is_some() }
+    /// `-c` as given; otherwise 64, or 4 with `--echo stream` (a few connections fill both sides' buffers,
+    /// as PhotonLibOS's streaming benchmark runs it).
+    pub fn connections(&self) -> Vec<usize> {
+        let default = if self.echo == load::EchoArg::Stream { ECHO_STREAM_CONNECTIONS } else { DEFAULT_CONNECTIONS };
+        self.connections.clone().unwrap_or_else(|| vec![default])
+    }
 }
+
+const DEFAULT_CONNECTIONS: usize = 64;
+const ECHO_STREAM_CONNECTIONS: usize = 4;
 
 /// A percentage such as `3%` or `3`.
 fn parse_percent(text: &str) -> Result<f64, BadValue> {
@@ -256,14 +259,22 @@ impl BenchArgs {
             anyhow::ensure!(Scenario::parse(s).is_some(), "unknown scenario '{s}'; allowed: {}", Scenario::NAMES.join(", "));
         }
         anyhow::ensure!(!self.scenario.is_empty(), "give at least one --scenario");
-        anyhow::ensure!(!self.connections.is_empty() && self.connections.iter().all(|&n| n > 0), "-c takes connection counts above 0, such as 64 or 8,64,256");
+        let connections = self.connections();
+        anyhow::ensure!(!connections.is_empty() && connections.iter().all(|&n| n > 0), "-c takes connection counts above 0, such as 64 or 8,64,256");
+        if self.echo == load::EchoArg::Stream {
+            anyhow::ensure!(
+                self.scenario.iter().any(|s| s == Scenario::Echo.name()),
+                "--echo stream shapes the echo scenario: add --scenario echo"
+            );
+            anyhow::ensure!(self.mode == ModeKind::Throughput, "--echo stream runs in throughput mode only (it has no requests to pace)");
+            anyhow::ensure!(!self.connection_per_request, "--echo stream has no exchanges to put on a connection each; --connection-per-request takes pingpong");
+        }
         anyhow::ensure!(self.pipeline >= 1, "--pipeline must be at least 1");
         let scenarios: Vec<Scenario> = self.scenario.iter().filter_map(|s| Scenario::parse(s)).collect();
         mix.check_against(&scenarios)?;
         let max_rounds = match (rounds, self.max_rounds) {
             (Rounds::Fixed(n), None) => n.saturating_mul(2),
-            (Rounds::Auto { .. }, None) if self.is_ab() => DEFAULT_MAX_PAIRS,
-            (Rounds::Auto { .. }, None) => DEFAULT_MAX_ROUNDS,
+            (Rounds::Auto { .. }, None) => self.ab.max_rounds_auto(),
             (_, Some(m)) => m,
         };
         match rounds {
@@ -273,7 +284,7 @@ impl BenchArgs {
             }
             Rounds::Auto { target_ci_pct } => {
                 anyhow::ensure!(target_ci_pct > 0.0, "--target-ci must be above 0%, such as 3%");
-                let (fewest, what) = if self.is_ab() { (crate::model::ab::MIN_PAIRS, "the fewest pairs an A/B run may stop at") } else { (crate::stats::rounds::MIN_FOR_CI, "the fewest rounds with a 95% interval") };
+                let (fewest, what) = self.ab.fewest_auto();
                 anyhow::ensure!(max_rounds as usize >= fewest, "--max-rounds must be at least {fewest} with --rounds auto ({what})");
             }
         }
@@ -368,7 +379,7 @@ impl BenchArgs {
         self.check_tool(root, &scenarios, &mix, stop)?;
 
         let remote = self.remote(&scenarios, root, &catalog_root)?;
-        let ab = self.ab_options(&catalog_root, rate_auto)?;
+        let ab = self.ab.options(&catalog_root, self.scenario.len() == 1 && self.connections().len() == 1 && self.workers.len() <= 1 && !rate_auto && self.search.is_none(), self.server_host.is_some())?;
         let (client_io, client_io_name) = crate::load::resolve_io(self.client_io.into()).map_err(|e| anyhow::anyhow!("--client-{e}"))?;
         let client_poll = client_poll(client_poll_wanted, &server_cpus_here, &client_cpus, client_threads)?;
         anyhow::ensure!(
@@ -387,10 +398,10 @@ impl BenchArgs {
             rate_per_s,
             load_fractions,
             search,
-            connections: self.connections.clone(),
+            connections,
             pipeline: self.pipeline,
             connection_per_request: self.connection_per_request,
-            // The pairing cancels what the machine does to both versions: an A/B run needs no control.
+            echo: self.echo.into(),
             control: !self.no_control && ab.is_none(),
             mix,
             run_type: self.run_type,
@@ -407,6 +418,7 @@ impl BenchArgs {
             client_io,
             client_io_name,
             client_poll,
+            interval: self.interval.checked()?,
             out_dir,
             timeout: self.timeout,
             start_timeout: self.start_timeout,
@@ -420,30 +432,6 @@ impl BenchArgs {
             remote,
             ab,
         })
-    }
-
-    /// `--baseline`, `--ab` and `--fail-on`, checked: one configuration (one contestant is checked when the
-    /// catalog is read), a revision that names a commit, folders with a manifest.
-    fn ab_options(&self, catalog_root: &Path, rate_auto: bool) -> anyhow::Result<Option<AbOptions>> {
-        let source = match (&self.baseline, &self.ab) {
-            (None, None) if self.fail_on.is_some() => anyhow::bail!(
-                "--fail-on applies to an A/B run (--baseline REV or --ab DIR_A DIR_B); to gate two runs, use `serverbench compare A B --fail-on`"
-            ),
-            (None, None) => return Ok(None),
-            (Some(rev), _) => AbSource::Baseline(crate::run::ab_sides::resolve_revision(catalog_root, rev)?),
-            (None, Some(dirs)) => {
-                if let Some((side, dir)) = ["A", "B"].iter().zip(dirs).find(|(_, d)| !d.join("contestant.toml").is_file()) {
-                    anyhow::bail!("--ab: {side}'s folder {} holds no contestant.toml", dir.display());
-                }
-                AbSource::Folders(dirs[0].clone(), dirs[1].clone())
-            }
-        };
-        anyhow::ensure!(
-            self.scenario.len() == 1 && self.connections.len() == 1 && self.workers.len() <= 1 && !rate_auto && self.search.is_none(),
-            "an A/B run measures one configuration: give one --scenario, one -c, at most one --workers count, --rate as a number, no --search"
-        );
-        anyhow::ensure!(self.server_host.is_none(), "an A/B run builds its versions here: --server-host is not supported with --baseline or --ab");
-        Ok(Some(AbOptions { source, noise_pct: crate::model::ab::DEFAULT_NOISE_PCT, fail_on: self.fail_on.clone() }))
     }
 
     /// `--client-host`, `--server-address`, `--ssh-option`, `--clock-tolerance`, checked: hosts need the built-in
@@ -483,7 +471,7 @@ impl BenchArgs {
         Ok(Remote { client_hosts, ssh_options: self.ssh_option.clone(), server_address, clock_tolerance: self.clock_tolerance, server_host, server_checkout, server_catalog })
     }
 
-    /// What wrk, h2load and hey cannot do (closed-loop HTTP rounds only, no check of each answer), and
+    /// What wrk, h2load, hey and ab cannot do (closed-loop HTTP rounds only, no check of each answer), and
     /// whether the one asked for is installed or can be built.
     fn check_tool(&self, root: &Path, scenarios: &[Scenario], mix: &crate::load::mix::MixOptions, stop: StopRule) -> anyhow::Result<()> {
         if self.tool == Tool::Builtin {
@@ -501,14 +489,29 @@ impl BenchArgs {
         if self.tool == Tool::Hey {
             hey::ready(root)?;
             anyhow::ensure!(self.pipeline == 1, "hey sends one request at a time per connection: use --pipeline 1");
-        } else {
+        }
+        if let Some((command, package)) = self.tool.debian() {
+            // Installed by the run when it can (root, apt, not --no-install).
+            let installable = !self.no_install && crate::catalog::requires::System::detect().can_install();
             anyhow::ensure!(
-                crate::catalog::requires::find_command(tool).is_some(),
-                "--tool {tool}: `{tool}` is not installed (apt-get install -y {})",
-                if self.tool == Tool::Wrk { "wrk" } else { "nghttp2-client" }
+                installable || crate::catalog::requires::find_command(command).is_some(),
+                "--tool {tool}: `{command}` is not installed (apt-get install -y {package})"
             );
         }
-        anyhow::ensure!(!self.connection_per_request, "--connection-per-request needs --tool builtin");
+        if self.tool == Tool::Ab {
+            anyhow::ensure!(self.pipeline == 1, "ab sends one request at a time per connection: use --pipeline 1");
+            // ab speaks HTTP/1.0 and keeps a connection only when the answer says `keep-alive`: `plaintext`
+            // is the scenario whose servers are held to that (the `client-ab` check); a `hello` server
+            // answers without it and would leave ab waiting for a close.
+            let other: Vec<&String> = self.scenario.iter().filter(|s| *s != Scenario::Plaintext.name()).collect();
+            anyhow::ensure!(
+                other.is_empty(),
+                "--tool ab measures `plaintext` only (HTTP/1.0, which its servers are checked to answer: client-ab); not {}",
+                other.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ")
+            );
+        } else {
+            anyhow::ensure!(!self.connection_per_request, "--connection-per-request needs --tool builtin or ab");
+        }
         anyhow::ensure!(
             !(scenarios.contains(&Scenario::Counter) || (scenarios.contains(&Scenario::Work) && mix.skewed())),
             "--tool {}: `counter` (whose answers are checked for lost updates) and `work` with heavy connections or requests need --tool builtin",
@@ -606,7 +609,7 @@ mod tests {
         let cli = Cli::try_parse_from(["serverbench", "bench"]).unwrap();
         let Command::Bench(b) = cli.command else { panic!("bench") };
         assert_eq!(b.scenario, ["hello"]);
-        assert_eq!(b.connections, [64]);
+        assert_eq!(b.connections(), [64]);
         assert_eq!(b.warmup, 1);
         assert_eq!(b.rounds_rule().unwrap(), Rounds::Auto { target_ci_pct: 3.0 });
         assert_eq!(b.max_rounds, None);
@@ -660,13 +663,29 @@ mod tests {
         assert!(cli.quiet);
         let Command::Bench(b) = cli.command else { panic!("bench") };
         assert_eq!(b.select.terms, ["c-epoll", "go"]);
-        assert_eq!(b.connections, [8, 64, 256]);
+        assert_eq!(b.connections(), [8, 64, 256]);
         assert_eq!(b.run_type, RunType::MultiCore);
         assert_eq!(b.scenario, ["hello", "echo"]);
         assert_eq!(b.duration, Some(Duration::from_millis(500)));
         assert_eq!(b.select.language, ["c", "go"]);
         assert_eq!(b.tool, Tool::Wrk);
         assert!(Cli::try_parse_from(["serverbench", "bench", "-d", "1", "-n", "5"]).is_err());
+    }
+
+    #[test]
+    fn ab_measures_plaintext_one_request_at_a_time_and_maps_a_connection_per_request() {
+        let refused = |args: &[&str]| options(BenchArgs::parse(&[&["--tool", "ab", "--no-install"], args].concat()).unwrap()).map(|_| ()).unwrap_err().to_string();
+        if crate::catalog::requires::find_command("ab").is_none() {
+            assert!(refused(&["--scenario", "plaintext"]).contains("apt-get install -y apache2-utils"));
+            return;
+        }
+        let ok = |args: &[&str]| options(BenchArgs::parse(&[&["--tool", "ab"], args].concat()).unwrap()).unwrap();
+        assert_eq!(ok(&["--scenario", "plaintext"]).tool, Tool::Ab);
+        assert!(ok(&["--scenario", "plaintext", "--connection-per-request"]).connection_per_request);
+        assert!(refused(&["--scenario", "hello,plaintext"]).contains("--tool ab measures `plaintext` only"));
+        assert!(refused(&["--scenario", "plaintext", "--pipeline", "4"]).contains("use --pipeline 1"));
+        let wrk = options(BenchArgs::parse(&["--tool", "wrk", "--connection-per-request"]).unwrap()).map(|_| ()).unwrap_err().to_string();
+        assert!(wrk.contains("--connection-per-request needs --tool builtin or ab"), "{wrk}");
     }
 
     #[test]
@@ -693,6 +712,18 @@ mod tests {
 
     fn options(a: BenchArgs) -> anyhow::Result<BenchOptions> {
         a.options(Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap(), Vec::new())
+    }
+
+    #[test]
+    fn the_interval_reaches_the_rounds_and_run_json() {
+        let o = options(choices()).unwrap();
+        assert_eq!(o.interval, crate::load::DEFAULT_INTERVAL);
+        assert_eq!(o.record().interval_ms, Some(100.0));
+        let o = options(BenchArgs::parse(&["--interval", "250ms"]).unwrap()).unwrap();
+        assert_eq!(o.interval, Duration::from_millis(250));
+        assert_eq!(o.record().interval_ms, Some(250.0));
+        let e = options(BenchArgs::parse(&["--interval", "0"]).unwrap()).unwrap_err().to_string();
+        assert!(e.contains("--interval must be at least"), "{e}");
     }
 
     #[test]
@@ -726,7 +757,7 @@ mod tests {
             options(c).unwrap_err().to_string()
         };
         assert!(bad(&|c| c.scenario = vec!["helo".into()]).contains("unknown scenario 'helo'"));
-        assert!(bad(&|c| c.connections = vec![0]).contains("-c takes"));
+        assert!(bad(&|c| c.connections = Some(vec![0])).contains("-c takes"));
         assert!(bad(&|c| c.mode = ModeKind::Rate).contains("--rate"));
         assert!(bad(&|c| c.rate = Some(RateArg::PerS(5.0))).contains("--mode rate only"));
         assert!(bad(&|c| c.load_fraction = Some(vec![0.5])).contains("--load-fraction applies to --rate auto only"));
@@ -749,26 +780,6 @@ mod tests {
             c.server_cpus = Some(first.clone());
         });
         assert!(one_cpu.contains("multiCore needs at least two server CPUs") && one_cpu.contains("--server-cpus LIST --client-cpus LIST"), "{one_cpu}");
-    }
-
-    #[test]
-    fn an_ab_run_takes_one_configuration_and_its_own_defaults() {
-        let parse = |args: &[&str]| options(BenchArgs::parse(args).unwrap());
-        let o = parse(&["c-epoll", "--baseline", "HEAD"]);
-        let Ok(o) = o else { return }; // not a git checkout (a source archive)
-        assert_eq!((o.rounds, o.max_rounds, o.control), (Rounds::Auto { target_ci_pct: 1.0 }, 200, false));
-        assert!(matches!(&o.ab.as_ref().unwrap().source, AbSource::Baseline(r) if r.rev == "HEAD" && r.commit.len() == 40));
-        assert_eq!(o.record().ab.unwrap().baseline.as_deref(), Some("HEAD"));
-        assert_eq!(parse(&["c-epoll", "--baseline", "HEAD", "--rounds", "8"]).unwrap().max_rounds, 16);
-        let refused = |args: &[&str]| parse(args).unwrap_err().to_string();
-        assert!(refused(&["c-epoll", "--baseline", "HEAD", "-c", "8,64"]).contains("an A/B run measures one configuration"));
-        assert!(refused(&["c-epoll", "--baseline", "HEAD", "--scenario", "hello,echo"]).contains("one --scenario"));
-        assert!(refused(&["c-epoll", "--baseline", "HEAD", "--max-rounds", "8"]).contains("at least 10"));
-        assert!(refused(&["c-epoll", "--baseline", "no-such-rev-xyz"]).contains("no such commit"));
-        assert!(refused(&["c-epoll", "--fail-on", "worse"]).contains("--fail-on applies to an A/B run"));
-        assert!(refused(&["--ab", "/nonexistent-a", "/nonexistent-b"]).contains("A's folder /nonexistent-a holds no contestant.toml"));
-        assert!(BenchArgs::parse(&["--baseline", "HEAD", "--ab", "a", "b"]).is_err(), "one or the other");
-        assert!(BenchArgs::parse(&["--baseline", "HEAD", "--fail-on", "better"]).is_err());
     }
 
     #[test]

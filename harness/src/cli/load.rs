@@ -25,6 +25,15 @@ pub enum EchoArg {
     Stream,
 }
 
+impl From<EchoArg> for EchoKind {
+    fn from(a: EchoArg) -> EchoKind {
+        match a {
+            EchoArg::Pingpong => EchoKind::PingPong,
+            EchoArg::Stream => EchoKind::Stream,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum IoArg {
     Auto,
@@ -60,6 +69,25 @@ impl From<IoArg> for IoBackend {
             IoArg::IoUring => IoBackend::IoUring,
             IoArg::IoUringSqpoll => IoBackend::IoUringSqpoll,
         }
+    }
+}
+
+/// `--interval`, of `load` and of `bench`.
+#[derive(Debug, Clone, Args)]
+pub struct IntervalArgs {
+    /// Length of the intervals each measured window is cut into, each with its responses, errors and
+    /// latency histogram (in --json and run.json; printed by load --timeline, drawn in report.html)
+    #[arg(long, value_parser = parse_duration, default_value = "100ms", value_name = "TIME")]
+    pub interval: Duration,
+}
+
+impl IntervalArgs {
+    /// The interval, checked.
+    pub fn checked(&self) -> anyhow::Result<Duration> {
+        if self.interval < crate::load::MIN_INTERVAL {
+            bail!("--interval must be at least {:?}", crate::load::MIN_INTERVAL);
+        }
+        Ok(self.interval)
     }
 }
 
@@ -148,6 +176,15 @@ pub struct LoadArgs {
     /// own: the server's CPU then pays no wake-ups of the client; polling time is reported apart)
     #[arg(long, value_enum, default_value = "sleep")]
     pub poll: PollArg,
+    #[command(flatten)]
+    pub interval: IntervalArgs,
+    /// Print a line per interval before the summary: its start, responses, req/s, errors, p50, p99 and max
+    #[arg(long)]
+    pub timeline: bool,
+    /// Also write the intervals to this file as an HdrHistogram interval log (HistogramLogWriter's format,
+    /// latencies in ns), for HdrHistogram's log tools
+    #[arg(long = "hdr-log", value_name = "FILE")]
+    pub hdr_log: Option<std::path::PathBuf>,
     /// Unit of the latency figures printed
     #[arg(long = "latency-unit", value_enum, default_value = "us")]
     pub latency_unit: LatencyUnit,
@@ -264,8 +301,8 @@ impl LoadArgs {
             (None, d) => Stop::Duration { warmup: self.warmup_time, measure: d.unwrap_or(Duration::from_secs(10)) },
         };
         let echo = match (self.echo, self.scenario) {
-            (Some(EchoArg::Stream), _) => Some(EchoKind::Stream),
-            (Some(EchoArg::Pingpong), _) | (None, Some(Scenario::Echo)) => Some(EchoKind::PingPong),
+            (Some(kind), _) => Some(kind.into()),
+            (None, Some(Scenario::Echo)) => Some(EchoKind::PingPong),
             _ => None,
         };
         let workload = if let Some(kind) = echo {
@@ -320,6 +357,7 @@ impl LoadArgs {
             ramp: self.ramp,
             connection_per_request: self.connection_per_request,
             seed: self.mix.seed,
+            interval: self.interval.checked()?,
         };
         crate::load::validate(&config)?;
         Ok(config)
@@ -354,6 +392,20 @@ mod tests {
         assert!(parse_target("[::1]:9000", false).is_ok());
         let e = parse_target("10.1.2.3:80", false).unwrap_err().to_string();
         assert!(e.contains("--allow-remote"), "{e}");
+    }
+
+    #[test]
+    fn the_interval_defaults_to_the_load_generators_and_has_a_floor() {
+        #[derive(Debug, clap::Parser)]
+        struct Only {
+            #[command(flatten)]
+            i: IntervalArgs,
+        }
+        use clap::Parser;
+        assert_eq!(Only::try_parse_from(["x"]).unwrap().i.checked().unwrap(), crate::load::DEFAULT_INTERVAL);
+        assert_eq!(Only::try_parse_from(["x", "--interval", "250ms"]).unwrap().i.checked().unwrap(), Duration::from_millis(250));
+        let e = Only::try_parse_from(["x", "--interval", "10us"]).unwrap().i.checked().unwrap_err().to_string();
+        assert!(e.contains("--interval must be at least 1ms"), "{e}");
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! The command line, defined in one place: every subcommand's arguments (`bench`, `load` and `compare` in files
 //! of their own) and the parsers of their values.
 
+pub mod ab;
 pub mod bench;
 pub mod compare;
 pub mod load;

@@ -5,8 +5,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use anyhow::Context;
+
 use crate::cli::load::LoadArgs;
-use crate::load::output::{describe, human_summary, to_json};
+use crate::load::output::{describe, human_summary, timeline, to_json};
 use crate::load::search::{judge, search, Slo};
 use crate::load::{LoadConfig, Mode, Stop};
 
@@ -31,8 +33,14 @@ pub fn run(args: LoadArgs) -> anyhow::Result<()> {
         out.flush()?;
     }
     let report = crate::load::run(&config, stop)?;
+    if let (Some(path), Some(intervals)) = (&args.hdr_log, &report.intervals) {
+        let log = intervals.to_hdr_log(report.duration_s, &format!("serverbench load {}: intervals of the measured window", args.target))?;
+        std::fs::write(path, log).with_context(|| format!("cannot write the interval log {}", path.display()))?;
+    }
     let text = if args.json {
         serde_json::to_string_pretty(&to_json(&config, &report))? + "\n"
+    } else if args.timeline {
+        timeline(&report, args.latency_unit) + &human_summary(&config, &report, args.latency_unit)
     } else {
         human_summary(&config, &report, args.latency_unit)
     };

@@ -68,6 +68,7 @@ pub fn list(args: ListArgs) -> anyhow::Result<()> {
         ("Category", Align::Left),
         ("Model", Align::Left),
         ("IO", Align::Left),
+        ("Style", Align::Left),
         ("Scenarios", Align::Left),
         ("Runs here", Align::Left),
     ]);
@@ -85,6 +86,7 @@ pub fn list(args: ListArgs) -> anyhow::Result<()> {
             c.category.clone(),
             c.model.clone(),
             c.io.clone(),
+            c.style.clone().unwrap_or_else(|| "-".into()),
             c.scenarios.join(", "),
             here,
         ]);

@@ -13,8 +13,8 @@ use super::verdict::{Expected, Metric, Rules};
 /// halfway). Below it the CPU speed probes stand in, without a scatter.
 pub const MIN_CONFIGURATIONS: usize = 3;
 /// The least spread credited to the servers' scatter, in percent: where more than half the ratios are
-/// equal (a run compared with itself, synthetic runs) the MAD is zero. 1% times the default 3 spreads is
-/// the default noise band, so the floor never makes the scatter stricter than the band; the steadiest
+/// equal (a run compared with itself, synthetic runs) the MAD is zero. 1% times the default 2.5 spreads lies
+/// inside the default noise band, so the floor never makes the scatter stricter than the band; the steadiest
 /// real pairs scattered by 1.6% (req/s).
 pub const MIN_SPREAD_PCT: f64 = 1.0;
 

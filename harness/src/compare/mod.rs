@@ -22,7 +22,7 @@ pub use baseline::{Baseline, Regime, Source};
 pub use gate::{FailOn, Regressed};
 pub use verdict::{Change, Expected, Metric, Rules, Verdict, DEFAULT_ALPHA, DEFAULT_NOISE_PCT, DEFAULT_SPREADS};
 
-use crate::model::{Measurement, RunResult, FLAG_CLIENT_BOUND};
+use crate::model::{Measurement, RunResult, FLAG_BOTH_BUSY, FLAG_CLIENT_BOUND};
 use crate::stats::rank::mann_whitney;
 use crate::stats::rounds::median;
 
@@ -165,7 +165,7 @@ pub struct Row {
     pub key: Key,
     /// One per `Metric::ALL`, in that order.
     pub changes: Vec<Change>,
-    /// Caveats: client-bound rounds on either side.
+    /// Caveats: client-bound and both-busy rounds on either side.
     pub notes: Vec<String>,
 }
 
@@ -301,9 +301,11 @@ pub fn compare_with_control(a: &RunResult, b: &RunResult, rules: Rules, control:
                 .collect();
             let mut notes = Vec::new();
             for (side, m) in [("A", p.a), ("B", p.b)] {
-                let bound = m.measured_rounds().filter(|r| r.flags.iter().any(|f| f == FLAG_CLIENT_BOUND)).count();
-                if bound > 0 {
-                    notes.push(format!("{FLAG_CLIENT_BOUND} in {side} ({bound}/{} rounds)", m.measured_rounds().count()));
+                for flag in [FLAG_CLIENT_BOUND, FLAG_BOTH_BUSY] {
+                    let bound = m.measured_rounds().filter(|r| r.has_flag(flag)).count();
+                    if bound > 0 {
+                        notes.push(format!("{flag} in {side} ({bound}/{} rounds)", m.measured_rounds().count()));
+                    }
                 }
             }
             if let (Some(own), true) = (p.regime, expected.iter().any(|e| !e.regime_accounted)) {

@@ -123,6 +123,8 @@ pub struct LoadConfig {
     pub connection_per_request: bool,
     /// The seed of every choice the workload makes (`Mix`): the same seed sends the same requests.
     pub seed: u64,
+    /// The length of the intervals the window is cut into, each with its own latency histogram.
+    pub interval: Duration,
 }
 
 impl Workload {
@@ -161,6 +163,7 @@ impl LoadConfig {
             ramp: None,
             connection_per_request: false,
             seed: DEFAULT_SEED,
+            interval: super::intervals::DEFAULT_INTERVAL,
         }
     }
 }

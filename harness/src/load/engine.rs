@@ -10,6 +10,7 @@ use std::sync::{Arc, Barrier, Mutex};
 use super::config::{EchoKind, IoBackend, LoadConfig, Mode, Stop, Workload};
 use super::window::{Edge, WindowWatch};
 use super::conn::{Budget, Conn};
+use super::intervals::IntervalRecorder;
 use super::tally::WorkerResult;
 use super::SetupError;
 use crate::stats::histogram::new_latency_histogram;
@@ -31,8 +32,9 @@ pub(super) struct Shared {
     pub setup_error: Mutex<Option<SetupError>>,
     /// Told when the measured window opens and closes.
     pub watch: Option<WindowWatch>,
-    /// Whether some thread has begun to record (the window is open).
+    /// Whether some thread has begun to record (the window is open), and when the first one did (0: not yet).
     pub opened: AtomicBool,
+    pub opened_ns: AtomicU64,
     /// Threads that have not yet stopped driving load: the last one to stop closes the window.
     pub driving: AtomicUsize,
     /// Connections (of every thread) that have not yet completed an exchange.
@@ -63,13 +65,16 @@ impl Shared {
         true
     }
 
-    /// A thread began to record: the first one opens the window.
-    pub fn recording_started(&self) {
+    /// A thread began to record at `now`: the first one opens the window. Returns when the window opened,
+    /// the origin of every thread's intervals.
+    pub fn recording_started(&self, now: u64) -> u64 {
+        let _ = self.opened_ns.compare_exchange(0, now, Ordering::SeqCst, Ordering::SeqCst);
         if !self.opened.swap(true, Ordering::SeqCst) {
             if let Some(w) = &self.watch {
                 w(Edge::Open);
             }
         }
+        self.opened_ns.load(Ordering::SeqCst)
     }
 
     /// A thread stopped driving load: the last one closes the window, if it was opened.
@@ -89,6 +94,17 @@ pub(super) fn out_capacity_bytes(cfg: &LoadConfig, paths: Option<&Paths>) -> usi
         (Workload::Echo { size_bytes, .. }, _) => *size_bytes,
         _ => 0,
     }
+}
+
+/// How many intervals a thread expects to close (their encodings are reserved before the clock starts).
+fn expected_intervals(cfg: &LoadConfig) -> usize {
+    const WITHOUT_A_DURATION: usize = 64;
+    const MOST_RESERVED: usize = 100_000;
+    match cfg.stop {
+        Stop::Duration { measure, .. } => (measure.as_nanos() / cfg.interval.as_nanos().max(1)) as usize,
+        Stop::RequestsPerConnection(_) => WITHOUT_A_DURATION,
+    }
+    .min(MOST_RESERVED)
 }
 
 /// Everything a worker knows but its backend: the connections, the timers and the tally.
@@ -158,7 +174,11 @@ impl<'a> Engine<'a> {
             measure_start_ns: 0,
             recording: false,
             done: 0,
-            r: WorkerResult { uncorrected: matches!(cfg.mode, Mode::Rate { .. }).then(new_latency_histogram), ..WorkerResult::empty() },
+            r: WorkerResult {
+                uncorrected: matches!(cfg.mode, Mode::Rate { .. }).then(new_latency_histogram),
+                intervals: IntervalRecorder::new(cfg.interval, expected_intervals(cfg)),
+                ..WorkerResult::empty()
+            },
         }
     }
 

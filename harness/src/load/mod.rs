@@ -8,6 +8,7 @@ mod conn;
 mod counter;
 mod engine;
 pub mod http;
+pub mod intervals;
 mod machine;
 pub mod mix;
 pub mod output;
@@ -23,6 +24,7 @@ mod worker;
 
 pub use crate::wire::{HttpRequest, HELLO_RESPONSE};
 pub use config::{EchoKind, IoBackend, LoadConfig, Mode, Poll, Stop, Workload};
+pub use intervals::{DEFAULT_INTERVAL, MIN_INTERVAL};
 pub use mix::{Mix, Skew};
 pub use http::Expect;
 pub use window::{Edge, WindowWatch};
@@ -107,6 +109,9 @@ pub fn validate(config: &LoadConfig) -> anyhow::Result<()> {
     if config.timeout.is_zero() {
         bail!("--timeout must be longer than 0");
     }
+    if config.interval < MIN_INTERVAL {
+        bail!("--interval must be at least {MIN_INTERVAL:?}");
+    }
     Ok(())
 }
 
@@ -139,6 +144,7 @@ pub fn run_watched(config: &LoadConfig, stop: Arc<AtomicBool>, watch: Option<Win
         setup_error: Mutex::new(None),
         watch,
         opened: AtomicBool::new(false),
+        opened_ns: AtomicU64::new(0),
         driving: AtomicUsize::new(config.threads),
         unserved: AtomicUsize::new(config.connections),
         began_ns: AtomicU64::new(0),

@@ -169,6 +169,45 @@ pub fn human_summary(c: &LoadConfig, r: &LoadReport, unit: LatencyUnit) -> Strin
     out
 }
 
+/// `--timeline`: a line per interval of the window (as wrk2 prints a line per second): when it began, its
+/// responses and their rate, its errors and its latency percentiles.
+pub fn timeline(r: &LoadReport, unit: LatencyUnit) -> String {
+    let Some(intervals) = &r.intervals else {
+        return String::new();
+    };
+    let u = |ns: u64| unit_value(ns as f64, unit);
+    let mut out = format!(
+        "  Intervals of {} ms{}
+  {:>9} {:>10} {:>12} {:>7} {:>10} {:>10} {:>10}
+",
+        intervals.length_ms,
+        if r.latency_uncorrected.is_some() { " (latency corrected, from each request's intended send time)" } else { "" },
+        "start",
+        "responses",
+        "per s",
+        "errors",
+        "p50",
+        "p99",
+        "max"
+    );
+    for (i, (start_s, length_s)) in intervals.each.iter().zip(intervals.spans_s(r.duration_s)) {
+        let s = i.summary();
+        let latency = if s.count == 0 { ["-".to_string(), "-".into(), "-".into()] } else { [u(s.p50_ns), u(s.p99_ns), u(s.max_ns)] };
+        out += &format!(
+            "  {:>8.3}s {:>10} {:>12.1} {:>7} {:>10} {:>10} {:>10}
+",
+            start_s,
+            i.requests,
+            i.requests as f64 / length_s,
+            i.errors,
+            latency[0],
+            latency[1],
+            latency[2]
+        );
+    }
+    out
+}
+
 /// Every figure of a run, for `--json`.
 pub fn to_json(c: &LoadConfig, r: &LoadReport) -> serde_json::Value {
     let s = r.latency_summary();
@@ -207,7 +246,7 @@ pub fn to_json(c: &LoadConfig, r: &LoadReport) -> serde_json::Value {
         "latency_uncorrected_ns": r.latency_uncorrected.as_ref().map(LatencySummary::of),
         "latency_histogram": histogram::to_base64(&r.latency),
         "latency_uncorrected_histogram": r.latency_uncorrected.as_ref().map(histogram::to_base64),
-        "timeline_per_s": r.timeline,
+        "intervals": r.intervals,
         "client_cpu_s": r.client_cpu_s,
         "client_poll_s": r.client_poll_s,
         "client_work_s": r.client_work_s(),

@@ -22,7 +22,6 @@ impl Engine<'_> {
             Workload::Echo { kind: EchoKind::PingPong, size_bytes } => self.on_pingpong_bytes(io, i, data, size_bytes as u64, now),
             Workload::Echo { kind: EchoKind::Stream, .. } => {
                 if self.recording {
-                    self.r.bump_timeline(now, self.measure_start_ns, n as u64);
                     self.conns[i].window_units += n as u64;
                 }
                 self.mark_served(i);
@@ -57,7 +56,6 @@ impl Engine<'_> {
         let paths = self.shared.paths.as_ref();
         let counting = paths.is_some_and(|p| p.counts());
         let recording = self.recording;
-        let measure_start_ns = self.measure_start_ns;
         let c = &mut self.conns[i];
         let r = &mut self.r;
         let mut completed = 0usize;
@@ -87,7 +85,7 @@ impl Engine<'_> {
                 };
             if recording {
                 r.status.count(done.status);
-                // Only a valid response is a request served: it alone counts, is timed and is in the timeline.
+                // Only a valid response is a request served: it alone counts and is timed.
                 if done.status / 100 != 2 {
                     r.errors.status += 1;
                 } else if done.mismatch || !decimal_ok || (*expect == Expect::JsonSequence && !json_echoes(body, sent.sequence)) {
@@ -97,7 +95,6 @@ impl Engine<'_> {
                     r.requests += 1;
                     c.window_units += 1;
                     r.record_latency(now, sent.intended_ns, sent.sent_ns);
-                    r.bump_timeline(now, measure_start_ns, 1);
                 }
             }
         });
@@ -152,7 +149,6 @@ impl Engine<'_> {
             self.r.requests += 1;
             self.conns[i].window_units += 1;
             self.r.record_latency(now, sent.intended_ns, sent.sent_ns);
-            self.r.bump_timeline(now, self.measure_start_ns, 1);
         }
         self.mark_served(i);
         self.after_responses(io, i, 1, now);

@@ -1,9 +1,19 @@
-//! What one load run measured: counts, errors by class, latency histograms, timeline, client CPU.
+//! What one load run measured: counts, errors by class, latency histograms, intervals, client CPU.
 
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
 use crate::stats::histogram::{self, LatencySummary};
+use crate::stats::intervals::{Intervals, IntervalsError};
+
+/// Why two shares of one measurement do not add up.
+#[derive(Debug, thiserror::Error)]
+pub enum AddError {
+    #[error("the latency histograms do not add: {0:?}")]
+    Histogram(hdrhistogram::errors::AdditionError),
+    #[error(transparent)]
+    Intervals(#[from] IntervalsError),
+}
 
 /// Errors by class. On the hot path they are counted, never thrown; the connection is reopened.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -157,8 +167,10 @@ pub struct LoadReport {
     /// Rate mode only: latency from the actual send (uncorrected), for comparison.
     #[serde(with = "histogram::serde_b64_opt", default)]
     pub latency_uncorrected: Option<Histogram<u64>>,
-    /// Completed requests in each second of the measured window.
-    pub timeline: Vec<u64>,
+    /// The window cut into intervals (`LoadConfig::interval`), each with its responses, errors and latency
+    /// histogram, which add up to `latency`; None from external tools.
+    #[serde(default)]
+    pub intervals: Option<Intervals>,
     /// CPU seconds (user + system) the client's worker threads spent in the measured window.
     pub client_cpu_s: f64,
     /// The same per worker thread, in thread order (the busiest one shows a client limit that a mean over
@@ -229,7 +241,7 @@ impl LoadReport {
             response_bytes: 0,
             latency: histogram::new_latency_histogram(),
             latency_uncorrected: None,
-            timeline: Vec::new(),
+            intervals: None,
             client_cpu_s: 0.0,
             thread_cpu_s: Vec::new(),
             client_poll_s: 0.0,
@@ -251,10 +263,10 @@ impl LoadReport {
 
     /// Adds `part`, another thread's or client host's share of the same measurement: counts, bytes, CPU
     /// times, switches and system calls add, the latency histograms add (so every quantile is read from
-    /// every latency), second i of the timelines adds, the per-thread lists are laid end to end, and so do
+    /// every latency), interval i of the intervals adds, the per-thread lists are laid end to end, and so do
     /// threads and connections. Migrations stay known only while every part knows its own (start the sum
     /// at `Some(0)`). The window, the ramp and the spread over connections are the caller's to combine.
-    pub fn add(&mut self, part: &LoadReport) -> Result<(), hdrhistogram::errors::AdditionError> {
+    pub fn add(&mut self, part: &LoadReport) -> Result<(), AddError> {
         self.requests += part.requests;
         self.reconnects += part.reconnects;
         self.keepalive_lost += part.keepalive_lost;
@@ -268,15 +280,15 @@ impl LoadReport {
         if self.response_bytes == 0 {
             self.response_bytes = part.response_bytes;
         }
-        self.latency.add(&part.latency)?;
+        self.latency.add(&part.latency).map_err(AddError::Histogram)?;
         if let Some(u) = &part.latency_uncorrected {
-            self.latency_uncorrected.get_or_insert_with(histogram::new_latency_histogram).add(u)?;
+            self.latency_uncorrected.get_or_insert_with(histogram::new_latency_histogram).add(u).map_err(AddError::Histogram)?;
         }
-        if self.timeline.len() < part.timeline.len() {
-            self.timeline.resize(part.timeline.len(), 0);
-        }
-        for (into, n) in self.timeline.iter_mut().zip(&part.timeline) {
-            *into += n;
+        if let Some(i) = &part.intervals {
+            match &mut self.intervals {
+                Some(into) => into.add(i)?,
+                None => self.intervals = Some(i.clone()),
+            }
         }
         self.client_cpu_s += part.client_cpu_s;
         self.thread_cpu_s.extend(&part.thread_cpu_s);

@@ -1,14 +1,14 @@
-//! One worker's counts, histograms and timeline while it measures, and their merge into the report.
+//! One worker's counts, histograms and intervals while it measures, and their merge into the report.
 
 use hdrhistogram::Histogram;
 
-use super::config::{LoadConfig, Mode, Stop, Workload};
+use super::config::{EchoKind, LoadConfig, Mode, Stop, Workload};
 use super::counter::CounterTally;
+use super::intervals::IntervalRecorder;
 use super::mix::Mix;
 use super::report::{ConnectionSpread, ErrorCounts, LoadReport, StatusCounts};
 use crate::stats::histogram::new_latency_histogram;
-
-const NS_PER_S: u64 = 1_000_000_000;
+use crate::stats::intervals::Intervals;
 
 /// One thread's measurements, merged by `merge`.
 pub(super) struct WorkerResult {
@@ -25,9 +25,10 @@ pub(super) struct WorkerResult {
     pub bytes_read: u64,
     pub bytes_written: u64,
     pub response_bytes: u64,
+    /// The closed intervals' latencies: the current interval's are in `intervals` until it closes.
     pub latency: Histogram<u64>,
     pub uncorrected: Option<Histogram<u64>>,
-    pub timeline: Vec<u64>,
+    pub intervals: IntervalRecorder,
     pub cpu_s: f64,
     /// The same split into user and system time, with the thread's context switches in the window.
     pub usage: super::sys::ThreadUsage,
@@ -64,7 +65,7 @@ impl WorkerResult {
             response_bytes: 0,
             latency: new_latency_histogram(),
             uncorrected: None,
-            timeline: Vec::new(),
+            intervals: IntervalRecorder::new(super::intervals::DEFAULT_INTERVAL, 0),
             cpu_s: 0.0,
             usage: super::sys::ThreadUsage::default(),
             system_calls: 0,
@@ -79,30 +80,48 @@ impl WorkerResult {
         }
     }
 
-    /// A response completed: its latency from the intended and from the actual send.
+    /// A response completed: its latency from the intended and from the actual send, into the current interval.
     #[inline]
     pub fn record_latency(&mut self, now: u64, intended_ns: u64, sent_ns: u64) {
-        self.latency.saturating_record(now.saturating_sub(intended_ns).max(1));
+        self.intervals.current.saturating_record(now.saturating_sub(intended_ns).max(1));
         if let Some(u) = &mut self.uncorrected {
             u.saturating_record(now.saturating_sub(sent_ns).max(1));
         }
     }
 
-    /// Adds `by` to the second of the measured window that `now` falls in.
+    /// The loop's clock read `now`: past the current interval's end, the next one begins (what the loop
+    /// does with `now` from here on counts in it).
     #[inline]
-    pub fn bump_timeline(&mut self, now: u64, measure_start_ns: u64, by: u64) {
-        let sec = (now.saturating_sub(measure_start_ns) / NS_PER_S) as usize;
-        if self.timeline.len() <= sec {
-            self.timeline.resize(sec + 1, 0);
+    pub fn tick(&mut self, now: u64, stream: bool) {
+        if now >= self.intervals.end_ns {
+            let (units, errors) = (self.units(stream), self.errors.total());
+            self.intervals.roll(now, units, errors, &mut self.latency);
         }
-        self.timeline[sec] += by;
+    }
+
+    /// The window opened for this thread at `now` (for every thread at `origin_ns`).
+    pub fn start_intervals(&mut self, origin_ns: u64, now: u64, stream: bool) {
+        let (units, errors) = (self.units(stream), self.errors.total());
+        self.intervals.start(origin_ns, now, units, errors);
+    }
+
+    /// The window closed: the last interval is closed and in `latency`.
+    pub fn close_intervals(&mut self, stream: bool) {
+        let (units, errors) = (self.units(stream), self.errors.total());
+        self.intervals.close(units, errors, &mut self.latency);
+    }
+
+    /// What an interval counts: responses, or with an echo stream bytes (messages at the merge).
+    fn units(&self, stream: bool) -> u64 {
+        if stream { self.bytes_read } else { self.requests }
     }
 }
 
 impl WorkerResult {
     /// The figures the report holds of this thread's share, and what only the merge uses: its connections'
     /// counts, the `counter` tally and the window's edges.
-    fn into_share(self) -> (LoadReport, Edges) {
+    /// `units_per_request`: what one request is of an interval's count (an echo stream's message size).
+    fn into_share(self, units_per_request: u64) -> (LoadReport, Edges) {
         let mut part = LoadReport::empty(1, 0);
         part.requests = self.requests;
         part.reconnects = self.reconnects;
@@ -117,7 +136,7 @@ impl WorkerResult {
         part.response_bytes = self.response_bytes;
         part.latency = self.latency;
         part.latency_uncorrected = self.uncorrected;
-        part.timeline = self.timeline;
+        part.intervals = Some(self.intervals.into_intervals(units_per_request));
         part.client_cpu_s = self.cpu_s;
         part.thread_cpu_s = vec![self.cpu_s];
         part.client_poll_s = self.poll_s;
@@ -163,9 +182,13 @@ pub(super) fn merge(config: &LoadConfig, results: Vec<WorkerResult>) -> LoadRepo
     let mut repeats_counted = 0;
     // Summed over the threads: a thread that could not say makes the sum unknown.
     rep.client_migrations = Some(0);
+    let units_per_request = match config.workload {
+        Workload::Echo { kind: EchoKind::Stream, size_bytes } => size_bytes as u64,
+        _ => 1,
+    };
     for r in results {
-        let (part, e) = r.into_share();
-        rep.add(&part).expect("histograms share their bounds");
+        let (part, e) = r.into_share(units_per_request);
+        rep.add(&part).expect("histograms and intervals share their bounds");
         sent += e.sent;
         repeats_counted += e.repeats_counted;
         per_connection.extend_from_slice(&e.per_connection);
@@ -182,6 +205,10 @@ pub(super) fn merge(config: &LoadConfig, results: Vec<WorkerResult>) -> LoadRepo
         Stop::RequestsPerConnection(_) if !rep.interrupted && last > first => (last - first) as f64 / 1e9,
         _ => measured as f64 / 1e9,
     };
+    if let Some(i) = &mut rep.intervals {
+        let length_ns = config.interval.as_nanos() as u64;
+        i.fit(Intervals::count_for((rep.duration_s * 1e9) as u64, length_ns)).expect("this process encoded them");
+    }
     rep.per_connection = ConnectionSpread::of(&mut per_connection);
     if let Workload::Http { mix: Mix::Counter { .. }, pipeline, .. } = &config.workload {
         // A client before this one (an earlier round) can have left a request in flight on each connection.

@@ -184,6 +184,7 @@ impl<'a> Engine<'a> {
             }
         }
         let busy = cfg.poll == Poll::Busy;
+        let stream = self.is_stream();
         // Busy-polling: time in asks of the kernel that found nothing, while recording.
         let mut poll_ns = 0u64;
         let mut now = now_ns();
@@ -201,6 +202,8 @@ impl<'a> Engine<'a> {
             if end_ns.is_some_and(|e| now >= e) || (self.budget.limit().is_some() && self.done == self.conns.len()) {
                 break;
             }
+            // Everything counted from here on with this `now` belongs to the interval `now` is in.
+            self.r.tick(now, stream);
             self.fire_timers(io, now);
             if now >= next_scan {
                 self.scan_timeouts(io, now, timeout_ns);
@@ -220,6 +223,7 @@ impl<'a> Engine<'a> {
             let asked = now;
             let n = io.wait(if busy { 0 } else { wake.saturating_sub(now) });
             now = now_ns();
+            self.r.tick(now, stream);
             if n == 0 {
                 if busy && self.recording {
                     poll_ns += now - asked;
@@ -230,6 +234,9 @@ impl<'a> Engine<'a> {
             now = now_ns();
         }
         let stop_ns = now_ns();
+        if self.recording {
+            self.r.close_intervals(stream);
+        }
         let mut spent = if self.recording { sys::ThreadUsage::now().since(&cpu_start) } else { sys::ThreadUsage::default() };
         // A kernel thread that worked for this one (SQPOLL) is the client's too: its time is system time,
         // and the part of it that found no work is polling.
@@ -258,9 +265,6 @@ impl<'a> Engine<'a> {
         self.r.per_connection = self.conns.iter().map(|c| c.window_units / stream_size).collect();
         if let Workload::Echo { kind: EchoKind::Stream, size_bytes } = cfg.workload {
             self.r.requests = self.r.bytes_read / size_bytes as u64;
-            for t in &mut self.r.timeline {
-                *t /= size_bytes as u64;
-            }
         }
         for i in 0..self.conns.len() {
             io.close(i);
@@ -282,7 +286,8 @@ impl Engine<'_> {
     fn begin_recording(&mut self, now: u64) -> sys::ThreadUsage {
         self.recording = true;
         self.measure_start_ns = now;
-        self.shared.recording_started();
+        let stream = self.is_stream();
+        self.r.start_intervals(self.shared.recording_started(now), now, stream);
         sys::ThreadUsage::now()
     }
 }

@@ -1,11 +1,41 @@
-//! Why a round was unsaturated: the scheduler states of the server's threads over the measured window,
-//! and the rule that reads a limit from them (docs/methodology.md, "Saturation").
+//! Who limited a round (`saturation`: server-bound, both-busy, client-bound, unsaturated) and why a round
+//! was unsaturated: the scheduler states of the server's threads over the measured window, and the rule
+//! that reads a limit from them (docs/methodology.md, "Saturation").
 
 use serde::{Deserialize, Serialize};
 
-/// At or above this share of its CPUs the server is saturated; below it, with the client's limit at or
-/// above it, the round is client-bound; with neither, unsaturated.
+/// The server was not busy while the client was: the round measured the client.
+pub const FLAG_CLIENT_BOUND: &str = "client-bound";
+/// The server's CPUs and the client's limit were both at `BUSY_THRESHOLD_PCT` or more: the figure belongs
+/// to both sides, and a faster client could have drawn more from the server (or not).
+pub const FLAG_BOTH_BUSY: &str = "both-busy";
+/// Neither the server nor the client was busy: the limit was elsewhere (too few connections, a server that
+/// sleeps or waits on a lock, the network).
+pub const FLAG_UNSATURATED: &str = "unsaturated";
+/// The round's saturation when the server's CPUs were at least `BUSY_THRESHOLD_PCT` busy: the number
+/// measures the server (a state, not a flag).
+pub const SERVER_BOUND: &str = "server-bound";
+
+/// At or above this share of its CPUs the server is saturated (both-busy when the client's limit is at or
+/// above it too); below it, with the client's limit at or above it, the round is client-bound; with
+/// neither, unsaturated.
 pub const BUSY_THRESHOLD_PCT: f64 = 90.0;
+
+/// A round's saturation from the server's CPU share of the window and the client's limit, both in percent
+/// (docs/methodology.md, "Saturation"): `server-bound`, `both-busy`, `client-bound` or `unsaturated`; none
+/// when a figure it needs is absent. The states exclude each other: `client-bound` needs the server below
+/// the threshold, `both-busy` at or above it.
+pub fn saturation(server_pct: Option<f64>, client_limit_pct: Option<f64>) -> Option<&'static str> {
+    let busy = |pct: f64| pct >= BUSY_THRESHOLD_PCT;
+    match (server_pct, client_limit_pct) {
+        (Some(server), Some(client)) if busy(server) && busy(client) => Some(FLAG_BOTH_BUSY),
+        // The server's limit alone says whose figure it is; the client's, unread, cannot make it shared.
+        (Some(server), _) if busy(server) => Some(SERVER_BOUND),
+        (Some(_), Some(client)) if busy(client) => Some(FLAG_CLIENT_BOUND),
+        (Some(_), Some(_)) => Some(FLAG_UNSATURATED),
+        _ => None,
+    }
+}
 
 /// Thread-samples of the server's process tree by scheduler state (field 3 of /proc/<pid>/task/<tid>/stat),
 /// counted at each sample of the measured window: a tree of 4 threads sampled 15 times gives 60.
@@ -166,6 +196,18 @@ mod tests {
     /// The limit on a server of two CPUs that used `used` of them.
     fn limit(threads: Option<ThreadStates>, in_flight: usize, used: f64) -> &'static str {
         unsaturated_limit(&LimitInputs { threads: threads.as_ref(), in_flight, server_cpus: 2, cpus_used: Some(used), paced: false })
+    }
+
+    #[test]
+    fn saturation_names_the_side_at_its_limit_and_both_when_both_are() {
+        assert_eq!(saturation(Some(95.0), Some(80.0)), Some(SERVER_BOUND));
+        assert_eq!(saturation(Some(95.0), Some(92.0)), Some(FLAG_BOTH_BUSY));
+        assert_eq!(saturation(Some(90.0), Some(90.0)), Some(FLAG_BOTH_BUSY), "the threshold itself is busy");
+        assert_eq!(saturation(Some(89.9), Some(95.0)), Some(FLAG_CLIENT_BOUND), "client-bound and both-busy exclude each other");
+        assert_eq!(saturation(Some(50.0), Some(50.0)), Some(FLAG_UNSATURATED));
+        assert_eq!(saturation(Some(95.0), None), Some(SERVER_BOUND), "an unread client cannot make a round shared");
+        assert_eq!(saturation(None, Some(95.0)), None, "never on a missing server figure");
+        assert_eq!(saturation(Some(50.0), None), None);
     }
 
     #[test]

@@ -4,19 +4,12 @@
 use serde::{Deserialize, Serialize};
 
 use super::capacity::Capacity;
+use super::limit::{FLAG_BOTH_BUSY, FLAG_CLIENT_BOUND, FLAG_UNSATURATED};
 use super::round_load::{ErrorCounts, RoundLoad};
-use super::server::{CostBreakdown, CpuSource, ServerUsage, SyscallsPerRequest};
+use super::rounds_summary::RoundsSummary;
+use super::server::{CostBreakdown, CpuSource, ServerUsage, SyscallCounts, SyscallsPerRequest};
 use crate::stats::histogram::{new_latency_histogram, LatencySummary};
-use crate::stats::rounds::Summary;
 
-/// The server was not busy while the client was: the round measured the client.
-pub const FLAG_CLIENT_BOUND: &str = "client-bound";
-/// Neither the server nor the client was busy: the limit was elsewhere (too few connections, a server that
-/// sleeps or waits on a lock, the network).
-pub const FLAG_UNSATURATED: &str = "unsaturated";
-/// The round's saturation when the server's CPUs were at least `BUSY_THRESHOLD_PCT` busy: the number
-/// measures the server (a state, not a flag).
-pub const SERVER_BOUND: &str = "server-bound";
 /// The server ended connections after a complete response (`Connection: close`, or a close with nothing
 /// outstanding) during the round: the figure includes the cost of reconnecting, which a keep-alive
 /// benchmark does not mean to measure.
@@ -131,7 +124,7 @@ pub struct Round {
     /// client CPUs) when that is higher (more threads than CPUs); absent when it could not be read.
     #[serde(default)]
     pub client_limit_pct: Option<f64>,
-    /// `server-bound`, `client-bound` or `unsaturated`; absent when a figure it needs is.
+    /// `server-bound`, `both-busy`, `client-bound` or `unsaturated`; absent when a figure it needs is.
     #[serde(default)]
     pub saturation: Option<String>,
     /// What the data suggests limited an `unsaturated` round (`LIMIT_*`, docs/methodology.md); absent for
@@ -329,8 +322,8 @@ pub struct MeasurementSummary {
     pub requests: u64,
     pub errors: ErrorCounts,
     /// req/s of each round.
-    pub requests_per_s: Option<Summary>,
-    pub bytes_per_s: Option<Summary>,
+    pub requests_per_s: Option<RoundsSummary>,
+    pub bytes_per_s: Option<RoundsSummary>,
     pub server_utilisation_pct: Option<f64>,
     pub server_cpu_us_per_request: Option<f64>,
     pub peak_rss_bytes: Option<u64>,
@@ -367,6 +360,8 @@ pub struct MeasurementSummary {
     pub latency_ns: LatencyPoints,
     pub latency_from_histogram: bool,
     pub client_bound_rounds: usize,
+    /// Rounds where the server and the client were both at their limit (`both-busy`).
+    pub both_busy_rounds: usize,
     pub unsaturated_rounds: usize,
     /// The limits of the rounds flagged unsaturated (rounds stored before limits were are left out).
     pub unsaturated_limits: Vec<super::limit::LimitCount>,
@@ -378,6 +373,16 @@ pub struct MeasurementSummary {
 }
 
 impl MeasurementSummary {
+    /// The flags of who limited the rounds as the tables print them, "client-bound 2/16", "both-busy
+    /// 3/16"; empty when no round had them (`unsaturated_flag` says the rest).
+    pub fn bound_flags(&self) -> Vec<String> {
+        [(FLAG_CLIENT_BOUND, self.client_bound_rounds), (FLAG_BOTH_BUSY, self.both_busy_rounds)]
+            .into_iter()
+            .filter(|(_, n)| *n > 0)
+            .map(|(flag, n)| format!("{flag} {n}/{}", self.rounds))
+            .collect()
+    }
+
     /// The `unsaturated` flag as the tables print it, "unsaturated 2/3 (server sleeping)"; None when no
     /// round had it.
     pub fn unsaturated_flag(&self) -> Option<String> {
@@ -421,13 +426,13 @@ impl Measurement {
 
 
     /// req/s over the rounds that count: median, interval and the rest (cheap: no histogram is merged).
-    pub fn requests_per_s(&self) -> Option<Summary> {
-        Summary::of(&self.measured_rounds().map(Round::requests_per_s_at_usual_speed).collect::<Vec<_>>())
+    pub fn requests_per_s(&self) -> Option<RoundsSummary> {
+        RoundsSummary::of(&self.measured_rounds().map(Round::requests_per_s_at_usual_speed).collect::<Vec<_>>())
     }
 
     /// req/s over the rounds that count as the client measured them, the machine's drift left in.
-    pub fn requests_per_s_as_measured(&self) -> Option<Summary> {
-        Summary::of(&self.measured_rounds().map(|r| r.load.requests_per_s()).collect::<Vec<_>>())
+    pub fn requests_per_s_as_measured(&self) -> Option<RoundsSummary> {
+        RoundsSummary::of(&self.measured_rounds().map(|r| r.load.requests_per_s()).collect::<Vec<_>>())
     }
 
     pub fn summary(&self) -> MeasurementSummary {
@@ -470,7 +475,7 @@ impl Measurement {
             requests,
             errors,
             requests_per_s,
-            bytes_per_s: Summary::of(&rounds.iter().map(|r| r.load.bytes_read_per_s()).collect::<Vec<_>>()),
+            bytes_per_s: RoundsSummary::of(&rounds.iter().map(|r| r.load.bytes_read_per_s()).collect::<Vec<_>>()),
             server_utilisation_pct: mean(&|r| r.server.utilisation_pct),
             server_cpu_us_per_request: cpu_s.filter(|_| requests > 0).map(|s| s * 1e6 / requests as f64),
             peak_rss_bytes: rounds.iter().map(|r| r.server.peak_rss_bytes).collect::<Option<Vec<u64>>>().and_then(|v| v.into_iter().max()),
@@ -494,6 +499,7 @@ impl Measurement {
             latency_ns,
             latency_from_histogram: with_histogram,
             client_bound_rounds: rounds.iter().filter(|r| r.flags.iter().any(|f| f == FLAG_CLIENT_BOUND)).count(),
+            both_busy_rounds: rounds.iter().filter(|r| r.has_flag(FLAG_BOTH_BUSY)).count(),
             unsaturated_rounds: rounds.iter().filter(|r| r.has_flag(FLAG_UNSATURATED)).count(),
             unsaturated_limits: super::limit::count_limits(
                 rounds.iter().filter(|r| r.has_flag(FLAG_UNSATURATED)).filter_map(|r| r.limit.as_deref()),
@@ -534,15 +540,12 @@ struct Uncounted(String);
 /// The server's system calls per request summed over `rounds`, or why a round has none: a sum over the other
 /// rounds would pass for one over all of them.
 fn server_syscalls(rounds: &[&Round]) -> Result<SyscallsPerRequest, Uncounted> {
-    let mut sum = crate::os::syscalls::SyscallCounts { total: Some(0), ..Default::default() };
+    let mut sum = SyscallCounts { total: Some(0), ..Default::default() };
     for r in rounds {
         let Some(c) = &r.server.syscalls else {
             return Err(Uncounted(r.server.syscalls_unavailable.clone().unwrap_or_else(|| "not counted".into())));
         };
-        sum.total = sum.total.zip(c.total).map(|(a, b)| a + b);
-        for (name, n) in &c.by_name {
-            *sum.by_name.entry(name.clone()).or_default() += n;
-        }
+        sum.add(c);
     }
     SyscallsPerRequest::of(&sum, rounds.iter().map(|r| r.load.requests).sum()).ok_or_else(|| Uncounted("no request".into()))
 }

@@ -3,9 +3,8 @@
 
 use std::collections::BTreeMap;
 
-use super::{Measurement, MeasurementStatus, Round, RunResult};
+use super::{Measurement, MeasurementStatus, Round, RoundsSummary, RunResult};
 use crate::stats::rank_range::{rank_ranges, Better, RankRange};
-use crate::stats::rounds::Summary;
 
 /// What makes measurements one table: scenario, load (mode, rate or share), connections, pipeline.
 pub type TableKey = (String, String, usize, u32);
@@ -25,11 +24,43 @@ pub fn tables(run: &RunResult) -> Vec<(TableKey, Vec<(usize, &Measurement)>)> {
     order.into_iter().map(|k| (k.clone(), by.remove(&k).unwrap_or_default())).collect()
 }
 
-/// A row's places among the rows of its table that can be ranked.
+/// A row's places among the rows of its table that can be ranked; run.json writes them in each
+/// measurement's summary.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
 pub struct Places {
-    pub requests_per_s: Option<RankRange>,
-    pub cpu_per_request: Option<RankRange>,
+    pub requests_per_s: Option<PlaceRange>,
+    pub cpu_per_request: Option<PlaceRange>,
+}
+
+/// The places a row may hold, 1 being the best (`stats::rank_range`'s range, as run.json writes it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct PlaceRange {
+    pub best: usize,
+    pub worst: usize,
+}
+
+impl PlaceRange {
+    /// "3" or "3–11".
+    pub fn label(&self) -> String {
+        RankRange { best: self.best, worst: self.worst }.label()
+    }
+
+    /// "place 3" or "places 3–11", as written beside a bar or a group of rows.
+    pub fn phrase(&self) -> String {
+        format!("{} {}", if self.best == self.worst { "place" } else { "places" }, self.label())
+    }
+
+    /// Whether the two ranges share a place: their rows are not told apart by their rounds.
+    pub fn overlaps(&self, other: &PlaceRange) -> bool {
+        self.best <= other.worst && other.best <= self.worst
+    }
+}
+
+impl From<RankRange> for PlaceRange {
+    fn from(r: RankRange) -> PlaceRange {
+        let RankRange { best, worst } = r;
+        PlaceRange { best, worst }
+    }
 }
 
 /// The places of every measurement of the run, by index in `run.measurements`. A measurement takes a place
@@ -46,7 +77,7 @@ pub fn places(run: &RunResult) -> Vec<Places> {
         let cpu: Vec<Vec<f64>> = ranked.iter().map(|(_, m)| values(m, |r| r.server.cpu_us_per_request)).collect();
         let (by_rps, by_cpu) = (rank_ranges(&rps, Better::Higher), rank_ranges(&cpu, Better::Lower));
         for (k, (i, _)) in ranked.iter().enumerate() {
-            out[*i] = Places { requests_per_s: by_rps[k], cpu_per_request: by_cpu[k] };
+            out[*i] = Places { requests_per_s: by_rps[k].map(PlaceRange::from), cpu_per_request: by_cpu[k].map(PlaceRange::from) };
         }
     }
     out
@@ -54,8 +85,8 @@ pub fn places(run: &RunResult) -> Vec<Places> {
 
 /// Server CPU microseconds per request over the rounds that count: the median of the rounds' own figures
 /// and its interval, beside the run's total over its requests that the tables show.
-pub fn cpu_us_per_request(m: &Measurement) -> Option<Summary> {
-    Summary::of(&values(m, |r| r.server.cpu_us_per_request))
+pub fn cpu_us_per_request(m: &Measurement) -> Option<RoundsSummary> {
+    RoundsSummary::of(&values(m, |r| r.server.cpu_us_per_request))
 }
 
 fn competes(run: &RunResult, m: &Measurement) -> bool {

@@ -6,6 +6,7 @@ use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
 use crate::stats::histogram::{self, LatencySummary};
+use crate::stats::intervals::Intervals;
 
 /// Errors by class.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -136,8 +137,15 @@ pub struct RoundLoad {
     /// Rate mode only: latency from the actual send (uncorrected), for comparison.
     #[serde(with = "histogram::serde_b64_opt", default)]
     pub latency_uncorrected: Option<Histogram<u64>>,
-    /// Completed requests in each second of the measured window.
-    pub timeline: Vec<u64>,
+    /// The window cut into intervals of equal length (`--interval`), each with its responses, errors and
+    /// latency histogram (HdrHistogram V2, base64, as `latency`); they add up to `latency`. Absent for
+    /// external tools and in runs stored before intervals were kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub intervals: Option<Intervals>,
+    /// Runs stored before intervals were kept: the responses completed in each second of the window. Kept
+    /// as read so that such a run is written back unchanged; absent in newer runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeline: Option<Vec<u64>>,
     /// CPU seconds (user + system) the client's worker threads spent in the measured window.
     pub client_cpu_s: f64,
     /// The same per worker thread, in thread order; empty for external tools.

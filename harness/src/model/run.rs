@@ -48,7 +48,8 @@ pub struct Environment {
     /// The same when it finished: load from outside the run shows here.
     #[serde(default)]
     pub load_average_end: Option<[f64; 3]>,
-    /// Tool and compiler versions by tool name.
+    /// Tool versions by tool name: the load tool, and the toolchains on PATH of the languages whose
+    /// contestants print no version of their own (the others name theirs in `contestants[].version`).
     pub tools: BTreeMap<String, String>,
     pub command_line: Vec<String>,
     pub serverbench_version: String,
@@ -59,6 +60,10 @@ pub struct Environment {
     /// ran on this machine.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_host: Option<super::HostRecord>,
+    /// This machine's frequency, governor, SMT, kernel command line, mitigations and memory; absent in runs
+    /// stored before they were recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub machine: Option<super::MachineFacts>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -76,6 +81,10 @@ pub struct RunConfig {
     /// Every request on a new connection (`--connection-per-request`) instead of keep-alive.
     #[serde(default)]
     pub connection_per_request: bool,
+    /// With the echo scenario: how its client talked, `pingpong` or `stream` (`--echo`); absent otherwise
+    /// and in runs stored before streaming.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub echo: Option<String>,
     /// Whether the run measured its control (harness/control); false in runs stored before it existed.
     #[serde(default)]
     pub control: bool,
@@ -99,7 +108,7 @@ pub struct RunConfig {
     pub max_rounds: Option<u32>,
     pub duration_s: Option<f64>,
     pub requests_per_connection: Option<u64>,
-    /// builtin | wrk | h2load | hey
+    /// builtin | wrk | h2load | hey | ab
     pub tool: String,
     /// The built-in load generator's I/O backend: "io_uring", or "epoll" with the reason io_uring was
     /// not used; empty for external tools.
@@ -109,6 +118,10 @@ pub struct RunConfig {
     /// "sleep"; empty for external tools and runs from before the choice existed.
     #[serde(default)]
     pub client_poll: String,
+    /// The length of the intervals each round's window was cut into (`--interval`); absent for external
+    /// tools and in runs stored before intervals were kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interval_ms: Option<f64>,
     pub timeout_s: f64,
     /// What shaped `work` and `counter` requests (`--work`, `--heavy-connections`, `--heavy-requests`,
     /// `--keys`, `--seed`), when the run has one of them.
@@ -194,6 +207,10 @@ pub struct ContestantRecord {
     pub category: String,
     pub model: String,
     pub io: String,
+    /// thread, stackful, stackless or callback (the manifest's `style`); absent in runs stored before it
+    /// existed and for a manifest without one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub style: Option<String>,
     pub status: ContestantStatus,
     /// Why it failed or was skipped.
     pub reason: Option<String>,

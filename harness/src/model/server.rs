@@ -46,7 +46,7 @@ pub struct ServerUsage {
     /// same per request (with `other`, the calls not counted by name); absent with the reason in
     /// `syscalls_unavailable` when they could not be counted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub syscalls: Option<crate::os::syscalls::SyscallCounts>,
+    pub syscalls: Option<SyscallCounts>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub syscalls_per_request: Option<SyscallsPerRequest>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -67,6 +67,30 @@ pub enum CpuSource {
     Ticks,
 }
 
+/// System calls counted over a round's window: all of them (absent where the method counts no total:
+/// `proc-io`), and those of each counted name. The runner turns the counter's reading into it
+/// (`run/to_model.rs`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SyscallCounts {
+    pub total: Option<u64>,
+    pub by_name: std::collections::BTreeMap<String, u64>,
+}
+
+impl SyscallCounts {
+    /// The total less the named calls, where there is a total.
+    pub fn other(&self) -> Option<u64> {
+        self.total.map(|t| t.saturating_sub(self.by_name.values().sum()))
+    }
+
+    /// Adds another span's counts: a total only where both have one.
+    pub fn add(&mut self, o: &SyscallCounts) {
+        self.total = self.total.zip(o.total).map(|(a, b)| a + b);
+        for (name, n) in &o.by_name {
+            *self.by_name.entry(name.clone()).or_default() += n;
+        }
+    }
+}
+
 /// System calls per request: all of them, and by name with `other` for the rest (both absent where the
 /// method counts no total: `proc-io`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -77,7 +101,7 @@ pub struct SyscallsPerRequest {
 
 impl SyscallsPerRequest {
     /// `counts` over `requests`; absent without a request.
-    pub fn of(counts: &crate::os::syscalls::SyscallCounts, requests: u64) -> Option<SyscallsPerRequest> {
+    pub fn of(counts: &SyscallCounts, requests: u64) -> Option<SyscallsPerRequest> {
         let n = (requests > 0).then_some(requests as f64)?;
         let mut by_name: std::collections::BTreeMap<String, f64> = counts.by_name.iter().map(|(name, c)| (name.clone(), *c as f64 / n)).collect();
         if let Some(other) = counts.other() {
@@ -129,26 +153,6 @@ pub struct CostBreakdown {
 }
 
 impl CostBreakdown {
-    /// From what the threads spent: their exact CPU time (schedstat) split in the proportion of their user
-    /// and system clock ticks (stat). Per thread the ticks are too coarse for a 1 s window (a thread of 64
-    /// runs a few ms, less than a tick) and the kernel keeps them monotonic by holding one back while the
-    /// other catches up, so only their sum over the threads is used, and only for the split. Absent when no
-    /// tick was counted.
-    pub fn of_threads(c: crate::os::proc::ThreadCost) -> Option<CostBreakdown> {
-        let ticks = c.user_ticks + c.system_ticks;
-        (ticks > 0).then(|| {
-            let cpu_s = c.cpu_ns as f64 / 1e9;
-            let user_share = c.user_ticks as f64 / ticks as f64;
-            CostBreakdown {
-                user_s: cpu_s * user_share,
-                system_s: cpu_s * (1.0 - user_share),
-                voluntary_switches: c.voluntary_switches,
-                involuntary_switches: c.involuntary_switches,
-                migrations: c.migrations,
-            }
-        })
-    }
-
     /// The built-in client's worker threads (getrusage); absent for external tools, which report none.
     pub fn of_client(load: &RoundLoad) -> Option<CostBreakdown> {
         (load.client_user_s + load.client_system_s > 0.0).then_some(CostBreakdown {

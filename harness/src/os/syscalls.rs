@@ -299,7 +299,7 @@ mod tests {
             }
         }
         // Per request: a read, a write, an epoll_wait per 50, and an accept4 per 100 (of no kind: other).
-        let counts = SyscallCounts {
+        let counts = crate::model::SyscallCounts {
             total: Some(20_300),
             by_name: [("read", 10_000), ("write", 10_000), ("epoll_wait", 200), ("accept4", 100)].map(|(n, c)| (n.to_string(), c)).into(),
         };

@@ -43,6 +43,7 @@ pub fn load_args(c: &LoadConfig, scenario: &str, micro: bool) -> Vec<String> {
         put("--ramp", nanos(r));
     }
     put("--seed", c.seed.to_string());
+    put("--interval", nanos(c.interval));
     if let Workload::Http { pipeline, mix, .. } = &c.workload {
         put("--pipeline", pipeline.to_string());
         match mix {
@@ -96,6 +97,7 @@ mod tests {
         base.timeout = Duration::from_millis(2500);
         base.io = IoBackend::Epoll;
         base.seed = 7;
+        base.interval = Duration::from_millis(25);
         let cases: Vec<(&str, bool, LoadConfig)> = vec![
             ("hello", true, base.clone()),
             ("hello", false, LoadConfig { workload: Workload::for_scenario("hello", 1, false).unwrap(), ..base.clone() }),

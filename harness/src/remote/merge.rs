@@ -15,7 +15,7 @@ pub fn merge(parts: &[LoadReport]) -> anyhow::Result<LoadReport> {
     // Summed over the hosts: a host that could not say makes the sum unknown.
     m.client_migrations = Some(0);
     for p in parts {
-        m.add(p).map_err(|e| anyhow::anyhow!("the hosts' latency histograms do not add up: {e:?}"))?;
+        m.add(p).map_err(|e| anyhow::anyhow!("the hosts' reports do not add up: {e}"))?;
         m.ramp_s = max_opt(m.ramp_s, p.ramp_s);
         m.unserved_at_start = match (m.unserved_at_start, p.unserved_at_start) {
             (None, None) => None,
@@ -41,6 +41,7 @@ fn max_opt(a: Option<f64>, b: Option<f64>) -> Option<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::stats::intervals::{Interval, Intervals};
 
     fn part(latencies_us: &[u64], duration_s: f64, threads: &[f64]) -> LoadReport {
         let mut r = LoadReport::empty(threads.len(), 4);
@@ -50,7 +51,10 @@ mod tests {
         r.requests = latencies_us.len() as u64;
         r.errors.timeout = 1;
         r.duration_s = duration_s;
-        r.timeline = vec![r.requests];
+        r.intervals = Some(Intervals {
+            length_ms: 100.0,
+            each: vec![Interval { requests: r.requests, errors: 1, latency: crate::stats::histogram::to_base64(&r.latency) }],
+        });
         r.thread_cpu_s = threads.to_vec();
         r.client_cpu_s = threads.iter().sum();
         r.io = "epoll".into();
@@ -68,7 +72,9 @@ mod tests {
         assert_eq!(m.requests, 100);
         assert_eq!(m.latency.len(), 100);
         assert_eq!(m.errors.timeout, 2);
-        assert_eq!(m.timeline, [100]);
+        let intervals = m.intervals.as_ref().unwrap();
+        assert_eq!((intervals.each.len(), intervals.each[0].requests, intervals.each[0].errors), (1, 100, 2));
+        assert_eq!(intervals.sum().unwrap(), m.latency, "the hosts' intervals add up to the merged histogram");
         assert_eq!(m.threads, 3);
         assert_eq!(m.connections, 8);
         assert_eq!(m.thread_cpu_s, [0.1, 0.2, 0.05]);

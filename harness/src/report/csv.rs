@@ -11,9 +11,12 @@
 //! In an A/B run (`model::ab`), `ab_side` says which version a row is (`a`, `b`), `ab_pairs` how many pairs
 //! count, and `ab_<rps|p99|cpu>_ratio`, `_ci95_low`, `_ci95_high` and `_verdict` give B/A of each figure,
 //! the same on both rows; empty in other runs.
+//! `control` is `true` on the rows of the run's control (the reference server that measures the machine,
+//! ranked nowhere) and `false` on every contestant's.
 
 use super::Exporter;
 use crate::model::ab::{AbEstimate, AbRun};
+use crate::model::ranks::Places;
 use crate::model::{Measurement, MeasurementStatus, RunResult};
 
 pub const FILE_NAME: &str = "summary.csv";
@@ -37,9 +40,9 @@ const COLUMNS: &[&str] = &[
     "server_syscall_2", "server_syscall_2_per_request", "server_syscall_3", "server_syscall_3_per_request",
     "server_migrations_per_request", "client_migrations_per_request", "rps_rank_best", "rps_rank_worst",
     "server_cpu_us_per_request_median", "server_cpu_us_per_request_ci95_low", "server_cpu_us_per_request_ci95_high",
-    "cpu_rank_best", "cpu_rank_worst", "rounds_cpu_from_ticks", "client_hosts", "server_host", "ab_side", "ab_pairs",
-    "ab_rps_ratio", "ab_rps_ci95_low", "ab_rps_ci95_high", "ab_rps_verdict", "ab_p99_ratio", "ab_p99_ci95_low",
-    "ab_p99_ci95_high", "ab_p99_verdict", "ab_cpu_ratio", "ab_cpu_ci95_low", "ab_cpu_ci95_high", "ab_cpu_verdict",
+    "cpu_rank_best", "cpu_rank_worst", "rounds_cpu_from_ticks", "both_busy_rounds", "style", "client_hosts", "server_host", "control",
+    "ab_side", "ab_pairs", "ab_rps_ratio", "ab_rps_ci95_low", "ab_rps_ci95_high", "ab_rps_verdict", "ab_p99_ratio",
+    "ab_p99_ci95_low", "ab_p99_ci95_high", "ab_p99_verdict", "ab_cpu_ratio", "ab_cpu_ci95_low", "ab_cpu_ci95_high", "ab_cpu_verdict",
 ];
 
 impl Exporter for Csv {
@@ -47,11 +50,11 @@ impl Exporter for Csv {
         FILE_NAME
     }
 
-    fn serialize(&self, run: &RunResult) -> anyhow::Result<Vec<u8>> {
+    fn serialize_ranked(&self, run: &RunResult, places: &[Places]) -> anyhow::Result<Vec<u8>> {
         let mut out = line(COLUMNS.iter().map(|c| c.to_string()));
         let ab = run.ab.as_ref().map(|ab| (ab, run.ab_estimates()));
-        for (m, places) in run.measurements.iter().zip(crate::model::ranks::places(run)) {
-            let mut cells = row(run, m, places);
+        for (m, places) in run.measurements.iter().zip(places) {
+            let mut cells = row(run, m, *places);
             cells.extend(ab_cells(m, ab.as_ref()));
             out.push_str(&line(cells.into_iter()));
         }
@@ -59,7 +62,7 @@ impl Exporter for Csv {
     }
 }
 
-fn row(run: &RunResult, m: &Measurement, places: crate::model::ranks::Places) -> Vec<String> {
+fn row(run: &RunResult, m: &Measurement, places: Places) -> Vec<String> {
     let s = m.summary();
     let c = run.contestant(&m.contestant);
     let field = |f: fn(&crate::model::ContestantRecord) -> &String| c.map(|c| f(c).clone()).unwrap_or_default();
@@ -153,7 +156,7 @@ fn row(run: &RunResult, m: &Measurement, places: crate::model::ranks::Places) ->
     }
     cells.push(num(s.server_cost_per_request.and_then(|c| c.migrations)));
     cells.push(num(s.client_cost_per_request.and_then(|c| c.migrations)));
-    let rank = |r: Option<crate::stats::rank_range::RankRange>| [r.map(|r| r.best.to_string()).unwrap_or_default(), r.map(|r| r.worst.to_string()).unwrap_or_default()];
+    let rank = |r: Option<crate::model::ranks::PlaceRange>| [r.map(|r| r.best.to_string()).unwrap_or_default(), r.map(|r| r.worst.to_string()).unwrap_or_default()];
     cells.extend(rank(places.requests_per_s));
     let cpu = crate::model::ranks::cpu_us_per_request(m);
     cells.push(num(cpu.as_ref().map(|c| c.median)));
@@ -161,8 +164,11 @@ fn row(run: &RunResult, m: &Measurement, places: crate::model::ranks::Places) ->
     cells.push(num(cpu.as_ref().and_then(|c| c.ci95.map(|ci| ci.1))));
     cells.extend(rank(places.cpu_per_request));
     cells.push(s.rounds_cpu_from_ticks.to_string());
+    cells.push(s.both_busy_rounds.to_string());
+    cells.push(c.and_then(|c| c.style.clone()).unwrap_or_default());
     cells.push(client_hosts(m));
     cells.push(run.config.server_host.clone().unwrap_or_default());
+    cells.push(c.is_some_and(|c| c.control).to_string());
     cells
 }
 

@@ -14,11 +14,11 @@ use super::html_rows::{family_of, sections, worker_sweeps, Row, MODEL_FAMILIES};
 use super::html_page::{esc, facts, Cell, Page, Table};
 use super::svg::{self, Axis, Bar, BarChart, BarGroup, LineChart, Scale, Series, Unit};
 use super::Exporter;
+use crate::model::ranks::Places;
 use crate::model::{
-    ContestantStatus, MeasurementStatus, RunResult, FLAG_CLIENT_BOUND, FLAG_UNFAIR, UNFAIR_JAIN,
+    ContestantStatus, MeasurementStatus, RoundsSummary, RunResult, FLAG_CLIENT_BOUND, FLAG_UNFAIR, UNFAIR_JAIN,
 };
 use crate::os::syscalls::{KINDS, OTHER};
-use crate::stats::rounds::Summary;
 use crate::wire::Scenario;
 
 pub const FILE_NAME: &str = "report.html";
@@ -30,14 +30,18 @@ impl Exporter for Html {
         FILE_NAME
     }
 
-    fn serialize(&self, run: &RunResult) -> anyhow::Result<Vec<u8>> {
-        Ok(render(run).into_bytes())
+    fn serialize_ranked(&self, run: &RunResult, places: &[Places]) -> anyhow::Result<Vec<u8>> {
+        Ok(render_ranked(run, places).into_bytes())
     }
 }
 
 pub fn render(run: &RunResult) -> String {
+    render_ranked(run, &crate::model::ranks::places(run))
+}
+
+fn render_ranked(run: &RunResult, places: &[Places]) -> String {
     let mut page = Page::new(&format!("serverbench run {}", run.run_id));
-    let sections = sections(run);
+    let sections = sections(run, places);
     let mut links = vec![("environment".to_string(), "Environment".to_string()), ("rules".into(), "Measurement rules".into())];
     links.extend(super::html_pairs::link(run));
     for (si, ((scenario, _, _), by_connections)) in sections.iter().enumerate() {
@@ -46,11 +50,13 @@ pub fn render(run: &RunResult) -> String {
             links.push((format!("s{si}-scaling"), format!("{scenario} · scaling")));
         }
     }
-    let sweeps = worker_sweeps(run);
+    let sweeps = worker_sweeps(run, places);
     links.extend(sweeps.iter().enumerate().map(|(i, (title, _))| (format!("w{i}-scaling"), format!("{title} · workers"))));
+    // An A/B run's verdicts first, as its answer.
+    super::html_pairs::section(&mut page, run);
+    super::html_answer::opening(&mut page, run, places);
     page.raw(&contents(&links));
     header(&mut page, run);
-    super::html_pairs::section(&mut page, run);
     for (si, ((scenario, mode, pipeline), by_connections)) in sections.into_iter().enumerate() {
         let pipelined = if pipeline > 1 { format!(", pipeline {pipeline}") } else { String::new() };
         page.heading(2, &format!("s{si}"), &format!("{scenario} · {mode}{pipelined}"));
@@ -103,6 +109,9 @@ fn header(page: &mut Page, run: &RunResult) {
         ("Load average", load_average(e.load_average, e.load_average_end)),
         ("serverbench", e.serverbench_version.clone()),
     ];
+    env.extend(super::machine::facts(run));
+    let toolchains = super::machine::toolchains(run);
+    env.extend(toolchains.iter().map(|(t, names)| ("Toolchain", format!("{t}: {}", names.join(", ")))));
     env.extend(e.tools.iter().map(|(k, v)| (k.as_str(), v.clone())));
     env.push(("Command", e.command_line.join(" ")));
     page.raw(&facts(&env));
@@ -151,8 +160,9 @@ fn header(page: &mut Page, run: &RunResult) {
          to 95% coverage (none below {} rounds); the ± figure is half that interval relative to the median. \
          Beside each throughput bar, the row's range of places in its table by req/s: bars whose ranges \
          overlap (places 3–11, places 5–9) are not told apart by their rounds, whatever order their medians \
-         take. Latency percentiles come from the HdrHistogram of all measured rounds merged. A hatched bar marked {FLAG_CLIENT_BOUND} had rounds in which the server was not busy \
-         (below 90% of its CPUs) while the client was: those req/s measure the client, not the server. Server \
+         take. Each throughput bar names the server's concurrency style (thread, stackful, stackless, callback) beside it; \
+         the bars are grouped by model. Latency percentiles come from the HdrHistogram of all measured rounds merged. A hatched bar marked {FLAG_CLIENT_BOUND} had rounds in which the server was not busy \
+         (below 90% of its CPUs) while the client was: those req/s measure the client, not the server; a row flagged both-busy had rounds where both were at 90% or more. Server \
          CPU and memory cover the server's whole process tree. Click a table header to sort by that column.",
         crate::stats::rounds::MIN_FOR_CI
     ));
@@ -166,8 +176,10 @@ fn configuration(page: &mut Page, run: &RunResult, id: &str, scenario: &str, row
 
     let bars = grouped_bars(&rows, |r| {
         let rounds = r.s.requests_per_s.as_ref();
+        // The style beside the name: the groups are by model (how work is shared out), and the style says
+        // how each server's code is written within it (003's "Concurrency Model").
         Some(Bar {
-            label: r.m.contestant.clone(),
+            label: if r.style == ABSENT { r.m.contestant.clone() } else { format!("{} ({})", r.m.contestant, r.style) },
             value: rounds.map_or(f64::NAN, |s| s.median),
             ci95: rounds.and_then(|s| s.ci95),
             flag: (r.s.client_bound_rounds > 0)
@@ -188,6 +200,7 @@ fn configuration(page: &mut Page, run: &RunResult, id: &str, scenario: &str, row
     );
 
     latency_figure(page, id, scenario, &rows);
+    super::html_timeline::timeline_figure(page, id, scenario, &rows);
 
     // The median of the rounds' own figures, as the whisker is its interval and the CPU rank is from them.
     let cpu = grouped_bars(&rows, |r| {
@@ -308,7 +321,7 @@ fn fairness(page: &mut Page, id: &str, scenario: &str, rows: &[&Row]) {
     page.figure(&svg::bar_chart(&format!("{id}-fairness"), &chart), None);
 }
 
-fn median_rps(s: &Option<Summary>) -> f64 {
+fn median_rps(s: &Option<RoundsSummary>) -> f64 {
     s.as_ref().map_or(f64::NEG_INFINITY, |s| s.median)
 }
 
@@ -383,13 +396,14 @@ fn client_hosts(page: &mut Page, run: &RunResult) {
 }
 
 fn cost_table(id: &str, run: &RunResult, rows: &[&Row]) -> Table {
-    let headers = ["contestant", "CPU µs/req", "server CPU %", "peak RSS MiB", "processes", "Res[B]", "category"];
+    let headers = ["contestant", "style", "CPU µs/req", "server CPU %", "peak RSS MiB", "processes", "Res[B]", "category"];
     let body = rows
         .iter()
         .map(|r| {
             let processes = r.m.measured_rounds().map(|x| x.server.processes).max().unwrap_or(0);
             vec![
                 Cell::text(&r.m.contestant),
+                Cell::text(&r.style),
                 opt_num(r.s.server_cpu_us_per_request, |v| format!("{v:.2}")),
                 opt_num(r.s.server_utilisation_pct, pct),
                 opt_num(r.s.peak_rss_bytes.map(|b| b as f64), mib),

@@ -141,12 +141,12 @@ fn merged_histogram(m: &Measurement) -> Option<Histogram<u64>> {
 }
 
 fn latency_table(id: &str, rows: &[&Row]) -> Table {
-    let headers = ["contestant", "mean µs", "p50 µs", "p90 µs", "p99 µs", "p99.9 µs", "p99.99 µs", "max µs"];
+    let headers = ["contestant", "style", "mean µs", "p50 µs", "p90 µs", "p99 µs", "p99.9 µs", "p99.99 µs", "max µs"];
     let body = rows
         .iter()
         .map(|r| {
             let l = &r.s.latency_ns;
-            let mut cells = vec![Cell::text(&r.m.contestant)];
+            let mut cells = vec![Cell::text(&r.m.contestant), Cell::text(&r.style)];
             cells.extend([l.mean, l.p50, l.p90, l.p99, l.p999, l.p9999, l.max].map(|v| opt_num(v, us)));
             cells
         })

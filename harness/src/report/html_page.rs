@@ -68,6 +68,31 @@ impl Table {
     }
 }
 
+/// The widest table laid out beside a chart: at 1,400 px the chart takes about 850 and the table about 490
+/// of the 1,360 inside the margins; the rest is slack for the estimate.
+const BESIDE_A_CHART_PX: f64 = 440.0;
+/// An average advance of a 13 px sans-serif character, and a cell's padding and border.
+const TABLE_CHAR_PX: f64 = 7.0;
+const CELL_EXTRA_PX: f64 = 15.0;
+
+impl Table {
+    /// About how wide the table lays out: per column its longest header word (headers wrap) or its longest
+    /// cell (cells of the classes that wrap count their longest word).
+    pub fn estimated_width_px(&self) -> f64 {
+        let longest_word = |text: &str| text.split_whitespace().map(|w| w.chars().count()).max().unwrap_or(0);
+        (0..self.headers.len())
+            .map(|col| {
+                let cells = self.rows.iter().filter_map(|r| r.get(col)).map(|c| match c.class {
+                    Some("flag" | "members" | "wrap") => longest_word(&c.text),
+                    _ => c.text.chars().count(),
+                });
+                let chars = cells.chain([longest_word(&self.headers[col])]).max().unwrap_or(0);
+                chars as f64 * TABLE_CHAR_PX + CELL_EXTRA_PX
+            })
+            .sum()
+    }
+}
+
 /// Key–value rows, e.g. the environment of a run.
 pub fn facts(rows: &[(&str, String)]) -> String {
     let mut s = String::from(r#"<dl class="facts">"#);
@@ -118,7 +143,9 @@ impl Page {
         self.body.push_str(svg);
         self.body.push_str("</div>");
         if let Some(t) = table {
-            self.body.push_str(r#"<div class="table-box">"#);
+            // Beside the chart a table has what the chart leaves of a 1,400 px window; a wider one goes
+            // below it, across the page, rather than scroll.
+            self.body.push_str(if t.estimated_width_px() > BESIDE_A_CHART_PX { r#"<div class="table-box wide">"# } else { r#"<div class="table-box">"# });
             self.body.push_str(&t.to_html());
             self.body.push_str("</div>");
         }
@@ -142,15 +169,16 @@ dl.facts dt{font-weight:bold}dl.facts dd{margin:0;font-family:ui-monospace,Menlo
 .figure{display:flex;flex-wrap:wrap;gap:16px;align-items:flex-start;margin:8px 0 20px}
 .chart-box{flex:1 1 720px;max-width:900px}.chart-box svg{width:100%;height:auto}
 .figure.wide .chart-box{flex-basis:100%;max-width:1200px}
-.table-box{flex:1 1 360px;min-width:0;overflow-x:auto}
+.table-box{flex:1 1 360px;min-width:0;overflow-x:auto}.table-box.wide{flex-basis:100%}
+.pair{display:flex;flex-wrap:wrap;gap:16px;align-items:flex-start}.pair>.table-box{flex:1 1 420px}
 nav.contents a{margin-right:14px;white-space:nowrap}
 table{border-collapse:collapse;font-size:13px;margin:6px 0}
 caption{text-align:left;font-weight:bold;padding:4px 0}
-th,td{border:1px solid #ccc;padding:3px 7px;text-align:left;white-space:nowrap}
+th,td{border:1px solid #ccc;padding:3px 7px;text-align:left;white-space:nowrap}th{white-space:normal;vertical-align:bottom}
 th{background:#f2f2f2;cursor:pointer;user-select:none}
 th[aria-sort=ascending]::after{content:" ▲"}th[aria-sort=descending]::after{content:" ▼"}
 td.num{text-align:right;font-variant-numeric:tabular-nums}
-td.flag{font-weight:bold}td.wrap{white-space:pre-wrap;min-width:300px;font-family:ui-monospace,Menlo,Consolas,monospace;font-size:12px}td.better{font-weight:bold;background:#e3f1e8}td.worse{font-weight:bold;background:#fbe6e0}
+td.flag{font-weight:bold;white-space:normal;min-width:9em}td.members{white-space:normal}td.wrap{white-space:pre-wrap;min-width:300px;font-family:ui-monospace,Menlo,Consolas,monospace;font-size:12px}td.better{font-weight:bold;background:#e3f1e8}td.worse{font-weight:bold;background:#fbe6e0}
 tbody tr:nth-child(even){background:#fafafa}
 #sb-js-error{background:#fbe6e0;border:2px solid #a00;padding:8px;font-weight:bold}
 "#;

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::model::ranks::{places, Places};
+use crate::model::ranks::{tables, Places};
 use crate::model::{Measurement, MeasurementSummary, RunResult};
 
 /// The two families of the first source document, and the models in each. The pools and the process per
@@ -27,36 +27,49 @@ pub(super) struct Row<'a> {
     pub m: &'a Measurement,
     pub s: MeasurementSummary,
     pub model: String,
+    /// The manifest's `style`, or the absent mark.
+    pub style: String,
     pub places: Places,
 }
 
-/// Measurements with at least one measured round, by (scenario, mode, pipeline) in the order they were run,
-/// then by connection count.
+/// The tables of the run (`model::ranks::tables`) with a measured round, by (scenario, load, pipeline) in
+/// the order they were run, then by connection count; `places` are the run's, by index in
+/// `run.measurements`.
 #[allow(clippy::type_complexity)]
-pub(super) fn sections(run: &RunResult) -> Vec<((String, String, u32), BTreeMap<usize, Vec<Row<'_>>>)> {
+pub(super) fn sections<'a>(run: &'a RunResult, places: &[Places]) -> Vec<((String, String, u32), BTreeMap<usize, Vec<Row<'a>>>)> {
     let mut out: Vec<((String, String, u32), BTreeMap<usize, Vec<Row>>)> = Vec::new();
-    for (m, places) in run.measurements.iter().zip(places(run)).filter(|(m, _)| m.measured_rounds().next().is_some()) {
-        let key = (m.scenario.clone(), m.load_label(), m.pipeline);
-        let model = run.contestant(&m.contestant).map(|c| c.model.clone()).unwrap_or_default();
-        let row = Row { m, s: m.summary(), model, places };
+    for ((scenario, load, connections, pipeline), members) in tables(run) {
+        let rows: Vec<Row> = members.into_iter().filter(|(_, m)| m.measured_rounds().next().is_some()).map(|(i, m)| row(run, m, places[i])).collect();
+        if rows.is_empty() {
+            continue;
+        }
+        let key = (scenario, load, pipeline);
         match out.iter_mut().find(|(k, _)| *k == key) {
-            Some((_, map)) => map.entry(m.connections).or_default().push(row),
-            None => out.push((key, BTreeMap::from([(m.connections, vec![row])]))),
+            Some((_, map)) => map.entry(connections).or_default().extend(rows),
+            None => out.push((key, BTreeMap::from([(connections, rows)]))),
         }
     }
     out
 }
 
+/// A measured configuration as the page draws it: with its server's model and style (`style` as the
+/// manifest gives it, or the absent mark).
+fn row<'a>(run: &RunResult, m: &'a Measurement, places: Places) -> Row<'a> {
+    let c = run.contestant(&m.contestant);
+    let model = c.map(|c| c.model.clone()).unwrap_or_default();
+    let style = c.and_then(|c| c.style.clone()).unwrap_or_else(|| super::format::ABSENT.into());
+    Row { m, s: m.summary(), model, style, places }
+}
+
 /// With `--workers LIST`: the measurements of each configuration (scenario, load, pipeline, connections)
 /// by their workers, where there are at least two; with the configuration's title.
-pub(super) fn worker_sweeps(run: &RunResult) -> Vec<(String, BTreeMap<usize, Vec<Row<'_>>>)> {
+pub(super) fn worker_sweeps<'a>(run: &'a RunResult, places: &[Places]) -> Vec<(String, BTreeMap<usize, Vec<Row<'a>>>)> {
     let mut out: Vec<(String, BTreeMap<usize, Vec<Row>>)> = Vec::new();
-    for (m, places) in run.measurements.iter().zip(places(run)).filter(|(m, _)| m.measured_rounds().next().is_some()) {
+    for (m, places) in run.measurements.iter().zip(places).filter(|(m, _)| m.measured_rounds().next().is_some()) {
         let Some(workers) = m.workers else { continue };
         let pipelined = if m.pipeline > 1 { format!(", pipeline {}", m.pipeline) } else { String::new() };
         let title = format!("{} · {}{pipelined} · {} connections", m.scenario, m.load_only_label(), m.connections);
-        let model = run.contestant(&m.contestant).map(|c| c.model.clone()).unwrap_or_default();
-        let row = Row { m, s: m.summary(), model, places };
+        let row = row(run, m, *places);
         match out.iter_mut().find(|(t, _)| *t == title) {
             Some((_, map)) => map.entry(workers).or_default().push(row),
             None => out.push((title, BTreeMap::from([(workers, vec![row])]))),

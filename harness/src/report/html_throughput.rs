@@ -5,20 +5,20 @@
 use super::format::{capacity, capacity_header, int, pct, ABSENT};
 use super::html_page::{opt_num, Cell, Table};
 use super::html_rows::Row;
-use crate::model::{MeasurementStatus, FLAG_CLIENT_BOUND, FLAG_KEEPALIVE_LOST, FLAG_RAMP_INCOMPLETE, FLAG_RATE_NOT_HELD, FLAG_UNFAIR};
-use crate::stats::rank_range::RankRange;
+use crate::model::{MeasurementStatus, FLAG_KEEPALIVE_LOST, FLAG_RAMP_INCOMPLETE, FLAG_RATE_NOT_HELD, FLAG_UNFAIR};
+use crate::model::ranks::PlaceRange;
 
 /// After "95% CI ±", when some row was found by a capacity search.
-const CAPACITY_AT: usize = 5;
+const CAPACITY_AT: usize = 6;
 
 /// A range of places as written beside a bar: "places 3–11", or "place 2" when the rounds set it apart.
-pub(super) fn places_text(range: Option<RankRange>) -> Option<String> {
-    range.map(|r| format!("{} {}", if r.best == r.worst { "place" } else { "places" }, r.label()))
+pub(super) fn places_text(range: Option<PlaceRange>) -> Option<String> {
+    range.map(|r| r.phrase())
 }
 
 /// A range of places in a table, sorted by its best place, then its worst (a row has fewer than 1,000);
 /// n/a, sorted as the other absent numbers, for a row without one (too few rounds, the control).
-fn place_cell(range: Option<RankRange>) -> Cell {
+fn place_cell(range: Option<PlaceRange>) -> Cell {
     match range {
         Some(r) => Cell::num(r.label(), r.best as f64 + r.worst as f64 / 1000.0),
         None => Cell::num(ABSENT, f64::NAN),
@@ -31,6 +31,7 @@ pub(super) fn throughput_table(id: &str, rows: &[&Row]) -> Table {
         "places",
         "contestant",
         "model",
+        "style",
         "req/s",
         "95% CI ±",
         "min",
@@ -47,7 +48,7 @@ pub(super) fn throughput_table(id: &str, rows: &[&Row]) -> Table {
     .map(String::from)
     .collect::<Vec<_>>();
     // After "server CPU %", when some row had two workers or more.
-    const BALANCE_AT: usize = 10;
+    const BALANCE_AT: usize = 11;
     let balance = rows.iter().any(|r| r.s.worker_imbalance.is_some());
     if balance {
         headers.insert(BALANCE_AT, "worker imbalance".into());
@@ -60,9 +61,7 @@ pub(super) fn throughput_table(id: &str, rows: &[&Row]) -> Table {
         .map(|r| {
             let s = r.s.requests_per_s.as_ref();
             let mut flags = Vec::new();
-            if r.s.client_bound_rounds > 0 {
-                flags.push(format!("{FLAG_CLIENT_BOUND} {}/{}", r.s.client_bound_rounds, r.s.rounds));
-            }
+            flags.extend(r.s.bound_flags());
             flags.extend(r.s.unsaturated_flag());
             if r.s.ramp_incomplete_rounds > 0 {
                 flags.push(format!("{FLAG_RAMP_INCOMPLETE} {}/{}", r.s.ramp_incomplete_rounds, r.s.rounds));
@@ -85,6 +84,7 @@ pub(super) fn throughput_table(id: &str, rows: &[&Row]) -> Table {
                 place_cell(r.places.requests_per_s),
                 Cell::text(&r.m.contestant),
                 Cell::text(&r.model),
+                Cell::text(&r.style),
                 opt_num(s.map(|s| s.median), int),
                 opt_num(s.and_then(|s| s.ci95_relative_pct()), |p| format!("{p:.1}%")),
                 opt_num(s.map(|s| s.min), int),

@@ -4,6 +4,7 @@
 //! `serverbench report` ignores the summaries and recomputes them.
 
 use super::Exporter;
+use crate::model::ranks::Places;
 use crate::model::RunResult;
 
 pub const FILE_NAME: &str = "run.json";
@@ -15,11 +16,10 @@ impl Exporter for Json {
         FILE_NAME
     }
 
-    fn serialize(&self, run: &RunResult) -> anyhow::Result<Vec<u8>> {
+    fn serialize_ranked(&self, run: &RunResult, places: &[Places]) -> anyhow::Result<Vec<u8>> {
         let mut value = serde_json::to_value(run)?;
-        let places = crate::model::ranks::places(run);
         if let Some(list) = value.get_mut("measurements").and_then(|m| m.as_array_mut()) {
-            for ((json, m), places) in list.iter_mut().zip(&run.measurements).zip(&places) {
+            for ((json, m), places) in list.iter_mut().zip(&run.measurements).zip(places) {
                 if let Some(obj) = json.as_object_mut() {
                     let mut summary = serde_json::to_value(m.summary())?;
                     if let Some(fields) = summary.as_object_mut() {

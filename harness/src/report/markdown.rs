@@ -6,7 +6,7 @@ use super::table::{Align, Table};
 use super::Exporter;
 use crate::model::ranks;
 use crate::model::{
-    ContestantStatus, Measurement, MeasurementStatus, MeasurementSummary, RunResult, FLAG_CLIENT_BOUND, FLAG_KEEPALIVE_LOST, FLAG_RAMP_INCOMPLETE, FLAG_RATE_NOT_HELD,
+    ContestantStatus, Measurement, MeasurementStatus, MeasurementSummary, RunResult, FLAG_KEEPALIVE_LOST, FLAG_RAMP_INCOMPLETE, FLAG_RATE_NOT_HELD,
     FLAG_UNFAIR,
 };
 
@@ -19,18 +19,27 @@ impl Exporter for Markdown {
         FILE_NAME
     }
 
-    fn serialize(&self, run: &RunResult) -> anyhow::Result<Vec<u8>> {
-        Ok(render(run).into_bytes())
+    fn serialize_ranked(&self, run: &RunResult, places: &[ranks::Places]) -> anyhow::Result<Vec<u8>> {
+        Ok(render_ranked(run, places).into_bytes())
     }
 }
 
 use Align::{Left as L, Right as R};
 
+/// summary.md of a run.
 pub fn render(run: &RunResult) -> String {
-    let mut out = format!("# serverbench run {}\n\n", run.run_id);
-    out.push_str(&setting(run));
+    render_ranked(run, &ranks::places(run))
+}
+
+/// summary.md of a run whose places are known (`model::ranks::places`).
+fn render_ranked(run: &RunResult, places: &[ranks::Places]) -> String {
+    let mut out = format!("# serverbench run {}\n", run.run_id);
+    // An A/B run leads with its verdicts.
     out.push_str(&super::pairs::markdown(run));
-    let places = ranks::places(run);
+    out.push('\n');
+    out.push_str(&super::answer::markdown(&super::answer::answers(run, places)));
+    out.push_str("\n## Environment and rules\n\n");
+    out.push_str(&setting(run));
     for ((scenario, mode, connections, pipeline), group) in ranks::tables(run) {
         let (controls, group): (Vec<_>, Vec<_>) = group.into_iter().partition(|(_, m)| is_control(run, m));
         let mut measured: Vec<(&Measurement, MeasurementSummary, ranks::Places)> = group
@@ -42,11 +51,15 @@ pub fn render(run: &RunResult) -> String {
             continue;
         }
         let pipelined = if pipeline > 1 { format!(", pipeline {pipeline}") } else { String::new() };
-        out.push_str(&format!("\n## {scenario} · {mode} · {connections} connections{pipelined}\n\n"));
+        let echo = match run.config.echo.as_deref() {
+            Some(kind) if scenario == crate::wire::Scenario::Echo.name() => format!(" ({kind})"),
+            _ => String::new(),
+        };
+        out.push_str(&format!("\n## {scenario}{echo} · {mode} · {connections} connections{pipelined}\n\n"));
         measured.sort_by(|a, b| rps(&b.1).total_cmp(&rps(&a.1)).then_with(|| a.0.contestant.cmp(&b.0.contestant)));
         let (sorted, row_places): (Vec<(&Measurement, MeasurementSummary)>, Vec<ranks::Places>) =
             measured.into_iter().map(|(m, s, p)| ((m, s), p)).unzip();
-        out.push_str(&throughput(&sorted, &row_places).markdown());
+        out.push_str(&throughput(run, &sorted, &row_places, &scenario).markdown());
         for (_, m) in controls {
             out.push_str(&control_line(m));
         }
@@ -64,7 +77,7 @@ pub fn render(run: &RunResult) -> String {
                 ", from the histogram of all measured rounds"
             }
         ));
-        out.push_str(&latency(&sorted).markdown());
+        out.push_str(&latency(run, &sorted).markdown());
         // As the source documents do, raw runtimes and frameworks with their own HTTP stack apart: their
         // responses differ in size (Res[B]) and their work per request in kind.
         for (category, what) in [("micro", "raw runtimes"), ("platform", "frameworks with their own HTTP stack")] {
@@ -86,7 +99,7 @@ pub fn render(run: &RunResult) -> String {
                  client's (getrusage), their moves to another CPU (migrations, server / client), and the client's own system calls; the server's system calls per request, \
                  counted on its CPUs by the kernel's tracepoints, and the three it made most.\n\n",
             );
-            out.push_str(&cost(&sorted).markdown());
+            out.push_str(&cost(run, &sorted).markdown());
             // A missing count says why once, not as a bare dash on every row.
             let mut why: Vec<&str> = sorted.iter().filter_map(|(_, s)| s.server_syscalls_unavailable.as_deref()).collect();
             why.sort_unstable();
@@ -167,6 +180,14 @@ fn setting(run: &RunResult) -> String {
         c.tool,
         if c.client_io.is_empty() { String::new() } else { format!(" (client I/O: {})", c.client_io_label()) },
     );
+    for (label, words) in super::machine::facts(run) {
+        let words = if label == "Kernel command line" { format!("`{words}`") } else { words };
+        s.push_str(&format!("- {label}: {words}\n"));
+    }
+    let toolchains: Vec<String> = super::machine::toolchains(run).into_iter().map(|(t, names)| format!("{t} ({})", names.join(", "))).collect();
+    if !toolchains.is_empty() {
+        s.push_str(&format!("- Toolchains (each contestant's version line): {}\n", toolchains.join("; ")));
+    }
     if !tools.is_empty() {
         s.push_str(&format!("- Tools: {}\n", tools.join("; ")));
     }
@@ -241,9 +262,7 @@ fn rounds_rule(c: &crate::model::RunConfig) -> String {
 
 fn flags(m: &Measurement, s: &MeasurementSummary) -> String {
     let mut f = Vec::new();
-    if s.client_bound_rounds > 0 {
-        f.push(format!("{FLAG_CLIENT_BOUND} {}/{}", s.client_bound_rounds, s.rounds));
-    }
+    f.extend(s.bound_flags());
     f.extend(s.unsaturated_flag());
     if s.ramp_incomplete_rounds > 0 {
         f.push(format!("{FLAG_RAMP_INCOMPLETE} {}/{}", s.ramp_incomplete_rounds, s.rounds));
@@ -280,14 +299,20 @@ fn flags(m: &Measurement, s: &MeasurementSummary) -> String {
     f.join(", ")
 }
 
-/// The throughput table; `places[i]` are the places of `rows[i]`.
-fn throughput(rows: &[(&Measurement, MeasurementSummary)], places: &[ranks::Places]) -> Table {
+/// The throughput table of `scenario`; `places[i]` are the places of `rows[i]`. An echo's exchanges are
+/// its requests (`echoes/s`, `CPU us/echo`), and a raw TCP scenario adds the bytes it received a second.
+fn throughput(run: &RunResult, rows: &[(&Measurement, MeasurementSummary)], places: &[ranks::Places], scenario: &str) -> Table {
     let searched = capacity_header(rows.iter().map(|(m, _)| *m));
-    let mut columns = vec![("rank", R), ("Name", L), ("req/s", R), ("95% CI", R)];
+    let raw = crate::wire::Scenario::parse(scenario).is_some_and(crate::wire::Scenario::streams_bytes);
+    let (per_s, cpu_per) = if raw { ("echoes/s", "CPU us/echo") } else { ("req/s", "CPU us/req") };
+    let mut columns = vec![("rank", R), ("Name", L), ("style", L), (per_s, R), ("95% CI", R)];
+    if raw {
+        columns.push(("MB/s", R));
+    }
     if let Some(header) = &searched {
         columns.push((header.as_str(), R));
     }
-    columns.extend([("server CPU %", R), ("CPU us/req", R), ("CPU 95% CI", R), ("CPU rank", R), ("peak RSS MiB", R), ("PSS MiB", R)]);
+    columns.extend([("server CPU %", R), (cpu_per, R), ("CPU 95% CI", R), ("CPU rank", R), ("peak RSS MiB", R), ("PSS MiB", R)]);
     // With two workers or more (multiCore, or a thread per connection): how evenly they shared the work.
     let balance = rows.iter().any(|(_, s)| s.worker_imbalance.is_some());
     if balance {
@@ -300,9 +325,13 @@ fn throughput(rows: &[(&Measurement, MeasurementSummary)], places: &[ranks::Plac
         let mut cells = vec![
             place(places.requests_per_s),
             m.contestant.clone(),
+            style(run, m),
             or_absent(r.map(|r| r.median), int),
             r.and_then(|r| r.ci95_relative_pct()).map(|p| format!("±{p:.1}%")).unwrap_or_else(|| ABSENT.into()),
         ];
+        if raw {
+            cells.push(or_absent(s.bytes_per_s.as_ref().map(|b| b.median / 1e6), one));
+        }
         if searched.is_some() {
             cells.push(capacity(m));
         }
@@ -344,13 +373,19 @@ fn control_line(m: &Measurement) -> String {
 }
 
 /// A row's range of places ("3–11"), or the absent mark for a row that takes none.
-fn place(range: Option<crate::stats::rank_range::RankRange>) -> String {
+fn place(range: Option<ranks::PlaceRange>) -> String {
     range.map_or_else(|| ABSENT.into(), |r| r.label())
 }
 
-fn latency(rows: &[(&Measurement, MeasurementSummary)]) -> Table {
+/// A row's concurrency style (the manifest's `style`), or the absent mark.
+fn style(run: &RunResult, m: &Measurement) -> String {
+    run.contestant(&m.contestant).and_then(|c| c.style.clone()).unwrap_or_else(|| ABSENT.into())
+}
+
+fn latency(run: &RunResult, rows: &[(&Measurement, MeasurementSummary)]) -> Table {
     let mut t = Table::new(&[
         ("Name", L),
+        ("style", L),
         ("mean", R),
         ("median", R),
         ("q0.9", R),
@@ -362,6 +397,7 @@ fn latency(rows: &[(&Measurement, MeasurementSummary)]) -> Table {
         let l = &s.latency_ns;
         t.row(vec![
             m.contestant.clone(),
+            style(run, m),
             or_absent(l.mean, us),
             or_absent(l.p50, us),
             or_absent(l.p90, us),
@@ -373,9 +409,10 @@ fn latency(rows: &[(&Measurement, MeasurementSummary)]) -> Table {
     t
 }
 
-fn cost(rows: &[(&Measurement, MeasurementSummary)]) -> Table {
+fn cost(run: &RunResult, rows: &[(&Measurement, MeasurementSummary)]) -> Table {
     let mut t = Table::new(&[
         ("Name", L),
+        ("style", L),
         ("server user us", R),
         ("server kernel us", R),
         ("server switches", R),
@@ -392,6 +429,7 @@ fn cost(rows: &[(&Measurement, MeasurementSummary)]) -> Table {
         let (server, client) = (s.server_cost_per_request.as_ref(), s.client_cost_per_request.as_ref());
         t.row(vec![
             m.contestant.clone(),
+            style(run, m),
             or_absent(server.map(|c| c.user_us), one),
             or_absent(server.map(|c| c.system_us), one),
             server.map(switches).unwrap_or_else(|| ABSENT.into()),
@@ -415,6 +453,7 @@ fn classic(run: &RunResult, rows: &[(&Measurement, MeasurementSummary)]) -> Tabl
         ("Language", L),
         ("Framework", L),
         ("Category", L),
+        ("Style", L),
         ("Name", L),
         ("Res[B]", R),
         ("Req", R),
@@ -436,6 +475,7 @@ fn classic(run: &RunResult, rows: &[(&Measurement, MeasurementSummary)]) -> Tabl
             field(|c| &c.language),
             field(|c| &c.framework),
             field(|c| &c.category),
+            style(run, m),
             m.contestant.clone(),
             or_absent(s.response_bytes.map(|b| b as f64), int),
             s.requests.to_string(),
@@ -509,7 +549,7 @@ fn first_line(text: Option<&str>) -> String {
 }
 
 fn contestants(run: &RunResult) -> String {
-    let mut t = Table::new(&[("Name", L), ("Language", L), ("Model", L), ("IO", L), ("Version", L), ("Build", L)]);
+    let mut t = Table::new(&[("Name", L), ("Language", L), ("Model", L), ("IO", L), ("Style", L), ("Version", L), ("Build", L)]);
     for c in run.contestants.iter().filter(|c| c.status == ContestantStatus::Built) {
         let build = if c.build_cached { "cached".to_string() } else { format!("{:.1} s", c.build_s) };
         t.row(vec![
@@ -517,6 +557,7 @@ fn contestants(run: &RunResult) -> String {
             c.language.clone(),
             c.model.clone(),
             c.io.clone(),
+            c.style.clone().unwrap_or_else(|| ABSENT.into()),
             c.version.clone().unwrap_or_else(|| ABSENT.into()),
             build,
         ]);

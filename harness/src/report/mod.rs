@@ -2,16 +2,20 @@
 //! result model into bytes. They only read the model; the files are written whole (temp file, then rename), so a
 //! reader never sees half a file and an interrupted run keeps the last complete one.
 
+mod answer;
 pub mod csv;
 pub mod format;
 pub mod hosts;
 pub mod html;
+mod html_answer;
 mod html_latency;
 mod html_pairs;
 pub mod html_page;
 mod html_rows;
 mod html_throughput;
+mod html_timeline;
 pub mod json;
+mod machine;
 pub mod markdown;
 pub mod pairs;
 pub mod pairs_csv;
@@ -21,6 +25,7 @@ pub mod table;
 
 use std::path::{Path, PathBuf};
 
+use crate::model::ranks::{self, Places};
 use crate::model::RunResult;
 
 /// Turns a run into one file's bytes.
@@ -31,7 +36,13 @@ pub trait Exporter {
     fn applies(&self, _run: &RunResult) -> bool {
         true
     }
-    fn serialize(&self, run: &RunResult) -> anyhow::Result<Vec<u8>>;
+    /// The file, from the run and the places of its measurements (`model::ranks::places`, by index in
+    /// `run.measurements`): a save ranks the run once for all its files.
+    fn serialize_ranked(&self, run: &RunResult, places: &[Places]) -> anyhow::Result<Vec<u8>>;
+    /// The file on its own.
+    fn serialize(&self, run: &RunResult) -> anyhow::Result<Vec<u8>> {
+        self.serialize_ranked(run, &ranks::places(run))
+    }
 }
 
 /// Every exporter, run.json first.
@@ -41,7 +52,8 @@ pub fn exporters() -> Vec<Box<dyn Exporter>> {
 
 /// Writes every export into `dir`; returns the paths written.
 pub fn write_all(run: &RunResult, dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
-    exporters().iter().filter(|e| e.applies(run)).map(|e| write_atomically(&dir.join(e.file_name()), &e.serialize(run)?)).collect()
+    let places = ranks::places(run);
+    exporters().iter().filter(|e| e.applies(run)).map(|e| write_atomically(&dir.join(e.file_name()), &e.serialize_ranked(run, &places)?)).collect()
 }
 
 fn write_atomically(path: &Path, bytes: &[u8]) -> anyhow::Result<PathBuf> {

@@ -7,6 +7,7 @@ use super::csv::line;
 use super::Exporter;
 use crate::model::ab::{value, Side};
 use crate::model::verdict::Metric;
+use crate::model::ranks::Places;
 use crate::model::RunResult;
 
 pub const FILE_NAME: &str = "pairs.csv";
@@ -27,7 +28,7 @@ impl Exporter for PairsCsv {
         run.ab.is_some()
     }
 
-    fn serialize(&self, run: &RunResult) -> anyhow::Result<Vec<u8>> {
+    fn serialize_ranked(&self, run: &RunResult, _places: &[Places]) -> anyhow::Result<Vec<u8>> {
         let mut out = line(COLUMNS.iter().map(|c| c.to_string()));
         let Some(ab) = &run.ab else { return Ok(out.into_bytes()) };
         let num = |v: Option<f64>| v.filter(|v| v.is_finite()).map(|v| format!("{v:.4}").trim_end_matches('0').trim_end_matches('.').to_string()).unwrap_or_default();

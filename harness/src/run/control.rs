@@ -5,8 +5,10 @@
 use std::path::Path;
 
 use crate::catalog::{Catalog, Contestant};
+use crate::model::ContestantRecord;
 
 use super::options::BenchOptions;
+use super::record::record as contestant_record;
 
 /// Its folder under the checkout: a manifest like a contestant's, and its source.
 pub const CONTROL_DIR: &str = "harness/control";
@@ -53,4 +55,9 @@ pub fn load(repo_root: &Path, catalog: &Catalog) -> anyhow::Result<Contestant> {
         "a contestant of the catalog is named {CONTROL_NAME}, the name of the run's control: rename it, or pass --no-control"
     );
     Ok(control)
+}
+
+/// The control's pending record in run.json: a contestant's, marked as the run's control.
+pub fn record(control: &Contestant) -> ContestantRecord {
+    ContestantRecord { control: true, ..contestant_record(control) }
 }

@@ -1,13 +1,14 @@
 //! The environment a run records: CPU, cores, kernel, OS, memory, load, tool and compiler versions, the
-//! command line; and the clock formats of run ids.
+//! command line, the machine's facts (frequency, governor, SMT, kernel command line, mitigations, memory at
+//! start and end); and the clock formats of run ids.
 
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use crate::os::cpus::CpuSet;
-use crate::os::{proc, process};
-use crate::model::Environment;
+use crate::os::{machine, proc, process};
+use crate::model::{CpuFrequency, Environment, MachineFacts, MemoryNow};
 
 const VERSION_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -67,6 +68,47 @@ pub fn capture(tools: BTreeMap<String, String>, command_line: Vec<String>) -> En
         serverbench_version: env!("CARGO_PKG_VERSION").to_string(),
         client_hosts: Vec::new(),
         server_host: None,
+        machine: Some(machine_facts(Path::new(machine::SYS_CPU), Path::new(machine::PROC))),
+    }
+}
+
+/// What the kernel says of the machine under `sys_cpu` (/sys/devices/system/cpu) and `proc` (/proc), the
+/// memory as of now.
+pub fn machine_facts(sys_cpu: &Path, proc: &Path) -> MachineFacts {
+    let cpus = machine::online_cpus(sys_cpu).unwrap_or_default();
+    let cpu_frequency: Vec<CpuFrequency> = machine::cpu_frequencies(sys_cpu, &cpus)
+        .into_iter()
+        .map(|f| CpuFrequency { cpu: f.cpu, current_khz: f.current_khz, max_khz: f.max_khz, governor: f.governor })
+        .collect();
+    let cpu_frequency_absent = cpu_frequency.is_empty().then(|| {
+        format!("the kernel has no cpufreq here: {}/cpu*/cpufreq is missing, as in most virtual machines", sys_cpu.display())
+    });
+    let (smt_active, smt_control) = machine::smt(sys_cpu);
+    MachineFacts {
+        cpu_frequency,
+        cpu_frequency_absent,
+        smt_active,
+        smt_control,
+        kernel_command_line: machine::kernel_command_line(proc),
+        mitigations: machine::vulnerabilities(sys_cpu),
+        memory_start: memory_now(proc),
+        memory_end: None,
+    }
+}
+
+/// MemTotal and MemAvailable of `proc`/meminfo now; None when either is missing.
+pub fn memory_now(proc: &Path) -> Option<MemoryNow> {
+    match machine::memory(proc) {
+        (Some(total_bytes), Some(available_bytes)) => Some(MemoryNow { total_bytes, available_bytes }),
+        _ => None,
+    }
+}
+
+/// Records the memory at the end of the run beside the facts taken at its start.
+pub fn finish(env: &mut Environment) {
+    env.load_average_end = proc::load_average();
+    if let Some(m) = env.machine.as_mut() {
+        m.memory_end = memory_now(Path::new(machine::PROC));
     }
 }
 
@@ -117,5 +159,22 @@ mod tests {
         assert!(env.cores >= 1);
         assert!(env.kernel.starts_with("Linux"), "{}", env.kernel);
         assert!(env.memory_bytes > 0);
+        let m = env.machine.expect("the machine's facts");
+        assert!(m.memory_start.is_some_and(|n| n.available_bytes <= n.total_bytes), "{m:?}");
+        assert_eq!(m.memory_end, None, "the end is recorded when the run finishes");
+        // Either the frequencies or why there are none, never neither.
+        assert!(m.cpu_frequency.is_empty() != m.cpu_frequency_absent.is_none(), "{m:?}");
+    }
+
+    #[test]
+    fn a_kernel_without_cpufreq_says_so() {
+        let dir = std::env::temp_dir().join(format!("serverbench-nofreq-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("cpu0")).unwrap();
+        std::fs::write(dir.join("online"), "0\n").unwrap();
+        let m = machine_facts(&dir, &dir);
+        let _ = std::fs::remove_dir_all(&dir);
+        assert!(m.cpu_frequency.is_empty());
+        assert!(m.cpu_frequency_absent.as_deref().is_some_and(|w| w.contains("no cpufreq")), "{m:?}");
+        assert_eq!((m.smt_active, m.memory_start), (None, None));
     }
 }

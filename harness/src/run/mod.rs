@@ -40,7 +40,7 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::SystemTime;
 
-use crate::catalog::Catalog;
+use crate::catalog::{Catalog, Contestant};
 use crate::model::{ContestantRecord, MeasurementStatus, RunResult, SCHEMA};
 use crate::remote::{ClientHosts, ServerHost};
 use crate::ui::Ui;
@@ -76,6 +76,12 @@ pub fn create_run_dir(out: &Path) -> anyhow::Result<(String, PathBuf)> {
     unreachable!()
 }
 
+/// The pending records of the selected contestants, then of the control, marked as the control where it
+/// joins the run: a contestant of the catalog never is, whatever its name.
+fn records(selected: &[&Contestant], the_control: Option<&Contestant>) -> Vec<ContestantRecord> {
+    selected.iter().map(|c| record(c)).chain(the_control.map(control::record)).collect()
+}
+
 /// Runs a whole benchmark. Returns the final model (also handed to `save`); `interrupted` is set when
 /// `stop` was raised. `suite` is the conformance suite that `--check` runs before measuring.
 #[allow(clippy::too_many_arguments)]
@@ -108,14 +114,20 @@ pub fn bench(
             None
         }
     };
+    let contestants = records(&selected, control.as_ref());
     selected.extend(control.as_ref());
-    let mut languages: Vec<&str> = selected.iter().map(|c| c.language.as_str()).collect();
+    // A contestant with a version command names the toolchain its build used (a JDK that
+    // contestants/java/find-jdk.sh chose, not the first `java` on PATH); PATH's is recorded only for the
+    // languages of those without one.
+    let mut languages: Vec<&str> = selected.iter().filter(|c| c.version.is_none()).map(|c| c.language.as_str()).collect();
     languages.sort();
     languages.dedup();
+    tools::install_if_missing(opts.tool, opts.install, &run_dir.join("logs"), ui)?;
     let tool_version: Vec<(&str, &str)> = match opts.tool {
         options::Tool::Builtin | options::Tool::Hey => vec![],
         options::Tool::Wrk => vec![("wrk", "wrk -v")],
         options::Tool::H2load => vec![("h2load", "h2load --version")],
+        options::Tool::Ab => vec![("ab", "ab -V")],
     };
     // hey has no version flag: the version is the one tools/hey pins, built before the run starts.
     let hey_version = if opts.tool == options::Tool::Hey {
@@ -139,7 +151,7 @@ pub fn bench(
             opts.command_line.clone(),
         ),
         config: opts.record(),
-        contestants: selected.iter().map(|c| ContestantRecord { control: c.name == control::CONTROL_NAME && control.is_some(), ..record(c) }).collect(),
+        contestants,
         measurements: Vec::new(),
         // An A/B run reads two manifests only, which either parse or end it.
         catalog_errors: if sides.is_some() { Vec::new() } else { catalog.errors.iter().map(ToString::to_string).collect() },
@@ -218,10 +230,28 @@ pub fn bench(
     }
     run.interrupted = interrupted;
     run.finished_utc = Some(environment::utc_timestamp(SystemTime::now()));
-    run.environment.load_average_end = crate::os::proc::load_average();
+    environment::finish(&mut run.environment);
     save(&run)?;
     ui.finish();
     outcome?;
     Ok(run)
 }
 
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_control_is_marked_where_it_joins_the_run_and_a_namesake_of_the_catalog_is_not() {
+        let repo = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+        let found = Catalog::discover(&repo.join(control::CONTROL_DIR)).unwrap();
+        let the_control = found.contestants.into_iter().find(|c| c.name == control::CONTROL_NAME).unwrap();
+        // A catalog's contestant that bears the control's name, and a control by another name.
+        let namesake = the_control.clone();
+        let renamed = Contestant { name: "reference".into(), ..the_control };
+        let with_control = records(&[&namesake], Some(&renamed));
+        let marked: Vec<(&str, bool)> = with_control.iter().map(|r| (r.name.as_str(), r.control)).collect();
+        assert_eq!(marked, [(control::CONTROL_NAME, false), ("reference", true)]);
+        assert_eq!(records(&[&namesake], None).iter().filter(|r| r.control).count(), 0);
+    }
+}

@@ -75,6 +75,9 @@ pub enum Tool {
     H2load,
     /// hey, built from the version `tools/hey` pins (throughput mode, HTTP scenarios, no pipelining).
     Hey,
+    /// ApacheBench from apache2-utils (throughput mode, plaintext, no pipelining; HTTP/1.0, keep-alive
+    /// unless --connection-per-request).
+    Ab,
 }
 
 impl Tool {
@@ -84,6 +87,18 @@ impl Tool {
             Tool::Wrk => "wrk",
             Tool::H2load => "h2load",
             Tool::Hey => "hey",
+            Tool::Ab => "ab",
+        }
+    }
+
+    /// The command of a tool Debian packages and the package, which `bench` installs when it is missing
+    /// (as root, unless --no-install).
+    pub fn debian(self) -> Option<(&'static str, &'static str)> {
+        match self {
+            Tool::Wrk => Some(("wrk", "wrk")),
+            Tool::H2load => Some(("h2load", "nghttp2-client")),
+            Tool::Ab => Some(("ab", "apache2-utils")),
+            Tool::Builtin | Tool::Hey => None,
         }
     }
 }
@@ -116,6 +131,8 @@ pub struct BenchOptions {
     pub pipeline: u32,
     /// Every request on a new connection (`LoadConfig::connection_per_request`).
     pub connection_per_request: bool,
+    /// How the `echo` scenario's client talks (`--echo`).
+    pub echo: crate::load::EchoKind,
     /// Measure the run's control (harness/control) beside the contestants.
     pub control: bool,
     /// What shapes `work` and `counter` requests.
@@ -140,6 +157,8 @@ pub struct BenchOptions {
     pub client_io_name: String,
     /// How the built-in load generator waits for the kernel (resolved from `--client-poll`).
     pub client_poll: crate::load::Poll,
+    /// The length of the intervals the built-in load generator cuts each round's window into.
+    pub interval: Duration,
     pub out_dir: PathBuf,
     /// A request unanswered this long is a timeout error.
     pub timeout: Duration,
@@ -303,6 +322,7 @@ impl BenchOptions {
             connections: o.connections.clone(),
             pipeline: o.pipeline,
             connection_per_request: o.connection_per_request,
+            echo: o.scenarios.iter().any(|s| s == crate::wire::Scenario::Echo.name()).then(|| echo_name(o.echo).to_string()),
             control: o.control,
             run_type: o.run_type.name().into(),
             server_cpus: o.server_cpus.to_string(),
@@ -331,6 +351,7 @@ impl BenchOptions {
             tool: o.tool.name().into(),
             client_io: if o.tool == Tool::Builtin { o.client_io_name.clone() } else { String::new() },
             client_poll: if o.tool == Tool::Builtin { o.client_poll.name().into() } else { String::new() },
+            interval_ms: (o.tool == Tool::Builtin).then_some(o.interval.as_secs_f64() * 1e3),
             timeout_s: o.timeout.as_secs_f64(),
             notes: o.notes.clone(),
             server_address: (!o.remote.server_address.is_loopback()).then(|| o.remote.server_address.to_string()),
@@ -355,5 +376,13 @@ impl BenchOptions {
                 std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64),
             ),
         }
+    }
+}
+
+/// `--echo`'s value as the command line spells it.
+pub fn echo_name(kind: crate::load::EchoKind) -> &'static str {
+    match kind {
+        crate::load::EchoKind::PingPong => "pingpong",
+        crate::load::EchoKind::Stream => "stream",
     }
 }

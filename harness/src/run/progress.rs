@@ -1,6 +1,6 @@
 //! The progress text of a benchmark: a line per round (with -v) and one per finished measurement.
 
-use crate::model::{limit_words, Measurement, Round, FLAG_CLIENT_BOUND, FLAG_UNSATURATED};
+use crate::model::{limit_words, Measurement, Round, FLAG_UNSATURATED};
 use crate::report::format::{mib, one, or_absent, pct, us};
 
 /// The line printed with -v after each round.
@@ -32,9 +32,7 @@ pub fn measurement_line(m: &Measurement) -> String {
     let rps = s.requests_per_s.as_ref();
     let ci = rps.and_then(|r| r.ci95_relative_pct()).map(|p| format!(" ±{p:.1}%")).unwrap_or_default();
     let mut flags = Vec::new();
-    if s.client_bound_rounds > 0 {
-        flags.push(format!("{FLAG_CLIENT_BOUND} {}/{}", s.client_bound_rounds, s.rounds));
-    }
+    flags.extend(s.bound_flags());
     flags.extend(s.unsaturated_flag());
     if s.errors.total() > 0 {
         flags.push(format!("{} errors", s.errors.total()));

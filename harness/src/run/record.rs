@@ -12,6 +12,7 @@ pub(super) fn record(c: &Contestant) -> ContestantRecord {
         category: c.category.clone(),
         model: c.model.clone(),
         io: c.io.clone(),
+        style: c.style.clone(),
         status: ContestantStatus::Pending,
         reason: None,
         version: None,

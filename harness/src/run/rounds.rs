@@ -9,7 +9,7 @@ use crate::launch::round_watch::ServerSide;
 use crate::load::search::RATE_HELD_SHARE;
 use crate::load::{self, LoadConfig, Mode, Stop, Workload};
 use crate::model::{
-    unsaturated_limit, CpuSource, LimitInputs, Round, RoundMachine, ServerUsage, SyscallsPerRequest, BUSY_THRESHOLD_PCT, DISTURBED_MIN_TICKS, DISTURBED_THRESHOLD_PCT, FLAG_CLIENT_BOUND, FLAG_DISTURBED, FLAG_ERRORS,
+    saturation, unsaturated_limit, CpuSource, LimitInputs, Round, RoundMachine, ServerUsage, SyscallsPerRequest, DISTURBED_MIN_TICKS, DISTURBED_THRESHOLD_PCT, FLAG_DISTURBED, FLAG_ERRORS,
     FLAG_INTERRUPTED, FLAG_KEEPALIVE_LOST, FLAG_RAMP_INCOMPLETE, FLAG_RATE_NOT_HELD, FLAG_SERVER_UNPROBED, FLAG_UNFAIR,
     RAMP_LIMIT, UNFAIR_JAIN, FLAG_UNSATURATED, SERVER_BOUND,
 };
@@ -53,8 +53,10 @@ pub fn load_config(plan: &RoundPlan, target: std::net::SocketAddr) -> anyhow::Re
     let o = plan.opts;
     let mut workload = Workload::for_scenario(plan.scenario, o.pipeline, plan.micro)
         .ok_or_else(|| anyhow::anyhow!("the load generator has no workload for scenario {}", plan.scenario))?;
-    if let (Workload::Http { mix, .. }, Some(s)) = (&mut workload, crate::wire::Scenario::parse(plan.scenario)) {
-        *mix = o.mix.for_scenario(s);
+    match (&mut workload, crate::wire::Scenario::parse(plan.scenario)) {
+        (Workload::Http { mix, .. }, Some(s)) => *mix = o.mix.for_scenario(s),
+        (Workload::Echo { kind, .. }, _) => *kind = o.echo,
+        _ => {}
     }
     Ok(LoadConfig {
         target,
@@ -79,6 +81,7 @@ pub fn load_config(plan: &RoundPlan, target: std::net::SocketAddr) -> anyhow::Re
         ramp: Some(RAMP_LIMIT),
         connection_per_request: o.connection_per_request,
         seed: o.mix.seed,
+        interval: o.interval,
     })
 }
 
@@ -137,6 +140,7 @@ pub fn run_round<S: RoundServer>(server: &mut S, plan: &RoundPlan, index: u32, w
                 workdir: plan.workdir,
                 label: &label,
                 repo_root: &o.repo_root,
+                connection_per_request: o.connection_per_request,
             },
             stop,
         ),
@@ -174,12 +178,7 @@ pub fn run_round<S: RoundServer>(server: &mut S, plan: &RoundPlan, index: u32, w
         flags.push(FLAG_SERVER_UNPROBED.to_string());
     }
     // Never on a missing figure: the rule needs both sides measured.
-    let saturation = match (utilisation_pct, client_limit_pct) {
-        (Some(server), _) if server >= BUSY_THRESHOLD_PCT => Some(SERVER_BOUND),
-        (Some(_), Some(client)) if client >= BUSY_THRESHOLD_PCT => Some(FLAG_CLIENT_BOUND),
-        (Some(_), Some(_)) => Some(FLAG_UNSATURATED),
-        _ => None,
-    };
+    let saturation = saturation(utilisation_pct, client_limit_pct);
     // Rate and think-time rounds are paced by the client by design: neither side busy is their normal
     // state, so it is recorded (`saturation`) but not raised as a flag.
     let paced = plan.rate().is_some() || matches!(o.mode, ModeKind::Latency);
@@ -235,6 +234,7 @@ pub fn run_round<S: RoundServer>(server: &mut S, plan: &RoundPlan, index: u32, w
     if load.interrupted {
         flags.push(FLAG_INTERRUPTED.to_string());
     }
+    let syscalls: Option<crate::model::SyscallCounts> = usage.syscalls.map(Into::into);
     Ok(Round {
         index,
         warmup,
@@ -250,11 +250,11 @@ pub fn run_round<S: RoundServer>(server: &mut S, plan: &RoundPlan, index: u32, w
             processes: usage.members.len(),
             threads: usage.threads,
             workers: crate::model::worker_balance(&usage.thread_cpu_s, plan.workers),
-            cost: usage.thread_cost.and_then(crate::model::CostBreakdown::of_threads),
-            syscalls_per_request: usage.syscalls.as_ref().and_then(|c| SyscallsPerRequest::of(c, load.requests)),
+            cost: usage.thread_cost.and_then(super::to_model::cost_of_threads),
+            syscalls_per_request: syscalls.as_ref().and_then(|c| SyscallsPerRequest::of(c, load.requests)),
             syscalls_method: usage.syscalls_method,
             syscalls_unavailable: usage.syscalls_unavailable,
-            syscalls: usage.syscalls,
+            syscalls,
         },
         load: load.into(),
         tool_latency_ns,

@@ -1,9 +1,12 @@
-//! The load generator's figures as run.json stores them: each report type of `load/` turned into its
-//! counterpart of `model/`. Every conversion takes its source apart field by field, so a field added to
-//! the engine's report does not compile until it is given a place in the file format (or left out here).
+//! What the runner reads, as run.json stores it: each report type of `load/`, and the system-call counter's
+//! reading of `os/`, turned into its counterpart of `model/`. Every conversion takes its source apart field
+//! by field, so a field added to the engine's report or to the counter's reading does not compile until it
+//! is given a place in the file format (or left out here).
 
 use crate::load::{self, search, LoadReport};
 use crate::model;
+use crate::os::proc::ThreadCost;
+use crate::os::syscalls;
 
 impl From<LoadReport> for model::RoundLoad {
     fn from(r: LoadReport) -> model::RoundLoad {
@@ -25,7 +28,7 @@ impl From<LoadReport> for model::RoundLoad {
             response_bytes,
             latency,
             latency_uncorrected,
-            timeline,
+            intervals,
             client_cpu_s,
             thread_cpu_s,
             client_poll_s,
@@ -75,7 +78,8 @@ impl From<LoadReport> for model::RoundLoad {
             response_bytes,
             latency,
             latency_uncorrected,
-            timeline,
+            intervals,
+            timeline: None,
             client_cpu_s,
             thread_cpu_s,
             client_poll_s,
@@ -108,6 +112,28 @@ impl From<load::ErrorCounts> for model::ErrorCounts {
         let load::ErrorCounts { connect, read, write, timeout, status, framing, mismatch } = e;
         model::ErrorCounts { connect, read, write, timeout, status, framing, mismatch }
     }
+}
+
+impl From<syscalls::SyscallCounts> for model::SyscallCounts {
+    fn from(c: syscalls::SyscallCounts) -> model::SyscallCounts {
+        let syscalls::SyscallCounts { total, by_name } = c;
+        model::SyscallCounts { total, by_name }
+    }
+}
+
+/// The server's threads' user and kernel time and switches, from what they spent: their exact CPU time
+/// (schedstat) split in the proportion of their user and system clock ticks (stat). Per thread the ticks
+/// are too coarse for a 1 s window (a thread of 64 runs a few ms, less than a tick) and the kernel keeps
+/// them monotonic by holding one back while the other catches up, so only their sum over the threads is
+/// used, and only for the split. Absent when no tick was counted.
+pub(super) fn cost_of_threads(c: ThreadCost) -> Option<model::CostBreakdown> {
+    let ThreadCost { cpu_ns, user_ticks, system_ticks, voluntary_switches, involuntary_switches, migrations } = c;
+    let ticks = user_ticks + system_ticks;
+    (ticks > 0).then(|| {
+        let cpu_s = cpu_ns as f64 / 1e9;
+        let user_share = user_ticks as f64 / ticks as f64;
+        model::CostBreakdown { user_s: cpu_s * user_share, system_s: cpu_s * (1.0 - user_share), voluntary_switches, involuntary_switches, migrations }
+    })
 }
 
 impl From<search::SearchResult> for model::Capacity {

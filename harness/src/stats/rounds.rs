@@ -69,9 +69,13 @@ impl Summary {
 
     /// Half the width of the 95% confidence interval relative to the median, in percent.
     pub fn ci95_relative_pct(&self) -> Option<f64> {
-        let (low, high) = self.ci95?;
-        (self.median != 0.0).then(|| (high - low) / 2.0 / self.median.abs() * 100.0)
+        relative_half_width_pct(self.ci95?, self.median)
     }
+}
+
+/// Half the width of `interval` relative to `centre`, in percent; none for a centre of 0.
+pub fn relative_half_width_pct((low, high): (f64, f64), centre: f64) -> Option<f64> {
+    (centre != 0.0).then(|| (high - low) / 2.0 / centre.abs() * 100.0)
 }
 
 /// Median; the mean of the two middle values for an even count. NaN for an empty slice.

@@ -6,6 +6,8 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+pub mod nginx;
+
 /// A copy of `tests/fixtures/<name>` in a fresh temporary folder (builds write into it).
 pub fn fixture_copy(name: &str) -> (tempfile::TempDir, PathBuf) {
     let tmp = tempfile::Builder::new().prefix("serverbench-test-").tempdir().unwrap();

@@ -72,9 +72,26 @@ pub fn bar_chart(id: &str, chart: &BarChart) -> String {
     if let Some((r, _)) = chart.reference {
         max = max.max(r);
     }
-    let ticks = unit_ticks(chart.unit, max, 6);
-    let top_value = *ticks.last().unwrap();
-    let sx = |v: f64| x0 + (v.max(0.0) / top_value) * (x1 - x0);
+    let scale = bar_scale(chart);
+    let (lo, hi, ticks) = match scale {
+        Scale::Linear => {
+            let ticks = unit_ticks(chart.unit, max, 6);
+            (0.0, *ticks.last().unwrap(), ticks)
+        }
+        Scale::Log10 => {
+            // Every drawn value, whiskers' ends included, inside the axis.
+            let values: Vec<f64> = bars.clone().flat_map(|b| [Some(b.value), b.ci95.map(|c| c.0), b.ci95.map(|c| c.1)]).flatten().collect();
+            let (lo, hi, ticks) = axis_range(&Axis { label: String::new(), unit: chart.unit, scale, ticks: vec![] }, &values);
+            (lo, hi, ticks.into_iter().map(|(t, _)| t).collect())
+        }
+    };
+    let mapper = Mapper { scale, lo, hi, px_lo: x0, px_hi: x1 };
+    // A bar starts at the axis' low end: 0, or on a log axis the power of ten below the least value.
+    let sx = |v: f64| mapper.map(v.max(mapper.lo));
+    let axis_label = match scale {
+        Scale::Linear => chart.axis_label.clone(),
+        Scale::Log10 => format!("{} — log scale", chart.axis_label),
+    };
 
     let mut s = svg_open(id, &chart.title, WIDTH, height);
     let _ = write!(
@@ -116,7 +133,7 @@ pub fn bar_chart(id: &str, chart: &BarChart) -> String {
         r#"<text x="{}" y="{}" text-anchor="middle">{}</text>"#,
         n((x0 + x1) / 2.0),
         n(axis_y + 34.0),
-        esc(&chart.axis_label)
+        esc(&axis_label)
     );
 
     let mut y = top;
@@ -136,18 +153,23 @@ pub fn bar_chart(id: &str, chart: &BarChart) -> String {
             );
             let fill = if bar.flag.is_some() { format!("url(#{id}-hatch)") } else { colour.to_string() };
             if bar.value.is_finite() && !bar.parts.is_empty() {
-                // Stacked: each part from where the one before ended, the later ones paler.
-                let mut from = 0.0;
+                // Stacked: each part from where the one before ended, the later ones paler, each taking its
+                // share of the bar's length (on a log axis too, where only the whole bar's end is read off
+                // the axis).
+                let whole: f64 = bar.parts.iter().filter(|p| p.is_finite()).sum();
+                let length = sx(bar.value) - x0;
+                let mut from = x0;
                 for (pi, part) in bar.parts.iter().enumerate().filter(|(_, p)| p.is_finite()) {
+                    let width = if whole > 0.0 { length * part / whole } else { 0.0 };
                     let _ = write!(
                         s,
                         r#"<rect class="part{pi}" x="{}" y="{}" width="{}" height="{BAR_PX}" fill="{fill}" fill-opacity="{}" stroke="{colour}" stroke-width="1.5"/>"#,
-                        n(sx(from)),
+                        n(from),
                         n(mid - BAR_PX / 2.0),
-                        n(sx(from + part) - sx(from)),
+                        n(width),
                         part_opacity(pi)
                     );
-                    from += part;
+                    from += width;
                 }
             } else if bar.value.is_finite() {
                 let _ = write!(
@@ -217,6 +239,22 @@ pub fn bar_chart(id: &str, chart: &BarChart) -> String {
     s
 }
 
+/// A log axis once the longest bar is over this many times the median bar: on a linear one, half the bars
+/// would take less than an eighth of the axis, slivers beside the one row that sets its scale.
+pub const FLATTENED_RATIO: f64 = 8.0;
+
+/// The axis a chart takes: log where one bar would otherwise flatten the rest (`FLATTENED_RATIO`), linear
+/// otherwise and always on a chart with a reference line (ratios around 1).
+pub fn bar_scale(chart: &BarChart) -> Scale {
+    let mut values: Vec<f64> = chart.groups.iter().flat_map(|g| &g.bars).map(|b| b.value).filter(|v| v.is_finite() && *v > 0.0).collect();
+    if chart.reference.is_some() || values.len() < 2 {
+        return Scale::Linear;
+    }
+    values.sort_by(f64::total_cmp);
+    let median = values[(values.len() - 1) / 2];
+    if values[values.len() - 1] > FLATTENED_RATIO * median { Scale::Log10 } else { Scale::Linear }
+}
+
 /// How solid part `i` of a stacked bar is: the first in full, each later one paler, so that up to five
 /// parts stay told apart.
 fn part_opacity(i: usize) -> f64 {
@@ -259,4 +297,63 @@ fn bar_tooltip(bar: &Bar, unit: Unit) -> String {
         let _ = write!(t, " — {flag}");
     }
     t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn chart(values: &[f64]) -> BarChart {
+        let bars = values
+            .iter()
+            .enumerate()
+            .map(|(i, v)| Bar { label: format!("s{i}"), value: *v, ci95: None, flag: None, place: None, parts: vec![] })
+            .collect();
+        BarChart::new("cpu", "µs per request", Unit::Micros, vec![BarGroup { label: "all".into(), bars }])
+    }
+
+    /// The drawn width of each bar, in order.
+    fn widths(svg: &str) -> Vec<f64> {
+        svg.split("<rect x=").skip(1).map(|r| r.split("width=\"").nth(1).unwrap().split('"').next().unwrap().parse().unwrap()).collect()
+    }
+
+    #[test]
+    fn one_row_that_would_flatten_the_rest_turns_the_axis_to_log() {
+        // node-express's 112 µs against the others' 4.3 to 16 µs.
+        let flattened = chart(&[4.3, 5.0, 5.7, 6.0, 6.2, 9.0, 16.0, 112.0]);
+        assert_eq!(bar_scale(&flattened), Scale::Log10);
+        let svg = bar_chart("cpu", &flattened);
+        assert!(svg.contains("µs per request — log scale"), "the axis says it is logarithmic");
+        for t in [">1 µs<", ">10 µs<", ">100 µs<", ">1000 µs<"] {
+            assert!(svg.contains(t), "a tick at each power of ten: {t}");
+        }
+        let w = widths(&svg);
+        assert!(w[0] > w[7] / 4.0, "4.3 µs is no sliver beside 112 µs: {w:?}");
+        assert!(w.windows(2).all(|p| p[0] < p[1]), "longer bars still draw longer: {w:?}");
+
+        let even = chart(&[4.3, 5.0, 6.0, 16.0]);
+        assert_eq!(bar_scale(&even), Scale::Linear, "within 8 times the median a linear axis reads well");
+        assert!(!bar_chart("cpu", &even).contains("log scale"));
+        let mut ratios = chart(&[0.1, 1.0, 1.1, 9.0]);
+        ratios.reference = Some((1.0, "no change".into()));
+        assert_eq!(bar_scale(&ratios), Scale::Linear, "a ratio chart keeps its linear axis around 1");
+    }
+
+    #[test]
+    fn a_stacked_bar_on_a_log_axis_splits_its_length_in_proportion() {
+        let mut c = chart(&[1.0, 1.2, 50.0]);
+        c.parts = vec!["user".into(), "kernel".into()];
+        c.groups[0].bars[2].parts = vec![10.0, 40.0];
+        let svg = bar_chart("split", &c);
+        assert!(svg.contains("log scale"));
+        let attr = |class: &str, name: &str| -> f64 {
+            let at = svg.find(&format!("class=\"{class}\"")).unwrap();
+            let rest = &svg[at..];
+            let from = rest.find(&format!(" {name}=\"")).unwrap() + name.len() + 3;
+            rest[from..].split('"').next().unwrap().parse().unwrap()
+        };
+        let (x0, w0, x1, w1) = (attr("part0", "x"), attr("part0", "width"), attr("part1", "x"), attr("part1", "width"));
+        assert!((x0 + w0 - x1).abs() < 0.02, "kernel starts where user ends");
+        assert!((w1 / w0 - 4.0).abs() < 0.01, "40 µs of kernel is four times the length of 10 µs of user: {w0} {w1}");
+    }
 }

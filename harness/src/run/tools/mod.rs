@@ -1,6 +1,6 @@
-//! External load tools (wrk, h2load, hey), run pinned to the client CPUs and parsed into the same result
-//! model. wrk and h2load keep no histogram the harness can read: what they print is stored, the rest marked
-//! absent; hey prints every response's latency (`hey.rs`), which fills the round's histogram.
+//! External load tools (wrk, h2load, hey, ab), run pinned to the client CPUs and parsed into the same result
+//! model. wrk, h2load and ab keep no histogram the harness can read: what they print is stored, the rest
+//! marked absent; hey prints every response's latency (`hey.rs`), which fills the round's histogram.
 
 use std::net::SocketAddr;
 use std::path::Path;
@@ -8,6 +8,7 @@ use std::process::Stdio;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use crate::catalog::requires;
 use crate::os::cpus::CpuSet;
 use crate::launch::probe::Sampler;
 use crate::os::process;
@@ -16,6 +17,7 @@ use crate::model::LatencyPoints;
 
 use crate::run::options::{StopRule, Tool};
 
+pub mod ab;
 pub mod hey;
 mod h2load;
 mod summary;
@@ -43,6 +45,27 @@ pub struct ToolRun<'a> {
     pub label: &'a str,
     /// The checkout that builds hey (`hey::binary`).
     pub repo_root: &'a Path,
+    /// Every request on a new connection (`--connection-per-request`): ab without `-k`.
+    pub connection_per_request: bool,
+}
+
+/// Installs the Debian package of `tool` when its command is missing and installing is allowed (root,
+/// apt, not --no-install), the way a contestant's packages are; its output goes to `logs/tools.apt.log`.
+pub fn install_if_missing(tool: Tool, install: bool, logs: &Path, ui: &crate::ui::Ui) -> anyhow::Result<()> {
+    let Some((command, package)) = tool.debian() else { return Ok(()) };
+    if requires::find_command(command).is_some() {
+        return Ok(());
+    }
+    let name = tool.name();
+    anyhow::ensure!(
+        install && requires::System::detect().can_install(),
+        "--tool {name}: `{command}` is not installed (apt-get install -y {package})"
+    );
+    ui.line(&format!("installing {package} with apt-get (running as root) for --tool {name}"));
+    let log = logs.join("tools.apt.log");
+    requires::install(&[package.to_string()], &log).map_err(|e| anyhow::anyhow!("--tool {name}: installing {package}: {e:#}"))?;
+    anyhow::ensure!(requires::find_command(command).is_some(), "--tool {name}: `{command}` is still missing after installing {package}; see {}", log.display());
+    Ok(())
 }
 
 /// Runs the tool and returns the report in the engine's shape with the latency the tool printed: in the
@@ -50,7 +73,10 @@ pub struct ToolRun<'a> {
 pub fn run(t: &ToolRun, stop: &AtomicBool) -> anyhow::Result<(LoadReport, Option<LatencyPoints>)> {
     let request = HttpRequest::for_scenario(t.scenario)
         .ok_or_else(|| anyhow::anyhow!("{} speaks HTTP only; scenario {} needs --tool builtin", t.tool.name(), t.scenario))?;
-    let threads = t.threads.min(t.connections).max(1);
+    // ab is one thread whatever it is asked.
+    let threads = if t.tool == Tool::Ab { 1 } else { t.threads.min(t.connections).max(1) };
+    let name = t.tool.name();
+    let ab_csv = t.workdir.join(format!("{}.{name}.csv", t.label));
     let url = format!("http://{}{}", t.target, request.path);
     let (program, args) = match t.tool {
         Tool::Wrk => {
@@ -98,10 +124,13 @@ pub fn run(t: &ToolRun, stop: &AtomicBool) -> anyhow::Result<(LoadReport, Option
             let a = hey::args(&request, &url, t.connections, threads, t.stop, t.timeout);
             (hey::binary(t.repo_root).display().to_string(), a)
         }
+        Tool::Ab => {
+            let _ = std::fs::remove_file(&ab_csv);
+            ("ab".to_string(), ab::args(&request, &url, t.connections, !t.connection_per_request, t.stop, t.timeout, &ab_csv)?)
+        }
         Tool::Builtin => anyhow::bail!("the built-in generator is not an external tool"),
     };
 
-    let name = t.tool.name();
     let out_path = t.workdir.join(format!("{}.{name}.out", t.label));
     let out = std::fs::File::create(&out_path)?;
     let mut cmd = std::process::Command::new(&program);
@@ -138,6 +167,7 @@ pub fn run(t: &ToolRun, stop: &AtomicBool) -> anyhow::Result<(LoadReport, Option
     let parsed = match t.tool {
         Tool::Wrk => parse_wrk(&text),
         Tool::Hey => hey::parse(&text),
+        Tool::Ab => ab::parse(&text, std::fs::read_to_string(&ab_csv).ok().as_deref()),
         _ => parse_h2load(&text),
     };
     let parsed = parsed.map_err(|e| {

@@ -1,0 +1,103 @@
+//! `bench`'s options of an A/B run (docs/ab.md), flattened into its arguments: the two versions
+//! (`--baseline REV`, `--ab DIR_A DIR_B`), `--fail-on`, the defaults an A/B run gives `--target-ci` and
+//! `--max-rounds` (which count pairs there), and their checks into `run::options::AbOptions`.
+
+use std::path::{Path, PathBuf};
+
+use clap::Args;
+
+use crate::run::options::{AbOptions, AbSource, DEFAULT_AB_TARGET_CI_PCT, DEFAULT_MAX_PAIRS, DEFAULT_MAX_ROUNDS, DEFAULT_TARGET_CI_PCT};
+
+#[derive(Debug, Clone, Default, Args)]
+pub struct AbArgs {
+    /// A/B run: NAME as the catalog was at this git revision (A, NAME@REV, built in a worktree of its own)
+    /// against NAME in the working tree (B), in pairs of rounds until B/A is clear (docs/ab.md)
+    #[arg(long, value_name = "REV", conflicts_with = "ab")]
+    pub baseline: Option<String>,
+    /// A/B run of two contestant folders, each with its contestant.toml: A (NAME@<its folder>) against B
+    #[arg(long, num_args = 2, value_names = ["DIR_A", "DIR_B"])]
+    pub ab: Option<Vec<PathBuf>>,
+    /// In an A/B run: exit with status 3 when B is worse, as `compare --fail-on`: `worse` (any of req/s, p99,
+    /// CPU per request) or `worse:rps,p99,cpu` (those named)
+    #[arg(long = "fail-on", value_name = "worse[:METRICS]")]
+    pub fail_on: Option<crate::compare::FailOn>,
+}
+
+impl AbArgs {
+    /// An A/B run: two versions of one contestant.
+    pub fn is_ab(&self) -> bool {
+        self.baseline.is_some() || self.ab.is_some()
+    }
+
+    /// `--target-ci` unless given: the paired ratio's in an A/B run, the median's otherwise.
+    pub fn target_ci_pct(&self) -> f64 {
+        if self.is_ab() { DEFAULT_AB_TARGET_CI_PCT } else { DEFAULT_TARGET_CI_PCT }
+    }
+
+    /// `--max-rounds` with `--rounds auto` unless given: pairs in an A/B run.
+    pub fn max_rounds_auto(&self) -> u32 {
+        if self.is_ab() { DEFAULT_MAX_PAIRS } else { DEFAULT_MAX_ROUNDS }
+    }
+
+    /// The fewest `--max-rounds` that `--rounds auto` can work with, and why.
+    pub fn fewest_auto(&self) -> (usize, &'static str) {
+        if self.is_ab() {
+            (crate::model::ab::MIN_PAIRS, "the fewest pairs an A/B run may stop at")
+        } else {
+            (crate::stats::rounds::MIN_FOR_CI, "the fewest rounds with a 95% interval")
+        }
+    }
+
+    /// The A/B run asked for, checked: one configuration (`one_configuration`; one contestant is checked
+    /// when the catalog is read), a revision that names a commit, folders with a manifest, servers here.
+    /// An A/B run has no control: the pairing cancels what the machine does to both versions.
+    pub fn options(&self, catalog_root: &Path, one_configuration: bool, server_host: bool) -> anyhow::Result<Option<AbOptions>> {
+        let source = match (&self.baseline, &self.ab) {
+            (None, None) if self.fail_on.is_some() => anyhow::bail!(
+                "--fail-on applies to an A/B run (--baseline REV or --ab DIR_A DIR_B); to gate two runs, use `serverbench compare A B --fail-on`"
+            ),
+            (None, None) => return Ok(None),
+            (Some(rev), _) => AbSource::Baseline(crate::run::ab_sides::resolve_revision(catalog_root, rev)?),
+            (None, Some(dirs)) => {
+                if let Some((side, dir)) = ["A", "B"].iter().zip(dirs).find(|(_, d)| !d.join("contestant.toml").is_file()) {
+                    anyhow::bail!("--ab: {side}'s folder {} holds no contestant.toml", dir.display());
+                }
+                AbSource::Folders(dirs[0].clone(), dirs[1].clone())
+            }
+        };
+        anyhow::ensure!(
+            one_configuration,
+            "an A/B run measures one configuration: give one --scenario, one -c, at most one --workers count, --rate as a number, no --search"
+        );
+        anyhow::ensure!(!server_host, "an A/B run builds its versions here: --server-host is not supported with --baseline or --ab");
+        Ok(Some(AbOptions { source, noise_pct: crate::model::ab::DEFAULT_NOISE_PCT, fail_on: self.fail_on.clone() }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::bench::BenchArgs;
+    use crate::run::options::Rounds;
+
+    #[test]
+    fn an_ab_run_takes_one_configuration_and_its_own_defaults() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+        let parse = |args: &[&str]| BenchArgs::parse(args).unwrap().options(root, Vec::new());
+        let o = parse(&["c-epoll", "--baseline", "HEAD"]);
+        let Ok(o) = o else { return }; // not a git checkout (a source archive)
+        assert_eq!((o.rounds, o.max_rounds, o.control), (Rounds::Auto { target_ci_pct: 1.0 }, 200, false));
+        assert!(matches!(&o.ab.as_ref().unwrap().source, AbSource::Baseline(r) if r.rev == "HEAD" && r.commit.len() == 40));
+        assert_eq!(o.record().ab.unwrap().baseline.as_deref(), Some("HEAD"));
+        assert_eq!(parse(&["c-epoll", "--baseline", "HEAD", "--rounds", "8"]).unwrap().max_rounds, 16);
+        let refused = |args: &[&str]| parse(args).unwrap_err().to_string();
+        assert!(refused(&["c-epoll", "--baseline", "HEAD", "-c", "8,64"]).contains("an A/B run measures one configuration"));
+        assert!(refused(&["c-epoll", "--baseline", "HEAD", "--scenario", "hello,echo"]).contains("one --scenario"));
+        assert!(refused(&["c-epoll", "--baseline", "HEAD", "--max-rounds", "8"]).contains("at least 10"));
+        assert!(refused(&["c-epoll", "--baseline", "no-such-rev-xyz"]).contains("no such commit"));
+        assert!(refused(&["c-epoll", "--fail-on", "worse"]).contains("--fail-on applies to an A/B run"));
+        assert!(refused(&["--ab", "/nonexistent-a", "/nonexistent-b"]).contains("A's folder /nonexistent-a holds no contestant.toml"));
+        assert!(BenchArgs::parse(&["--baseline", "HEAD", "--ab", "a", "b"]).is_err(), "one or the other");
+        assert!(BenchArgs::parse(&["--baseline", "HEAD", "--fail-on", "better"]).is_err());
+    }
+}
