@@ -233,8 +233,8 @@ impl AbRun {
 }
 
 /// The noise band of an A/B run: B/A within ±1% is no difference. About the interval the pairs of a
-/// 2-CPU VM reach in one to two minutes (±1.2% at 60 pairs of 0.5 s, ±0.9% at 100: issue 37's resampling
-/// of unchanged runs), and a third of `compare`'s band between runs.
+/// 2-CPU VM reach in one to two minutes (±1.2% at 60 pairs of 0.5 s, ±0.9% at 100, resampling the rounds
+/// of two unchanged runs in pairs), and a third of `compare`'s band between runs.
 pub const DEFAULT_NOISE_PCT: f64 = 1.0;
 
 /// The fewest pairs that count before `--rounds auto` may end an A/B run's pairs: an interval exists from

@@ -266,7 +266,7 @@ pub const DEFAULT_TARGET_CI_PCT: f64 = 3.0;
 /// `--max-rounds` with `--rounds auto`.
 pub const DEFAULT_MAX_ROUNDS: u32 = 16;
 /// `--target-ci` in an A/B run: the half-width of the paired req/s ratio's 95% interval that ends its
-/// pairs, in percent (issue 37: about 60 to 100 pairs of 0.5 s on a 2-CPU VM).
+/// pairs, in percent (about 60 to 100 pairs of 0.5 s on a 2-CPU VM).
 pub const DEFAULT_AB_TARGET_CI_PCT: f64 = 1.0;
 /// `--max-rounds` with `--rounds auto` in an A/B run, in pairs (about four minutes of 0.5 s rounds).
 pub const DEFAULT_MAX_PAIRS: u32 = 200;
