@@ -10,7 +10,7 @@
 use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::Read;
-use std::os::fd::FromRawFd;
+use std::os::fd::{AsRawFd, FromRawFd};
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -143,11 +143,17 @@ fn proc_io(pids: impl Iterator<Item = i32>) -> Result<SyscallCounts, NotCounted>
     Ok(SyscallCounts { total: None, by_name: [(PROC_READS.to_string(), reads), (PROC_WRITES.to_string(), writes)].into() })
 }
 
-/// Open counters: one perf event per tracepoint and CPU. Closed when dropped.
+/// Open counters: one perf event per tracepoint and CPU, those of a CPU in one group led by the counter of
+/// every call, so that one read gives all of them at the same instant (read one after another, a reader
+/// preempted between two reads saw the total fall short of the calls by name). Closed when dropped.
 #[derive(Debug)]
 pub struct SyscallCounters {
-    total: Vec<File>,
-    by_name: Vec<(String, Vec<File>)>,
+    /// Per CPU, the group's leader (every call), which reads the whole group.
+    leaders: Vec<File>,
+    /// The names counted, in the order of the group's members.
+    names: Vec<String>,
+    /// The members' own descriptors: a member stays in its group while open.
+    _members: Vec<File>,
 }
 
 impl SyscallCounters {
@@ -159,22 +165,36 @@ impl SyscallCounters {
         }
         let events = events_dir()?;
         let total_id = tracepoint_id(&events.join("raw_syscalls/sys_enter/id"))?;
-        let total = open_on(total_id, cpus)?;
-        let mut by_name = Vec::new();
-        for name in names {
-            let Ok(id) = tracepoint_id(&events.join(format!("syscalls/sys_enter_{name}/id"))) else { continue };
-            by_name.push((name.to_string(), open_on(id, cpus)?));
+        let named: Vec<(String, u64)> = names
+            .iter()
+            .filter_map(|name| tracepoint_id(&events.join(format!("syscalls/sys_enter_{name}/id"))).ok().map(|id| (name.to_string(), id)))
+            .collect();
+        let (mut leaders, mut members) = (Vec::new(), Vec::new());
+        for &cpu in cpus {
+            let leader = open_on(total_id, cpu, None)?;
+            for (_, id) in &named {
+                members.push(open_on(*id, cpu, Some(&leader))?);
+            }
+            leaders.push(leader);
         }
-        Ok(SyscallCounters { total, by_name })
+        Ok(SyscallCounters { leaders, names: named.into_iter().map(|(name, _)| name).collect(), _members: members })
     }
 
     /// The counts since the counters were opened, summed over the CPUs.
     pub fn read(&self) -> Result<SyscallCounts, NotCounted> {
-        let mut by_name = BTreeMap::new();
-        for (name, files) in &self.by_name {
-            by_name.insert(name.clone(), sum(files)?);
+        let mut values = vec![0u64; 1 + self.names.len()];
+        for mut leader in &self.leaders {
+            // PERF_FORMAT_GROUP: the number of counters, then each one's value, the leader's first.
+            let mut bytes = vec![0u8; 8 * (2 + self.names.len())];
+            leader.read_exact(&mut bytes).map_err(|e| NotCounted(format!("reading a counter group failed: {e}")))?;
+            let words: Vec<u64> = bytes.chunks_exact(8).map(|w| u64::from_ne_bytes(w.try_into().expect("8 bytes"))).collect();
+            if words[0] as usize != values.len() {
+                return Err(NotCounted(format!("a counter group read {} counters, not {}", words[0], values.len())));
+            }
+            values.iter_mut().zip(&words[1..]).for_each(|(sum, v)| *sum += v);
         }
-        Ok(SyscallCounts { total: Some(sum(&self.total)?), by_name })
+        let by_name = self.names.iter().cloned().zip(values[1..].iter().copied()).collect();
+        Ok(SyscallCounts { total: Some(values[0]), by_name })
     }
 }
 
@@ -221,23 +241,30 @@ struct PerfEventAttr {
 
 const PERF_TYPE_TRACEPOINT: u32 = 2;
 const PERF_FLAG_FD_CLOEXEC: libc::c_ulong = 8;
+/// read_format: one read of the leader gives every counter of its group.
+const PERF_FORMAT_GROUP: u64 = 1 << 3;
 
-/// One counter of tracepoint `id` on each of `cpus`, for every task.
-fn open_on(id: u64, cpus: &[usize]) -> Result<Vec<File>, NotCounted> {
-    let attr = PerfEventAttr { kind: PERF_TYPE_TRACEPOINT, size: std::mem::size_of::<PerfEventAttr>() as u32, config: id, ..Default::default() };
-    cpus.iter()
-        .map(|&cpu| {
-            let pid: libc::pid_t = -1;
-            // SAFETY: `attr` is a live perf_event_attr whose `size` field is its own size, so the kernel reads no
-            // more than it; the other arguments are integers.
-            let fd = unsafe { libc::syscall(libc::SYS_perf_event_open, &attr as *const PerfEventAttr, pid, cpu as libc::c_int, -1 as libc::c_int, PERF_FLAG_FD_CLOEXEC) };
-            if fd < 0 {
-                return Err(refusal(std::io::Error::last_os_error(), cpu));
-            }
-            // SAFETY: `fd` (>= 0) was just returned by perf_event_open and nothing else holds it.
-            Ok(unsafe { File::from_raw_fd(fd as i32) })
-        })
-        .collect()
+/// A counter of tracepoint `id` on `cpu`, for every task: the leader of a group that reads as one
+/// (PERF_FORMAT_GROUP), or a member of `group`.
+fn open_on(id: u64, cpu: usize, group: Option<&File>) -> Result<File, NotCounted> {
+    let attr = PerfEventAttr {
+        kind: PERF_TYPE_TRACEPOINT,
+        size: std::mem::size_of::<PerfEventAttr>() as u32,
+        config: id,
+        read_format: PERF_FORMAT_GROUP,
+        ..Default::default()
+    };
+    let pid: libc::pid_t = -1;
+    let group_fd = group.map_or(-1, |g| g.as_raw_fd());
+    // SAFETY: `attr` is a live perf_event_attr whose `size` field is its own size, so the kernel reads no more
+    // than it; `group_fd` is -1 or the descriptor of an open leader, which `group` keeps open; the other
+    // arguments are integers.
+    let fd = unsafe { libc::syscall(libc::SYS_perf_event_open, &attr as *const PerfEventAttr, pid, cpu as libc::c_int, group_fd, PERF_FLAG_FD_CLOEXEC) };
+    if fd < 0 {
+        return Err(refusal(std::io::Error::last_os_error(), cpu));
+    }
+    // SAFETY: `fd` (>= 0) was just returned by perf_event_open and nothing else holds it.
+    Ok(unsafe { File::from_raw_fd(fd as i32) })
 }
 
 /// Why perf_event_open refused, with what to change.
@@ -250,14 +277,6 @@ fn refusal(e: std::io::Error, cpu: usize) -> NotCounted {
         Some(libc::ENOENT) | Some(libc::ENODEV) | Some(libc::EOPNOTSUPP) => format!("the kernel has no tracepoint events ({e})"),
         Some(libc::ENOSYS) => "the kernel has no perf_event_open".into(),
         _ => format!("perf_event_open on CPU {cpu} failed: {e}"),
-    })
-}
-
-fn sum(files: &[File]) -> Result<u64, NotCounted> {
-    files.iter().try_fold(0u64, |total, mut f| {
-        let mut value = [0u8; 8];
-        f.read_exact(&mut value).map_err(|e| NotCounted(format!("reading a counter failed: {e}")))?;
-        Ok(total + u64::from_ne_bytes(value))
     })
 }
 
