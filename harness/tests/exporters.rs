@@ -33,6 +33,8 @@ fn round(index: u32, warmup: bool, requests: u64, latencies_us: &[u64], cpu_s: f
             ramp_s: None,
             unserved_at_start: None,
             per_connection: None,
+            connections_established: Some(64),
+            connections_served: Some(64),
             errors: ErrorCounts { timeout: if flags.contains(&FLAG_ERRORS) { 3 } else { 0 }, ..Default::default() },
             status,
             duration_s: 2.0,
@@ -61,6 +63,10 @@ fn round(index: u32, warmup: bool, requests: u64, latencies_us: &[u64], cpu_s: f
             io: "io_uring".into(),
         },
         tool_latency_ns: None,
+        client_syscalls: Some(SyscallCounts {
+            total: Some(requests / 5),
+            by_name: [("io_uring_enter".to_string(), requests / 5 - 3), ("futex".to_string(), 2)].into(),
+        }),
         server: ServerUsage {
             cpu_s: Some(cpu_s),
             cpu_source: Some(CpuSource::Schedstat),

@@ -114,7 +114,7 @@ fn every_chart_table_and_caveat_is_there() {
         r#"<td class="flag">client-bound 5/5</td>"#,
         // connections starved: in the fairness chart and the flags
         "⚠ unfair: 32 starved",
-        r#"<td class="flag">unfair 5/5</td>"#,
+        r#"<td class="flag">unfair 5/5, served 224/256 connections</td>"#,
         // the percentile axis
         ">99.999%<",
         // what was not measured

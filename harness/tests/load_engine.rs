@@ -274,6 +274,7 @@ fn half_the_connections_starved_is_unfair(io: IoBackend) {
     let r = run(&c);
     let s = r.per_connection.expect("four connections");
     assert_eq!((s.starved, s.min), (2, 0), "{s:?}");
+    assert_eq!((r.connections_established, r.connections_served), (Some(4), Some(2)), "asked for, established and served apart");
     assert!(s.max > 0 && s.median > 0, "{s:?}");
     // The two answered connections need not get the same share (their server threads compete for two
     // CPUs with everything else), so the index is held to its definition over the counts seen: with two
@@ -288,6 +289,19 @@ fn half_the_connections_starved_is_unfair(io: IoBackend) {
     let s = run(&c).per_connection.unwrap();
     assert_eq!(s.starved, 0, "{s:?}");
     assert!(s.jain.unwrap() > 0.8, "{s:?}");
+}
+
+/// A listener that never accepts: the kernel completes every handshake into its backlog, so each connection
+/// is established, and none is served: the two figures a user of wrk cannot tell apart.
+fn established_is_not_served(io: IoBackend) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let mut c = config(io, listener.local_addr().unwrap(), 1, 4, 1);
+    c.stop = Stop::Duration { warmup: Duration::ZERO, measure: Duration::from_millis(300) };
+    let r = run(&c);
+    assert_eq!((r.connections, r.connections_established, r.connections_served), (4, Some(4), Some(0)));
+    assert_eq!(r.per_connection.map(|s| s.starved), Some(4));
+    assert_eq!(r.requests, 0);
+    drop(listener);
 }
 
 /// A server that answers the first request of its third and later connections 300 ms late.
@@ -820,6 +834,7 @@ on_every_backend!(
     rate_mode_sends_the_rate_asked,
     a_rate_above_capacity_leaves_a_backlog,
     half_the_connections_starved_is_unfair,
+    established_is_not_served,
     the_window_waits_for_every_connection,
     status_errors_are_not_requests,
     wrong_bytes_are_mismatch_errors,

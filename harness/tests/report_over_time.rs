@@ -11,7 +11,7 @@ use std::path::Path;
 use serverbench::model::{RunResult, FLAG_CPU_DRIFT};
 use serverbench::report::html;
 use serverbench::stats::histogram::{new_latency_histogram, to_base64};
-use serverbench::stats::intervals::Interval;
+use serverbench::model::Interval;
 
 /// The base synthetic run, its rounds placed on a time axis one after another, with c-epoll's third
 /// measured round at hello/16 stalled for 200 ms in its third interval and its second flagged cpu-drift.

@@ -16,7 +16,7 @@ use std::time::Duration;
 use serverbench::catalog::Catalog;
 use serverbench::cli::bench::BenchArgs;
 use serverbench::run::options::BenchOptions;
-use serverbench::model::{CpuSource, Measurement, MeasurementStatus, Round, FLAG_CLIENT_BOUND, LIMIT_SERVER_SLEEPING, FLAG_ERRORS, FLAG_KEEPALIVE_LOST, FLAG_RAMP_INCOMPLETE, FLAG_RATE_NOT_HELD, FLAG_UNFAIR, FLAG_UNSATURATED, SERVER_BOUND};
+use serverbench::model::{ConnectionsSummary, CpuSource, Measurement, MeasurementStatus, MeasurementSummary, Round, FLAG_CLIENT_BOUND, LIMIT_SERVER_SLEEPING, FLAG_ERRORS, FLAG_KEEPALIVE_LOST, FLAG_RAMP_INCOMPLETE, FLAG_RATE_NOT_HELD, FLAG_UNFAIR, FLAG_UNSATURATED, SERVER_BOUND};
 use serverbench::run::rounds::{run_round, RoundPlan};
 use serverbench::launch::server::{free_port, Launch, Server};
 use serverbench::ui::{Ui, Verbosity};
@@ -123,6 +123,11 @@ fn a_server_that_starves_half_its_connections_is_flagged_unfair() {
     assert!(r.has_flag(FLAG_UNFAIR), "{:?}", r.flags);
     assert!(r.has_flag(FLAG_RAMP_INCOMPLETE) && r.load.unserved_at_start == Some(2), "{:?} {:?}", r.flags, r.load.unserved_at_start);
     assert!(r.load.requests > 0, "{:?}", r.load);
+    // Every connection established, two served: the summary keeps the figures and the tables say so.
+    let connections = ConnectionsSummary::over([&r.load]).expect("the built-in client counts them");
+    assert_eq!(connections, ConnectionsSummary { asked: 4, established: 4, served: 2, served_in_window: 2 });
+    let summary = MeasurementSummary { connections: Some(connections), ..Default::default() };
+    assert_eq!(summary.served_flag().as_deref(), Some("served 2/4 connections"));
     for fair in one_round("busy", 4).flags.iter().chain(&one_round("failing", 4).flags) {
         assert!(fair != FLAG_UNFAIR && fair != FLAG_RAMP_INCOMPLETE, "a fair server flagged {fair}");
     }

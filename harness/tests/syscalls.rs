@@ -1,7 +1,8 @@
 //! The server's system calls from real runs, not set by hand: a server that answers each request with one
 //! read and one write comes out at 1.0 of each per request, epoll_wait counted apart, whether counted in
 //! every measured round or (the default) in one extra round after them that no other figure reads; with
-//! counting turned off the figures are absent with the reason, never 0. In a file of its own so that no other test shares
+//! counting turned off the figures are absent with the reason, never 0. The client's calls are counted
+//! the same way on its CPUs in the same rounds. In a file of its own so that no other test shares
 //! the server's CPU meanwhile (the counts are of everything that runs there).
 
 mod common;
@@ -118,6 +119,17 @@ fn by_default_an_extra_round_counts_and_the_measured_rounds_do_not() {
     // The counting round is in no other figure: the measured requests are the measured rounds' alone.
     assert_eq!(summary.requests, m.measured_rounds().map(|r| r.load.requests).sum::<u64>());
     assert_eq!(summary.rounds, m.measured_rounds().count());
+    // The client's calls are counted the same way on its own CPUs, in the same round and only there: at
+    // least every call the engine counted where it made them (the harness's sampler runs there too).
+    assert!(m.measured_rounds().all(|r| r.client_syscalls.is_none()), "no client count in a measured round");
+    let client = counting.client_syscalls.as_ref().expect("counted on the client's CPUs");
+    let engine = counting.load.client_system_calls;
+    assert!(engine > 0 && client.total.is_some_and(|t| t >= engine), "{client:?} against the engine's own {engine}");
+    let per = summary.client_syscalls_per_request.expect("the client's calls per request");
+    let (leading, _) = per.leading(1)[0];
+    let backend: &[&str] =
+        if counting.load.io.starts_with("io_uring") { &["io_uring_enter"] } else { &["read", "write", "recvfrom", "sendto", "epoll_wait", "epoll_pwait"] };
+    assert!(backend.contains(&leading), "the client's leading call, {leading}, is one its backend ({}) makes: {per:?}", counting.load.io);
 }
 
 /// Turned off, or with the client on the server's CPUs (whose calls would be counted as the server's): the

@@ -44,7 +44,9 @@ pub(super) struct IntervalRecorder {
 }
 
 impl IntervalRecorder {
-    /// A recorder that expects about `expected` intervals (their encodings are reserved up front).
+    /// A recorder that expects about `expected` intervals (their encodings are reserved up front). Where the
+    /// window's length is not known ahead (`-n`, expected 0), the two buffers grow at a rollover, by doubling:
+    /// an allocation every so many intervals, never on a response.
     pub fn new(length: std::time::Duration, expected: usize) -> IntervalRecorder {
         IntervalRecorder {
             length_ns: (length.as_nanos() as u64).max(1),

@@ -77,6 +77,14 @@ fn si_bytes(b: f64) -> String {
     format!("{v:.2}{}", UNITS[i])
 }
 
+/// Connections asked for, established (the kernel's handshake done) and served (a response received), in
+/// the run and in the measured window: a server that accepts fewer than it is offered shows here.
+fn connections_line(r: &LoadReport) -> Option<String> {
+    let (established, served) = (r.connections_established?, r.connections_served?);
+    let in_window = r.per_connection.map(|s| format!(", {} of them in the window", r.connections as u64 - s.starved.min(r.connections as u64))).unwrap_or_default();
+    Some(format!("  Connections: {} asked for, {established} established, {served} served{in_window}\n", r.connections))
+}
+
 /// The human summary, in the spirit of wrk's.
 pub fn human_summary(c: &LoadConfig, r: &LoadReport, unit: LatencyUnit) -> String {
     let mut out = String::new();
@@ -125,6 +133,9 @@ pub fn human_summary(c: &LoadConfig, r: &LoadReport, unit: LatencyUnit) -> Strin
             s.starved,
             s.jain.map_or("n/a".to_string(), |j| format!("{j:.3}"))
         );
+    }
+    if let Some(line) = connections_line(r) {
+        out += &line;
     }
     if let (Some(ramp), Some(unserved)) = (r.ramp_s, r.unserved_at_start) {
         out += &format!("  Ramp: {ramp:.3}s until the window opened, {unserved} connections unserved then\n");
@@ -225,6 +236,9 @@ pub fn to_json(c: &LoadConfig, r: &LoadReport) -> serde_json::Value {
         "server_closes": r.server_closes,
         "connection_per_request": c.connection_per_request,
         "connections_opened": r.connections_opened,
+        "connections_established": r.connections_established,
+        "connections_served": r.connections_served,
+        "connections_served_in_window": r.per_connection.map(|s| (r.connections as u64).saturating_sub(s.starved)),
         "ramp_s": r.ramp_s,
         "unserved_at_start": r.unserved_at_start,
         "connections_starved": r.per_connection.map(|s| s.starved),
@@ -292,5 +306,24 @@ fn target_rate(c: &LoadConfig) -> Option<f64> {
     match c.mode {
         Mode::Rate { requests_per_s } => Some(requests_per_s),
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::load::report::ConnectionSpread;
+
+    #[test]
+    fn connections_asked_established_and_served_are_told_apart() {
+        let mut r = LoadReport::empty(1, 10);
+        assert_eq!(connections_line(&r), None, "an external tool's report says nothing of them");
+        r.connections_established = Some(10);
+        r.connections_served = Some(6);
+        r.per_connection = Some(ConnectionSpread { min: 0, p1: 0, median: 3, max: 9, starved: 5, jain: Some(0.4) });
+        assert_eq!(connections_line(&r).unwrap(), "  Connections: 10 asked for, 10 established, 6 served, 5 of them in the window\n");
+        let j = to_json(&LoadConfig::new("127.0.0.1:1".parse().unwrap()), &r);
+        let figures = ["connections_established", "connections_served", "connections_served_in_window"].map(|k| j[k].clone());
+        assert_eq!(figures, [json!(10), json!(6), json!(5)]);
     }
 }

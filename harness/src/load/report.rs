@@ -153,6 +153,15 @@ pub struct LoadReport {
     /// How evenly the connections were served inside the window; absent with no connection.
     #[serde(default)]
     pub per_connection: Option<ConnectionSpread>,
+    /// Connections (with a connection per request, slots) whose connect completed at least once in the run:
+    /// the kernel's handshake, which completes even where the server never accepts. Absent for external
+    /// tools.
+    #[serde(default)]
+    pub connections_established: Option<u64>,
+    /// Connections that received at least one response (exchange, message) in the run, ramp included; the
+    /// window's own count is `connections` less `per_connection.starved`. Absent for external tools.
+    #[serde(default)]
+    pub connections_served: Option<u64>,
     pub errors: ErrorCounts,
     pub status: StatusCounts,
     /// Seconds of the measured window: first send to last response with `-n`, the measured part with `-d`.
@@ -233,6 +242,8 @@ impl LoadReport {
             ramp_s: None,
             unserved_at_start: None,
             per_connection: None,
+            connections_established: None,
+            connections_served: None,
             errors: ErrorCounts::default(),
             status: StatusCounts::default(),
             duration_s: 0.0,
@@ -272,6 +283,10 @@ impl LoadReport {
         self.keepalive_lost += part.keepalive_lost;
         self.server_closes += part.server_closes;
         self.connections_opened += part.connections_opened;
+        // Known as long as some part says; a part that does not say adds nothing.
+        let sum = |into: Option<u64>, part: Option<u64>| part.map(|p| into.unwrap_or(0) + p).or(into);
+        self.connections_established = sum(self.connections_established, part.connections_established);
+        self.connections_served = sum(self.connections_served, part.connections_served);
         self.backlog += part.backlog;
         self.errors.add(&part.errors);
         self.status.add(&part.status);

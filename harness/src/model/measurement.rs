@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use super::capacity::Capacity;
 use super::limit::{FLAG_BOTH_BUSY, FLAG_CLIENT_BOUND, FLAG_UNSATURATED};
-use super::round_load::{ErrorCounts, RoundLoad};
+use super::round_load::{ConnectionsSummary, ErrorCounts, RoundLoad};
 use super::rounds_summary::RoundsSummary;
 use super::server::{CostBreakdown, CpuSource, ServerUsage, SyscallCounts, SyscallsPerRequest};
 use crate::stats::histogram::{new_latency_histogram, LatencySummary};
@@ -117,6 +117,11 @@ pub struct Round {
     /// and `tool_latency_ns` holds what it printed; hey prints every latency, which fills the histogram.
     pub load: RoundLoad,
     pub tool_latency_ns: Option<LatencyPoints>,
+    /// The client's system calls in the round, counted as the server's are (the kernel's tracepoints, on the
+    /// client's CPUs, over the same window), in the rounds that count the server's; absent in the others,
+    /// with client hosts, where the client's and the server's CPUs are shared, and in older runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_syscalls: Option<SyscallCounts>,
     pub server: ServerUsage,
     /// Client CPU time over (window × client threads), in percent; absent when it could not be read.
     pub client_busy_pct: Option<f64>,
@@ -339,6 +344,10 @@ pub struct MeasurementSummary {
     pub server_cost_per_request: Option<CostPerRequest>,
     #[serde(default)]
     pub client_cost_per_request: Option<CostPerRequest>,
+    /// Connections asked for and the fewest established and served in any round; absent for external tools
+    /// and in runs stored before they were counted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connections: Option<ConnectionsSummary>,
     /// The built-in client's own system calls per request, counted where they are made.
     #[serde(default)]
     pub client_system_calls_per_request: Option<f64>,
@@ -354,6 +363,11 @@ pub struct MeasurementSummary {
     pub server_syscalls_from: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_syscalls_unavailable: Option<String>,
+    /// The client's system calls per request, counted as the server's on the client's CPUs over the same
+    /// rounds; absent where they were not (an external tool's counts are its own, a client host's are not
+    /// read).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_syscalls_per_request: Option<SyscallsPerRequest>,
     pub client_busy_pct: Option<f64>,
     /// From the histogram merged over the measured rounds; without histograms (external tools), the
     /// mean of the rounds' figures, and the extremes of min and max.
@@ -395,6 +409,12 @@ impl MeasurementSummary {
     /// when every round had the exact figure.
     pub fn cpu_from_ticks_flag(&self) -> Option<String> {
         (self.rounds_cpu_from_ticks > 0).then(|| format!("cpu-from-ticks {}/{}", self.rounds_cpu_from_ticks, self.rounds))
+    }
+
+    /// Where a round's window served fewer connections than were asked for, as the tables print it: "served
+    /// 640/1000 connections" (the fewest of any round); None when every one was served in every round.
+    pub fn served_flag(&self) -> Option<String> {
+        self.connections.filter(|c| c.short()).map(|c| format!("served {}/{} connections", c.served_in_window, c.asked))
     }
 }
 
@@ -482,6 +502,7 @@ impl Measurement {
             pss_bytes: rounds.iter().map(|r| r.server.pss_bytes).collect::<Option<Vec<u64>>>().and_then(|v| v.into_iter().max()),
             server_cost_per_request: CostPerRequest::over(&rounds, |r| r.server.cost),
             client_cost_per_request: CostPerRequest::over(&rounds, |r| CostBreakdown::of_client(&r.load)),
+            connections: ConnectionsSummary::over(rounds.iter().map(|r| &r.load)),
             client_system_calls_per_request: {
                 let with: Vec<&Round> = rounds.iter().filter(|r| r.load.client_system_calls > 0).copied().collect();
                 let requests: u64 = with.iter().map(|r| r.load.requests).sum();
@@ -491,6 +512,7 @@ impl Measurement {
             server_syscalls_method: syscalls.as_ref().ok().and_then(|(_, method, _)| method.clone()),
             server_syscalls_from: syscalls.as_ref().ok().map(|(_, _, from)| from.to_string()),
             server_syscalls_unavailable: syscalls.err().map(|e| e.to_string()),
+            client_syscalls_per_request: self.client_syscalls(&rounds),
             worker_imbalance: {
                 let v: Vec<f64> = rounds.iter().filter_map(|r| r.server.workers.map(|w| w.imbalance)).collect();
                 (!v.is_empty()).then(|| crate::stats::rounds::median(&v))
@@ -512,42 +534,6 @@ impl Measurement {
             response_bytes: rounds.iter().map(|r| r.load.response_bytes).find(|b| *b > 0).or(self.response_bytes),
         }
     }
-}
-
-impl Measurement {
-    /// The server's system calls per request, with the method that counted them and which rounds they
-    /// come from: the extra counting rounds where there are any (those not disturbed), else the measured
-    /// `rounds`; or why there are none.
-    fn server_syscalls(&self, rounds: &[&Round]) -> Result<(SyscallsPerRequest, Option<String>, &'static str), Uncounted> {
-        let (from, rounds): (&str, Vec<&Round>) = if self.counting_rounds.is_empty() {
-            ("measured-rounds", rounds.to_vec())
-        } else {
-            ("extra-round", self.counting_rounds.iter().filter(|r| r.counts()).collect())
-        };
-        if rounds.is_empty() {
-            return Err(Uncounted("every round counting system calls was disturbed (something else ran on the server's CPUs)".into()));
-        }
-        let per = server_syscalls(&rounds)?;
-        Ok((per, rounds[0].server.syscalls_method.clone(), from))
-    }
-}
-
-/// Why a measurement has no system calls per request, as its summary says.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-struct Uncounted(String);
-
-/// The server's system calls per request summed over `rounds`, or why a round has none: a sum over the other
-/// rounds would pass for one over all of them.
-fn server_syscalls(rounds: &[&Round]) -> Result<SyscallsPerRequest, Uncounted> {
-    let mut sum = SyscallCounts { total: Some(0), ..Default::default() };
-    for r in rounds {
-        let Some(c) = &r.server.syscalls else {
-            return Err(Uncounted(r.server.syscalls_unavailable.clone().unwrap_or_else(|| "not counted".into())));
-        };
-        sum.add(c);
-    }
-    SyscallsPerRequest::of(&sum, rounds.iter().map(|r| r.load.requests).sum()).ok_or_else(|| Uncounted("no request".into()))
 }
 
 /// Combines per-round figures where no histogram exists: the extremes for min and max, the mean of the

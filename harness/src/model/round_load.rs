@@ -6,7 +6,7 @@ use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
 use crate::stats::histogram::{self, LatencySummary};
-use crate::stats::intervals::Intervals;
+use super::intervals::Intervals;
 
 /// Errors by class.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -73,6 +73,49 @@ pub struct ConnectionSpread {
     pub jain: Option<f64>,
 }
 
+/// A measurement's connections as the client saw them over its rounds: asked for, and the fewest
+/// established, served in a round and served inside a round's window (users of wrk cannot tell the first
+/// from the others: a connect completes in the kernel whether or not the server ever accepts).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ConnectionsSummary {
+    pub asked: u64,
+    pub established: u64,
+    pub served: u64,
+    pub served_in_window: u64,
+}
+
+impl ConnectionsSummary {
+    /// Over `rounds`; absent when any of them does not say (an external tool's, one without the spread over
+    /// its connections) or there is none.
+    pub fn over<'a>(rounds: impl IntoIterator<Item = &'a RoundLoad>) -> Option<ConnectionsSummary> {
+        let mut fewest: Option<ConnectionsSummary> = None;
+        for l in rounds {
+            let asked = l.connections as u64;
+            let this = ConnectionsSummary {
+                asked,
+                established: l.connections_established?,
+                served: l.connections_served?,
+                served_in_window: asked.saturating_sub(l.per_connection?.starved),
+            };
+            fewest = Some(match fewest {
+                None => this,
+                Some(f) => ConnectionsSummary {
+                    asked: f.asked.max(this.asked),
+                    established: f.established.min(this.established),
+                    served: f.served.min(this.served),
+                    served_in_window: f.served_in_window.min(this.served_in_window),
+                },
+            });
+        }
+        fewest
+    }
+
+    /// Whether some connection asked for went unserved inside a window.
+    pub fn short(&self) -> bool {
+        self.served_in_window < self.asked
+    }
+}
+
 /// What `counter`'s answers showed over a whole run (warm-up included).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CounterCheck {
@@ -123,6 +166,15 @@ pub struct RoundLoad {
     /// How evenly the connections were served inside the window; absent with no connection.
     #[serde(default)]
     pub per_connection: Option<ConnectionSpread>,
+    /// Connections (with a connection per request, slots) whose connect completed at least once in the
+    /// round: the kernel's handshake, which completes even where the server never accepts. Absent for
+    /// external tools and in runs stored before it was kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connections_established: Option<u64>,
+    /// Connections that received at least one response (exchange, message) in the round, ramp included;
+    /// those served inside the window are `connections` less `per_connection.starved`. Absent as above.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connections_served: Option<u64>,
     pub errors: ErrorCounts,
     pub status: StatusCounts,
     /// Seconds of the measured window.

@@ -1,7 +1,8 @@
 //! summary.csv: one row per measurement with its summary over measured rounds (RFC 4180 quoting). Absent
 //! figures are empty cells; latency is in nanoseconds, sizes in bytes. `unsaturated_limits` is the limit
 //! of the unsaturated rounds, or each limit with its rounds ("server-sleeping:2;unknown:1").
-//! `server_syscall_1` to `_3` are the server's three leading system calls by name, most first.
+//! `server_syscall_1` to `_3` are the server's three leading system calls by name, most first;
+//! `client_syscall_1` to `_3` the client's.
 //! `client_hosts` names the hosts the load came from (`bench --client-host`), `;` between them; empty when
 //! it came from this machine. `server_host` names the host the servers ran on (`bench --server-host`);
 //! empty when they ran on this machine. `rps_rank_best`/`_worst` and `cpu_rank_best`/`_worst` are the
@@ -40,7 +41,10 @@ const COLUMNS: &[&str] = &[
     "server_syscall_2", "server_syscall_2_per_request", "server_syscall_3", "server_syscall_3_per_request",
     "server_migrations_per_request", "client_migrations_per_request", "rps_rank_best", "rps_rank_worst",
     "server_cpu_us_per_request_median", "server_cpu_us_per_request_ci95_low", "server_cpu_us_per_request_ci95_high",
-    "cpu_rank_best", "cpu_rank_worst", "rounds_cpu_from_ticks", "both_busy_rounds", "style", "client_hosts", "server_host", "control",
+    "cpu_rank_best", "cpu_rank_worst", "rounds_cpu_from_ticks", "both_busy_rounds",
+    "connections_established", "connections_served", "connections_served_in_window", "client_syscalls_per_request",
+    "client_syscall_1", "client_syscall_1_per_request", "client_syscall_2", "client_syscall_2_per_request",
+    "client_syscall_3", "client_syscall_3_per_request", "style", "client_hosts", "server_host", "control",
     "ab_side", "ab_pairs", "ab_rps_ratio", "ab_rps_ci95_low", "ab_rps_ci95_high", "ab_rps_verdict", "ab_p99_ratio",
     "ab_p99_ci95_low", "ab_p99_ci95_high", "ab_p99_verdict", "ab_cpu_ratio", "ab_cpu_ci95_low", "ab_cpu_ci95_high", "ab_cpu_verdict",
 ];
@@ -148,12 +152,7 @@ fn row(run: &RunResult, m: &Measurement, places: Places) -> Vec<String> {
         num(s.client_system_calls_per_request),
         num(s.server_syscalls_per_request.as_ref().and_then(|c| c.total)),
     ];
-    // The three leading calls by name, empty cells for those missing.
-    let leading = s.server_syscalls_per_request.as_ref().map(|c| c.leading(3)).unwrap_or_default();
-    for i in 0..3 {
-        cells.push(leading.get(i).map(|(name, _)| name.to_string()).unwrap_or_default());
-        cells.push(num(leading.get(i).map(|(_, c)| *c)));
-    }
+    cells.extend(leading_calls(s.server_syscalls_per_request.as_ref()));
     cells.push(num(s.server_cost_per_request.and_then(|c| c.migrations)));
     cells.push(num(s.client_cost_per_request.and_then(|c| c.migrations)));
     let rank = |r: Option<crate::model::ranks::PlaceRange>| [r.map(|r| r.best.to_string()).unwrap_or_default(), r.map(|r| r.worst.to_string()).unwrap_or_default()];
@@ -165,11 +164,21 @@ fn row(run: &RunResult, m: &Measurement, places: Places) -> Vec<String> {
     cells.extend(rank(places.cpu_per_request));
     cells.push(s.rounds_cpu_from_ticks.to_string());
     cells.push(s.both_busy_rounds.to_string());
+    let conns = s.connections;
+    cells.extend([conns.map(|c| c.established), conns.map(|c| c.served), conns.map(|c| c.served_in_window)].map(|n| n.map(|n| n.to_string()).unwrap_or_default()));
+    cells.push(num(s.client_syscalls_per_request.as_ref().and_then(|c| c.total)));
+    cells.extend(leading_calls(s.client_syscalls_per_request.as_ref()));
     cells.push(c.and_then(|c| c.style.clone()).unwrap_or_default());
     cells.push(client_hosts(m));
     cells.push(run.config.server_host.clone().unwrap_or_default());
     cells.push(c.is_some_and(|c| c.control).to_string());
     cells
+}
+
+/// The three leading calls by name and their count per request, most first; empty cells for those missing.
+fn leading_calls(per_request: Option<&crate::model::SyscallsPerRequest>) -> Vec<String> {
+    let leading = per_request.map(|c| c.leading(3)).unwrap_or_default();
+    (0..3).flat_map(|i| [leading.get(i).map(|(name, _)| name.to_string()).unwrap_or_default(), num(leading.get(i).map(|(_, c)| *c))]).collect()
 }
 
 /// An A/B run's columns: the version the row is (a, b), the pairs that count, and B/A of each figure with

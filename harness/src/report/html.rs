@@ -16,7 +16,8 @@ use super::svg::{self, Axis, Bar, BarChart, BarGroup, LineChart, Scale, Series, 
 use super::Exporter;
 use crate::model::ranks::Places;
 use crate::model::{
-    ContestantStatus, MeasurementStatus, RoundsSummary, RunResult, FLAG_CLIENT_BOUND, FLAG_UNFAIR, UNFAIR_JAIN,
+    ContestantStatus, MeasurementStatus, MeasurementSummary, RoundsSummary, RunResult, SyscallsPerRequest, FLAG_CLIENT_BOUND,
+    FLAG_UNFAIR, UNFAIR_JAIN,
 };
 use crate::os::syscalls::{KINDS, OTHER};
 use crate::wire::Scenario;
@@ -248,22 +249,8 @@ fn configuration(page: &mut Page, run: &RunResult, id: &str, scenario: &str, row
         page.figure(&svg::bar_chart(&format!("{id}-cost-split"), &chart), None);
     }
 
-    let calls = grouped_bars(&rows, |r| {
-        let c = r.s.server_syscalls_per_request.as_ref()?;
-        Some(Bar { label: r.m.contestant.clone(), value: c.total?, ci95: None, flag: None, place: None, parts: c.by_kind() })
-    });
-    if !calls.is_empty() {
-        let chart = BarChart {
-            parts: KINDS.iter().map(|(kind, _)| kind.to_string()).chain([OTHER.to_string()]).collect(),
-            ..BarChart::new(
-                format!("{scenario}: the server's system calls per request"),
-                "system calls per request by kind, counted on the server's CPUs by the kernel's tracepoints (in one extra round after the measured ones unless --syscall-counts rounds)",
-                Unit::Count,
-                calls,
-            )
-        };
-        page.figure(&svg::bar_chart(&format!("{id}-syscalls"), &chart), None);
-    }
+    syscalls_chart(page, &format!("{id}-syscalls"), scenario, &rows, "server", |s| s.server_syscalls_per_request.as_ref());
+    syscalls_chart(page, &format!("{id}-client-syscalls"), scenario, &rows, "client", |s| s.client_syscalls_per_request.as_ref());
 
     fairness(page, id, scenario, &rows);
 
@@ -280,6 +267,27 @@ fn configuration(page: &mut Page, run: &RunResult, id: &str, scenario: &str, row
         );
         page.figure(&svg::bar_chart(&format!("{id}-bandwidth"), &chart), None);
     }
+}
+
+/// `whose` (server or client) system calls per request by kind, where counted (`calls` of a row's summary).
+fn syscalls_chart(page: &mut Page, id: &str, scenario: &str, rows: &[&Row], whose: &str, calls: impl Fn(&MeasurementSummary) -> Option<&SyscallsPerRequest>) {
+    let bars = grouped_bars(rows, |r| {
+        let c = calls(&r.s)?;
+        Some(Bar { label: r.m.contestant.clone(), value: c.total?, ci95: None, flag: None, place: None, parts: c.by_kind() })
+    });
+    if bars.is_empty() {
+        return;
+    }
+    let chart = BarChart {
+        parts: KINDS.iter().map(|(kind, _)| kind.to_string()).chain([OTHER.to_string()]).collect(),
+        ..BarChart::new(
+            format!("{scenario}: the {whose}'s system calls per request"),
+            format!("system calls per request by kind, counted on the {whose}'s CPUs by the kernel's tracepoints (in one extra round after the measured ones unless --syscall-counts rounds)"),
+            Unit::Count,
+            bars,
+        )
+    };
+    page.figure(&svg::bar_chart(id, &chart), None);
 }
 
 /// How evenly each server served its connections, from its least even measured round (lowest Jain index):

@@ -69,6 +69,7 @@ pub(super) fn throughput_table(id: &str, rows: &[&Row]) -> Table {
             if r.s.unfair_rounds > 0 {
                 flags.push(format!("{FLAG_UNFAIR} {}/{}", r.s.unfair_rounds, r.s.rounds));
             }
+            flags.extend(r.s.served_flag());
             if r.s.rate_not_held_rounds > 0 {
                 flags.push(format!("{FLAG_RATE_NOT_HELD} {}/{}", r.s.rate_not_held_rounds, r.s.rounds));
             }

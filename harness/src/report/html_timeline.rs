@@ -11,7 +11,7 @@ use super::html_page::{Cell, Page, Table};
 use super::html_rows::Row;
 use super::svg::{esc, log_ticks, nice_ticks, tick, Unit, PALETTE};
 use crate::model::{Round, FLAG_CPU_DRIFT, FLAG_DISTURBED, FLAG_RAMP_INCOMPLETE};
-use crate::stats::intervals::Intervals;
+use crate::model::Intervals;
 
 /// The round flags that say the machine or the ramp moved the figures: shaded where the round ran.
 const MARKED_FLAGS: [&str; 3] = [FLAG_CPU_DRIFT, FLAG_DISTURBED, FLAG_RAMP_INCOMPLETE];
@@ -327,7 +327,7 @@ fn median(v: &[f64]) -> Option<f64> {
 mod tests {
     use super::*;
     use crate::stats::histogram::{new_latency_histogram, to_base64};
-    use crate::stats::intervals::Interval;
+    use crate::model::Interval;
 
     const MS: u64 = 1_000_000;
 

@@ -96,8 +96,9 @@ fn render_ranked(run: &RunResult, places: &[ranks::Places]) -> String {
             out.push_str(
                 "\nWhere a request's cost goes, per request over the measured rounds: user and kernel CPU microseconds \
                  and context switches (voluntary / involuntary), of the server's threads (from /proc) and of the \
-                 client's (getrusage), their moves to another CPU (migrations, server / client), and the client's own system calls; the server's system calls per request, \
-                 counted on its CPUs by the kernel's tracepoints, and the three it made most.\n\n",
+                 client's (getrusage), their moves to another CPU (migrations, server / client), and the client's own system calls (counted where it makes them); \
+                 the server's system calls per request, counted on its CPUs by the kernel's tracepoints, and the three it made most; \
+                 and the client's, counted the same way on the client's CPUs.\n\n",
             );
             out.push_str(&cost(run, &sorted).markdown());
             // A missing count says why once, not as a bare dash on every row.
@@ -270,6 +271,7 @@ fn flags(m: &Measurement, s: &MeasurementSummary) -> String {
     if s.unfair_rounds > 0 {
         f.push(format!("{FLAG_UNFAIR} {}/{}", s.unfair_rounds, s.rounds));
     }
+    f.extend(s.served_flag());
     if s.rate_not_held_rounds > 0 {
         f.push(format!("{FLAG_RATE_NOT_HELD} {}/{}", s.rate_not_held_rounds, s.rounds));
     }
@@ -423,6 +425,8 @@ fn cost(run: &RunResult, rows: &[(&Measurement, MeasurementSummary)]) -> Table {
         ("client calls", R),
         ("syscalls/req", R),
         ("leading calls", L),
+        ("client syscalls/req", R),
+        ("client leading calls", L),
     ]);
     let switches = |c: &crate::model::CostPerRequest| format!("{:.2} / {:.2}", c.voluntary_switches, c.involuntary_switches);
     for (m, s) in rows {
@@ -443,6 +447,8 @@ fn cost(run: &RunResult, rows: &[(&Measurement, MeasurementSummary)]) -> Table {
             s.client_system_calls_per_request.map(|c| format!("{c:.2}")).unwrap_or_else(|| ABSENT.into()),
             or_absent(s.server_syscalls_per_request.as_ref().and_then(|c| c.total), |c| format!("{c:.2}")),
             s.server_syscalls_per_request.as_ref().map(|c| c.leading_words(3)).filter(|w| !w.is_empty()).unwrap_or_else(|| ABSENT.into()),
+            or_absent(s.client_syscalls_per_request.as_ref().and_then(|c| c.total), |c| format!("{c:.2}")),
+            s.client_syscalls_per_request.as_ref().map(|c| c.leading_words(3)).filter(|w| !w.is_empty()).unwrap_or_else(|| ABSENT.into()),
         ]);
     }
     t

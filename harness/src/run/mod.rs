@@ -14,6 +14,7 @@
 pub mod ab;
 mod ab_measure;
 pub mod ab_sides;
+mod client_syscalls;
 mod conformance;
 pub mod control;
 pub mod environment;

@@ -16,6 +16,7 @@ use crate::model::{
 use crate::os::cpustat::{ticks_per_s, CpuStat, CpuTimes};
 
 use super::options::{BenchOptions, ModeKind, StopRule, SyscallCounting, Tool};
+use super::client_syscalls::ClientCount;
 use super::served::{NotCounted, RoundServer};
 use super::tools::{self, ToolRun};
 
@@ -111,10 +112,16 @@ pub fn run_round<S: RoundServer>(server: &mut S, plan: &RoundPlan, index: u32, w
     } else {
         Ok(o.server_cpus.cpus().to_vec())
     };
+    // The client's calls, counted the same way on its own CPUs where the server's are counted (a client
+    // host's are not read).
+    let client_count = if plan.count_syscalls && plan.hosts.is_none() && !shared_cpus { ClientCount::open(o.client_cpus.cpus()) } else { None };
     let probe = server.watch_round(syscalls)?;
     // The engine tells the probe the edges of its measured window, so that the server's CPU time and the
     // CPUs' counters cover what the client's figures cover; an external tool's round is read around the call.
-    let watch = probe.marks();
+    let watch = match &client_count {
+        Some(count) => count.around(probe.marks()),
+        None => probe.marks(),
+    };
     let mut hosts = Vec::new();
     let outcome = match (o.tool, plan.hosts) {
         (Tool::Builtin, Some(remote)) => load_config(plan, server.addr())
@@ -126,7 +133,9 @@ pub fn run_round<S: RoundServer>(server: &mut S, plan: &RoundPlan, index: u32, w
         (Tool::Builtin, None) => {
             load_config(plan, server.addr()).and_then(|cfg| load::run_watched(&cfg, stop.clone(), Some(watch))).map(|r| (r, None))
         }
-        (tool, _) => tools::run(
+        (tool, _) => {
+            client_count.iter().for_each(|c| c.mark(load::Edge::Open));
+            let ran = tools::run(
             &ToolRun {
                 tool,
                 target: server.addr(),
@@ -143,7 +152,10 @@ pub fn run_round<S: RoundServer>(server: &mut S, plan: &RoundPlan, index: u32, w
                 connection_per_request: o.connection_per_request,
             },
             stop,
-        ),
+            );
+            client_count.iter().for_each(|c| c.mark(load::Edge::Close));
+            ran
+        }
     };
     let side = server.end_round(probe);
     let (mut load, tool_latency_ns) = outcome?;
@@ -257,6 +269,7 @@ pub fn run_round<S: RoundServer>(server: &mut S, plan: &RoundPlan, index: u32, w
             syscalls,
         },
         load: load.into(),
+        client_syscalls: client_count.and_then(|c| c.counted()).map(Into::into),
         tool_latency_ns,
         client_busy_pct,
         client_limit_pct,

@@ -1,5 +1,6 @@
-//! What the runner reads, as run.json stores it: each report type of `load/`, and the system-call counter's
-//! reading of `os/`, turned into its counterpart of `model/`. Every conversion takes its source apart field
+//! What the runner reads, as run.json stores it: each report type of `load/` (with its intervals, kept by
+//! `stats::intervals`), and the system-call counter's reading of `os/`, turned into its counterpart of
+//! `model/`. Every conversion takes its source apart field
 //! by field, so a field added to the engine's report or to the counter's reading does not compile until it
 //! is given a place in the file format (or left out here).
 
@@ -7,6 +8,7 @@ use crate::load::{self, search, LoadReport};
 use crate::model;
 use crate::os::proc::ThreadCost;
 use crate::os::syscalls;
+use crate::stats::intervals::{Interval, Intervals};
 
 impl From<LoadReport> for model::RoundLoad {
     fn from(r: LoadReport) -> model::RoundLoad {
@@ -20,6 +22,8 @@ impl From<LoadReport> for model::RoundLoad {
             ramp_s,
             unserved_at_start,
             per_connection,
+            connections_established,
+            connections_served,
             errors,
             status,
             duration_s,
@@ -63,6 +67,8 @@ impl From<LoadReport> for model::RoundLoad {
                 starved: s.starved,
                 jain: s.jain,
             }),
+            connections_established,
+            connections_served,
             errors: errors.into(),
             status: model::StatusCounts {
                 s1xx: status.s1xx,
@@ -78,7 +84,7 @@ impl From<LoadReport> for model::RoundLoad {
             response_bytes,
             latency,
             latency_uncorrected,
-            intervals,
+            intervals: intervals.map(Into::into),
             timeline: None,
             client_cpu_s,
             thread_cpu_s,
@@ -111,6 +117,20 @@ impl From<load::ErrorCounts> for model::ErrorCounts {
     fn from(e: load::ErrorCounts) -> model::ErrorCounts {
         let load::ErrorCounts { connect, read, write, timeout, status, framing, mismatch } = e;
         model::ErrorCounts { connect, read, write, timeout, status, framing, mismatch }
+    }
+}
+
+impl From<Intervals> for model::Intervals {
+    fn from(s: Intervals) -> model::Intervals {
+        let Intervals { length_ms, each } = s;
+        let each = each
+            .into_iter()
+            .map(|i| {
+                let Interval { requests, errors, latency } = i;
+                model::Interval { requests, errors, latency }
+            })
+            .collect();
+        model::Intervals { length_ms, each }
     }
 }
 

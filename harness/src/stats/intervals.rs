@@ -120,12 +120,8 @@ impl Intervals {
     }
 
     /// Each interval's start and length in seconds from the window's opening, given the window's length.
-    pub fn spans_s(&self, window_s: f64) -> impl Iterator<Item = (f64, f64)> + '_ {
-        let len = self.length_ms / 1e3;
-        (0..self.each.len()).map(move |i| {
-            let start = i as f64 * len;
-            (start, if i + 1 == self.each.len() && window_s > start { (window_s - start).min(len) } else { len })
-        })
+    pub fn spans_s(&self, window_s: f64) -> impl Iterator<Item = (f64, f64)> {
+        spans_s(self.length_ms, self.each.len(), window_s)
     }
 
     /// The intervals as an HdrHistogram interval log (`HistogramLogWriter`'s format: a line per interval,
@@ -151,6 +147,16 @@ impl Intervals {
     pub fn count_for(window_ns: u64, length_ns: u64) -> usize {
         window_ns.div_ceil(length_ns.max(1)).max(1) as usize
     }
+}
+
+/// The start and length in seconds, from the window's opening, of each of `count` intervals of `length_ms`
+/// in a window of `window_s`: the last one ends with the window.
+pub fn spans_s(length_ms: f64, count: usize, window_s: f64) -> impl Iterator<Item = (f64, f64)> {
+    let len = length_ms / 1e3;
+    (0..count).map(move |i| {
+        let start = i as f64 * len;
+        (start, if i + 1 == count && window_s > start { (window_s - start).min(len) } else { len })
+    })
 }
 
 #[cfg(test)]
