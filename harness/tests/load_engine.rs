@@ -120,8 +120,11 @@ fn chunked_bodies_are_framed(io: IoBackend) {
 }
 
 /// The server sleeps 2 ms before each answer and notes how long each sleep really lasted (on a busy VM a
-/// 2 ms sleep can last 2.3 ms): the client's median is the server's median sleep plus the baseline of an
-/// immediate answer, within 10%.
+/// 2 ms sleep can last 2.3 ms): the client's median is at least the server's median sleep (each latency
+/// holds its sleep) and at most that plus the baseline of an immediate answer, with 10% to spare. The
+/// baseline is one separate run and can be the slower of the two (SQPOLL's kernel thread, the client and
+/// an in-process server sharing a CPU once gave 3.8 ms for an immediate answer against 2.3 ms for a
+/// 2 ms one), so it bounds the median from above only.
 fn a_2ms_server_shows_a_2ms_median(io: IoBackend) {
     let baseline_server = hello_server();
     let base = run(&config(io, baseline_server.addr, 1, 1, 300)).latency.value_at_quantile(0.5);
@@ -138,8 +141,8 @@ fn a_2ms_server_shows_a_2ms_median(io: IoBackend) {
     slept.sort_unstable();
     let server_median = slept[slept.len() / 2] as f64;
     assert!(server_median >= 2_000_000.0, "the server slept {server_median} ns");
-    let want = server_median + base as f64;
-    assert!((median - want).abs() <= 0.1 * want, "median {median} ns, expected the server's {server_median} ns + baseline {base} ns");
+    let most = 1.1 * (server_median + base as f64);
+    assert!(median >= 0.99 * server_median && median <= most, "median {median} ns, expected the server's {server_median} ns up to that + baseline {base} ns (+10%)");
 }
 
 /// Busy-polling: the thread asks the kernel again at once instead of sleeping, and the asks that found
