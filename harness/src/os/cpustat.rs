@@ -8,8 +8,10 @@ use serde::{Deserialize, Serialize};
 /// One CPU's counters, in clock ticks since boot.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CpuTimes {
-    /// user + nice + system: time spent running tasks (kernel threads included).
-    pub tasks: u64,
+    /// user + nice: tasks running in user space.
+    pub user: u64,
+    /// system: tasks running in the kernel (kernel threads included).
+    pub system: u64,
     /// irq + softirq: interrupt work, which the kernel charges to no task.
     pub interrupts: u64,
     pub idle: u64,
@@ -17,12 +19,17 @@ pub struct CpuTimes {
 }
 
 impl CpuTimes {
+    /// Time spent running tasks, in user space or in the kernel.
+    pub fn tasks(&self) -> u64 {
+        self.user + self.system
+    }
     pub fn total(&self) -> u64 {
-        self.tasks + self.interrupts + self.idle + self.steal
+        self.tasks() + self.interrupts + self.idle + self.steal
     }
     fn minus(&self, o: &CpuTimes) -> CpuTimes {
         CpuTimes {
-            tasks: self.tasks.saturating_sub(o.tasks),
+            user: self.user.saturating_sub(o.user),
+            system: self.system.saturating_sub(o.system),
             interrupts: self.interrupts.saturating_sub(o.interrupts),
             idle: self.idle.saturating_sub(o.idle),
             steal: self.steal.saturating_sub(o.steal),
@@ -52,7 +59,7 @@ impl CpuStat {
             if v.len() < 8 {
                 return None;
             }
-            map.insert(cpu, CpuTimes { tasks: v[0] + v[1] + v[2], interrupts: v[5] + v[6], idle: v[3] + v[4], steal: v[7] });
+            map.insert(cpu, CpuTimes { user: v[0] + v[1], system: v[2], interrupts: v[5] + v[6], idle: v[3] + v[4], steal: v[7] });
         }
         (!map.is_empty()).then_some(CpuStat(map))
     }
@@ -62,7 +69,8 @@ impl CpuStat {
         let mut sum = CpuTimes::default();
         for c in cpus {
             let d = self.0.get(c)?.minus(earlier.0.get(c)?);
-            sum.tasks += d.tasks;
+            sum.user += d.user;
+            sum.system += d.system;
             sum.interrupts += d.interrupts;
             sum.idle += d.idle;
             sum.steal += d.steal;
@@ -85,7 +93,7 @@ pub fn wait_quiet(cpus: &[usize], limit: std::time::Duration) -> Option<f64> {
         std::thread::sleep(QUIET_SLICE);
         let now = CpuStat::read()?;
         let busy = now.since(&before, cpus)?;
-        if (busy.tasks + busy.interrupts) as f64 <= slice_ticks * QUIET_BUSY_SHARE || started.elapsed() >= limit {
+        if (busy.tasks() + busy.interrupts) as f64 <= slice_ticks * QUIET_BUSY_SHARE || started.elapsed() >= limit {
             // The first slice is part of every wait: only what went beyond it is waiting.
             return Some((started.elapsed().saturating_sub(QUIET_SLICE)).as_secs_f64() * 1000.0);
         }
@@ -113,9 +121,9 @@ mod tests {
         let (a, b) = (CpuStat::parse(A).unwrap(), CpuStat::parse(B).unwrap());
         assert_eq!(a.0.len(), 2);
         let d1 = b.since(&a, &[1]).unwrap();
-        assert_eq!(d1, CpuTimes { tasks: 190 + 5 + 95, interrupts: 10, idle: 10, steal: 0 });
+        assert_eq!(d1, CpuTimes { user: 190 + 5, system: 95, interrupts: 10, idle: 10, steal: 0 });
         let d0 = b.since(&a, &[0]).unwrap();
-        assert_eq!((d0.tasks, d0.steal, d0.idle), (15, 2, 90));
+        assert_eq!((d0.user, d0.system, d0.tasks(), d0.steal, d0.idle), (10, 5, 15, 2, 90));
         assert_eq!(b.since(&a, &[0, 1]).unwrap().total(), d0.total() + d1.total());
         assert!(b.since(&a, &[7]).is_none());
         assert!(CpuStat::parse("intr 1\n").is_none());

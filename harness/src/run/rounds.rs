@@ -14,6 +14,7 @@ use crate::model::{
     RAMP_LIMIT, UNFAIR_JAIN, FLAG_UNSATURATED, SERVER_BOUND,
 };
 use crate::os::cpustat::{ticks_per_s, CpuStat, CpuTimes};
+use super::to_model::cost_of_threads;
 
 use super::options::{BenchOptions, ModeKind, StopRule, SyscallCounting, Tool};
 use super::client_syscalls::ClientCount;
@@ -247,6 +248,11 @@ pub fn run_round<S: RoundServer>(server: &mut S, plan: &RoundPlan, index: u32, w
         flags.push(FLAG_INTERRUPTED.to_string());
     }
     let syscalls: Option<crate::model::SyscallCounts> = usage.syscalls.map(Into::into);
+    // The server's CPUs' own counters over the window, where nothing but the server is meant to run there.
+    let own_cpus = match (&stat_before, &stat_after) {
+        (Some(before), Some(after)) if !shared_cpus => after.since(before, o.server_cpus.cpus()),
+        _ => None,
+    };
     Ok(Round {
         index,
         warmup,
@@ -262,7 +268,7 @@ pub fn run_round<S: RoundServer>(server: &mut S, plan: &RoundPlan, index: u32, w
             processes: usage.members.len(),
             threads: usage.threads,
             workers: crate::model::worker_balance(&usage.thread_cpu_s, plan.workers),
-            cost: usage.thread_cost.and_then(super::to_model::cost_of_threads),
+            cost: usage.thread_cost.and_then(|c| cost_of_threads(c, own_cpus)),
             syscalls_per_request: syscalls.as_ref().and_then(|c| SyscallsPerRequest::of(c, load.requests)),
             syscalls_method: usage.syscalls_method,
             syscalls_unavailable: usage.syscalls_unavailable,
@@ -320,13 +326,13 @@ mod tests {
     fn foreign_time_is_what_idle_leaves_beyond_the_server() {
         // A 0.5 s window at 100 ticks/s: the server used 0.02 s; the sampled task counters said 0.10 s
         // (more than the window holds with the idle time), the exact idle time 0.48 s.
-        let sampled = CpuTimes { tasks: 10, interrupts: 0, idle: 48, steal: 0 };
+        let sampled = CpuTimes { user: 0, system: 10, interrupts: 0, idle: 48, steal: 0 };
         assert!(foreign_pct(&sampled, 0.02, 0.5, 100.0) < 0.5, "{}", foreign_pct(&sampled, 0.02, 0.5, 100.0));
         // A hog beside it: idle fell to 0.20 s.
-        let hogged = CpuTimes { tasks: 30, interrupts: 1, idle: 20, steal: 0 };
+        let hogged = CpuTimes { user: 20, system: 10, interrupts: 1, idle: 20, steal: 0 };
         assert!((foreign_pct(&hogged, 0.02, 0.5, 100.0) - 54.0).abs() < 1e-9);
         // Steal and interrupts are not the server's, but not another process's either.
-        let stolen = CpuTimes { tasks: 2, interrupts: 3, idle: 25, steal: 20 };
+        let stolen = CpuTimes { user: 1, system: 1, interrupts: 3, idle: 25, steal: 20 };
         assert!(foreign_pct(&stolen, 0.02, 0.5, 100.0) < 1e-9);
     }
 }
