@@ -33,7 +33,6 @@ fn round(index: u32, warmup: bool, requests: u64, latencies_us: &[u64], cpu_s: f
             ramp_s: None,
             unserved_at_start: None,
             per_connection: None,
-            connections_established: Some(64),
             connections_served: Some(64),
             errors: ErrorCounts { timeout: if flags.contains(&FLAG_ERRORS) { 3 } else { 0 }, ..Default::default() },
             status,

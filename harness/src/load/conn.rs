@@ -80,9 +80,6 @@ pub(super) struct Conn {
     pub heavy: bool,
     /// Whether the connection has completed an exchange since the run began (the ramp waits for all).
     pub served: bool,
-    /// Whether a connect of it has completed since the run began (the kernel's handshake, which a server
-    /// that never accepts still completes).
-    pub established: bool,
     /// What it received inside the measured window: valid responses, exchanges, or (echo stream) bytes.
     pub window_units: u64,
 }
@@ -107,7 +104,6 @@ impl Conn {
             rng: fastrand::Rng::with_seed(0),
             heavy: false,
             served: false,
-            established: false,
             window_units: 0,
         }
     }

@@ -52,7 +52,6 @@ impl Engine<'_> {
 
     pub fn set_open<B: Backend>(&mut self, io: &mut B, i: usize) {
         self.conns[i].state = State::Open;
-        self.conns[i].established = true;
         io.opened(i, self.is_stream());
     }
 

@@ -153,13 +153,10 @@ pub struct LoadReport {
     /// How evenly the connections were served inside the window; absent with no connection.
     #[serde(default)]
     pub per_connection: Option<ConnectionSpread>,
-    /// Connections (with a connection per request, slots) whose connect completed at least once in the run:
-    /// the kernel's handshake, which completes even where the server never accepts. Absent for external
-    /// tools.
-    #[serde(default)]
-    pub connections_established: Option<u64>,
-    /// Connections that received at least one response (exchange, message) in the run, ramp included; the
-    /// window's own count is `connections` less `per_connection.starved`. Absent for external tools.
+    /// Connections (with a connection per request, slots) that received at least one response (exchange,
+    /// message) in the run, ramp included; every one of them was established (the run stops at a connect
+    /// that fails), which a server that never accepts does not prevent: the kernel completes the
+    /// handshake. The window's own count is `connections_served_in_window`. Absent for external tools.
     #[serde(default)]
     pub connections_served: Option<u64>,
     pub errors: ErrorCounts,
@@ -242,7 +239,6 @@ impl LoadReport {
             ramp_s: None,
             unserved_at_start: None,
             per_connection: None,
-            connections_established: None,
             connections_served: None,
             errors: ErrorCounts::default(),
             status: StatusCounts::default(),
@@ -284,9 +280,7 @@ impl LoadReport {
         self.server_closes += part.server_closes;
         self.connections_opened += part.connections_opened;
         // Known as long as some part says; a part that does not say adds nothing.
-        let sum = |into: Option<u64>, part: Option<u64>| part.map(|p| into.unwrap_or(0) + p).or(into);
-        self.connections_established = sum(self.connections_established, part.connections_established);
-        self.connections_served = sum(self.connections_served, part.connections_served);
+        self.connections_served = part.connections_served.map(|p| self.connections_served.unwrap_or(0) + p).or(self.connections_served);
         self.backlog += part.backlog;
         self.errors.add(&part.errors);
         self.status.add(&part.status);
@@ -319,6 +313,12 @@ impl LoadReport {
         self.connections += part.connections;
         self.interrupted |= part.interrupted;
         Ok(())
+    }
+
+    /// Connections served inside the measured window: those asked for less the starved ones; absent where
+    /// the spread over the connections is not known (an external tool's run).
+    pub fn connections_served_in_window(&self) -> Option<u64> {
+        Some((self.connections as u64).saturating_sub(self.per_connection?.starved))
     }
 
     pub fn requests_per_s(&self) -> f64 {

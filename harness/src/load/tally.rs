@@ -20,8 +20,7 @@ pub(super) struct WorkerResult {
     pub backlog: u64,
     /// What each connection received in the window (`LoadReport::requests`' unit).
     pub per_connection: Vec<u64>,
-    /// Connections that were ever established, and that were ever served, in the run.
-    pub connections_established: u64,
+    /// Connections that were ever served in the run.
     pub connections_served: u64,
     pub errors: ErrorCounts,
     pub status: StatusCounts,
@@ -61,7 +60,6 @@ impl WorkerResult {
             connections_opened: 0,
             backlog: 0,
             per_connection: Vec::new(),
-            connections_established: 0,
             connections_served: 0,
             errors: ErrorCounts::default(),
             status: StatusCounts::default(),
@@ -133,7 +131,6 @@ impl WorkerResult {
         part.keepalive_lost = self.keepalive_lost;
         part.server_closes = self.server_closes;
         part.connections_opened = self.connections_opened;
-        part.connections_established = Some(self.connections_established);
         part.connections_served = Some(self.connections_served);
         part.backlog = self.backlog;
         part.errors = self.errors;

@@ -263,7 +263,6 @@ impl<'a> Engine<'a> {
             _ => 1,
         };
         self.r.per_connection = self.conns.iter().map(|c| c.window_units / stream_size).collect();
-        self.r.connections_established = self.conns.iter().filter(|c| c.established).count() as u64;
         self.r.connections_served = self.conns.iter().filter(|c| c.served).count() as u64;
         if let Workload::Echo { kind: EchoKind::Stream, size_bytes } = cfg.workload {
             self.r.requests = self.r.bytes_read / size_bytes as u64;

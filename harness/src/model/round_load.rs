@@ -73,13 +73,12 @@ pub struct ConnectionSpread {
     pub jain: Option<f64>,
 }
 
-/// A measurement's connections as the client saw them over its rounds: asked for, and the fewest
-/// established, served in a round and served inside a round's window (users of wrk cannot tell the first
-/// from the others: a connect completes in the kernel whether or not the server ever accepts).
+/// A measurement's connections as the client saw them over its rounds: asked for (and established: a
+/// connect completes in the kernel whether or not the server ever accepts, which users of wrk cannot tell
+/// from being served), and the fewest served in a round and served inside a round's window.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ConnectionsSummary {
     pub asked: u64,
-    pub established: u64,
     pub served: u64,
     pub served_in_window: u64,
 }
@@ -93,15 +92,13 @@ impl ConnectionsSummary {
             let asked = l.connections as u64;
             let this = ConnectionsSummary {
                 asked,
-                established: l.connections_established?,
                 served: l.connections_served?,
-                served_in_window: asked.saturating_sub(l.per_connection?.starved),
+                served_in_window: l.connections_served_in_window()?,
             };
             fewest = Some(match fewest {
                 None => this,
                 Some(f) => ConnectionsSummary {
                     asked: f.asked.max(this.asked),
-                    established: f.established.min(this.established),
                     served: f.served.min(this.served),
                     served_in_window: f.served_in_window.min(this.served_in_window),
                 },
@@ -166,13 +163,11 @@ pub struct RoundLoad {
     /// How evenly the connections were served inside the window; absent with no connection.
     #[serde(default)]
     pub per_connection: Option<ConnectionSpread>,
-    /// Connections (with a connection per request, slots) whose connect completed at least once in the
-    /// round: the kernel's handshake, which completes even where the server never accepts. Absent for
-    /// external tools and in runs stored before it was kept.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub connections_established: Option<u64>,
-    /// Connections that received at least one response (exchange, message) in the round, ramp included;
-    /// those served inside the window are `connections` less `per_connection.starved`. Absent as above.
+    /// Connections (with a connection per request, slots) that received at least one response (exchange,
+    /// message) in the round, ramp included; every one was established (a failed connect stops the round),
+    /// which a server that never accepts does not prevent: the kernel completes the handshake. Those served
+    /// inside the window: `connections_served_in_window()`. Absent for external tools and in runs stored
+    /// before it was kept.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub connections_served: Option<u64>,
     pub errors: ErrorCounts,
@@ -242,6 +237,11 @@ pub struct RoundLoad {
 }
 
 impl RoundLoad {
+    /// Connections served inside the measured window: those asked for less the starved ones; absent where
+    /// the spread over the connections is not known (an external tool's round).
+    pub fn connections_served_in_window(&self) -> Option<u64> {
+        Some((self.connections as u64).saturating_sub(self.per_connection?.starved))
+    }
     pub fn requests_per_s(&self) -> f64 {
         per_s(self.requests, self.duration_s)
     }

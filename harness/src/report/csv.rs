@@ -42,7 +42,7 @@ const COLUMNS: &[&str] = &[
     "server_migrations_per_request", "client_migrations_per_request", "rps_rank_best", "rps_rank_worst",
     "server_cpu_us_per_request_median", "server_cpu_us_per_request_ci95_low", "server_cpu_us_per_request_ci95_high",
     "cpu_rank_best", "cpu_rank_worst", "rounds_cpu_from_ticks", "both_busy_rounds",
-    "connections_established", "connections_served", "connections_served_in_window", "client_syscalls_per_request",
+    "connections_served", "connections_served_in_window", "client_syscalls_per_request",
     "client_syscall_1", "client_syscall_1_per_request", "client_syscall_2", "client_syscall_2_per_request",
     "client_syscall_3", "client_syscall_3_per_request", "style", "client_hosts", "server_host", "control",
     "ab_side", "ab_pairs", "ab_rps_ratio", "ab_rps_ci95_low", "ab_rps_ci95_high", "ab_rps_verdict", "ab_p99_ratio",
@@ -165,7 +165,7 @@ fn row(run: &RunResult, m: &Measurement, places: Places) -> Vec<String> {
     cells.push(s.rounds_cpu_from_ticks.to_string());
     cells.push(s.both_busy_rounds.to_string());
     let conns = s.connections;
-    cells.extend([conns.map(|c| c.established), conns.map(|c| c.served), conns.map(|c| c.served_in_window)].map(|n| n.map(|n| n.to_string()).unwrap_or_default()));
+    cells.extend([conns.map(|c| c.served), conns.map(|c| c.served_in_window)].map(|n| n.map(|n| n.to_string()).unwrap_or_default()));
     cells.push(num(s.client_syscalls_per_request.as_ref().and_then(|c| c.total)));
     cells.extend(leading_calls(s.client_syscalls_per_request.as_ref()));
     cells.push(c.and_then(|c| c.style.clone()).unwrap_or_default());

@@ -23,7 +23,6 @@ impl From<LoadReport> for model::RoundLoad {
             ramp_s,
             unserved_at_start,
             per_connection,
-            connections_established,
             connections_served,
             errors,
             status,
@@ -68,7 +67,6 @@ impl From<LoadReport> for model::RoundLoad {
                 starved: s.starved,
                 jain: s.jain,
             }),
-            connections_established,
             connections_served,
             errors: errors.into(),
             status: model::StatusCounts {
