@@ -8,7 +8,7 @@
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
-use crate::stats::histogram::{from_base64, LatencySummary};
+use crate::stats::histogram::from_base64;
 use crate::stats::intervals::spans_s;
 
 /// One interval of a round.
@@ -35,11 +35,6 @@ impl Interval {
     /// The interval's latency histogram, decoded.
     pub fn histogram(&self) -> anyhow::Result<Histogram<u64>> {
         from_base64(&self.latency)
-    }
-
-    /// The interval's latency figures; all 0 for an interval without responses or one that does not decode.
-    pub fn summary(&self) -> LatencySummary {
-        self.histogram().map(|h| LatencySummary::of(&h)).unwrap_or_default()
     }
 }
 
