@@ -14,11 +14,11 @@ use crate::model::{
     RAMP_LIMIT, UNFAIR_JAIN, FLAG_UNSATURATED, SERVER_BOUND,
 };
 use crate::os::cpustat::{ticks_per_s, CpuStat, CpuTimes};
-use super::to_model::cost_of_threads;
 
 use super::options::{BenchOptions, ModeKind, StopRule, SyscallCounting, Tool};
 use super::client_syscalls::ClientCount;
 use super::served::{NotCounted, RoundServer};
+use super::to_model::cost_of_threads;
 use super::tools::{self, ToolRun};
 
 /// What one round of one server does.
