@@ -344,7 +344,7 @@ pub struct MeasurementSummary {
     pub server_cost_per_request: Option<CostPerRequest>,
     #[serde(default)]
     pub client_cost_per_request: Option<CostPerRequest>,
-    /// Connections asked for and the fewest established and served in any round; absent for external tools
+    /// Connections asked for and the fewest served in any round and inside its window; absent for external tools
     /// and in runs stored before they were counted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub connections: Option<ConnectionsSummary>,

@@ -31,11 +31,7 @@ impl Measurement {
     /// of them counted them.
     pub(super) fn client_syscalls(&self, rounds: &[&Round]) -> Option<SyscallsPerRequest> {
         let (_, rounds) = self.syscall_rounds(rounds);
-        let mut sum = SyscallCounts { total: Some(0), ..Default::default() };
-        for r in &rounds {
-            sum.add(r.client_syscalls.as_ref()?);
-        }
-        SyscallsPerRequest::of(&sum, rounds.iter().map(|r| r.load.requests).sum())
+        per_request(&rounds, |r| r.client_syscalls.as_ref().ok_or(())).ok().flatten()
     }
 }
 
@@ -47,12 +43,15 @@ pub(super) struct Uncounted(String);
 /// The server's system calls per request summed over `rounds`, or why a round has none: a sum over the other
 /// rounds would pass for one over all of them.
 fn server_syscalls(rounds: &[&Round]) -> Result<SyscallsPerRequest, Uncounted> {
+    per_request(rounds, |r| r.server.syscalls.as_ref().ok_or_else(|| Uncounted(r.server.syscalls_unavailable.clone().unwrap_or_else(|| "not counted".into()))))?.ok_or_else(|| Uncounted("no request".into()))
+}
+
+/// One side's counts summed over `rounds` and divided by their requests (None without a request); the
+/// first round without counts gives its error instead.
+fn per_request<'a, E>(rounds: &[&'a Round], counts: impl Fn(&'a Round) -> Result<&'a SyscallCounts, E>) -> Result<Option<SyscallsPerRequest>, E> {
     let mut sum = SyscallCounts { total: Some(0), ..Default::default() };
     for r in rounds {
-        let Some(c) = &r.server.syscalls else {
-            return Err(Uncounted(r.server.syscalls_unavailable.clone().unwrap_or_else(|| "not counted".into())));
-        };
-        sum.add(c);
+        sum.add(counts(r)?);
     }
-    SyscallsPerRequest::of(&sum, rounds.iter().map(|r| r.load.requests).sum()).ok_or_else(|| Uncounted("no request".into()))
+    Ok(SyscallsPerRequest::of(&sum, rounds.iter().map(|r| r.load.requests).sum()))
 }

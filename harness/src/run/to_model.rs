@@ -149,7 +149,7 @@ impl From<syscalls::SyscallCounts> for model::SyscallCounts {
 /// the server's CPUs' own user and system counters over the window (`own_cpus`, given only where nothing
 /// but the server is meant to run there; their interrupt time is charged to no task, as for the tree).
 /// Absent when neither counted a tick.
-pub(crate) fn cost_of_threads(c: ThreadCost, own_cpus: Option<CpuTimes>) -> Option<model::CostBreakdown> {
+pub(super) fn cost_of_threads(c: ThreadCost, own_cpus: Option<CpuTimes>) -> Option<model::CostBreakdown> {
     let ThreadCost { cpu_ns, user_ticks, system_ticks, voluntary_switches, involuntary_switches, migrations } = c;
     let cpu_s = cpu_ns as f64 / 1e9;
     let tree_holds_half = (user_ticks + system_ticks) as f64 / ticks_per_s() >= cpu_s / 2.0;
