@@ -1,12 +1,14 @@
 //! `bench`'s options of an A/B run (docs/ab.md), flattened into its arguments: the two versions
-//! (`--baseline REV`, `--ab DIR_A DIR_B`), `--fail-on`, the defaults an A/B run gives `--target-ci` and
-//! `--max-rounds` (which count pairs there), and their checks into `run::options::AbOptions`.
+//! (`--baseline REV`, `--ab DIR_A DIR_B`), `--fail-on`, the bands its verdicts are read against, the
+//! default an A/B run gives `--max-rounds` (which counts pairs there), and their checks into
+//! `run::options::AbOptions`.
 
 use std::path::{Path, PathBuf};
 
 use clap::Args;
 
-use crate::run::options::{AbOptions, AbSource, DEFAULT_AB_TARGET_CI_PCT, DEFAULT_MAX_PAIRS, DEFAULT_MAX_ROUNDS, DEFAULT_TARGET_CI_PCT};
+use crate::model::ab::{Bands, DEFAULT_CHANGE_PCT, DEFAULT_SAME_PCT};
+use crate::run::options::{AbOptions, AbSource, DEFAULT_MAX_PAIRS, DEFAULT_MAX_ROUNDS};
 
 #[derive(Debug, Clone, Default, Args)]
 pub struct AbArgs {
@@ -18,20 +20,22 @@ pub struct AbArgs {
     #[arg(long, num_args = 2, value_names = ["DIR_A", "DIR_B"])]
     pub ab: Option<Vec<PathBuf>>,
     /// In an A/B run: exit with status 3 when B is worse, as `compare --fail-on`: `worse` (any of req/s, p99,
-    /// CPU per request) or `worse:rps,p99,cpu` (those named)
-    #[arg(long = "fail-on", value_name = "worse[:METRICS]")]
+    /// CPU per request), `worse+unclear` (also when one was not shown to hold), or either with `:rps,p99,cpu`
+    /// (those named); the pairs go on until every figure named is decided
+    #[arg(long = "fail-on", value_name = "worse[+unclear][:METRICS]")]
     pub fail_on: Option<crate::compare::FailOn>,
+    /// In an A/B run: B/A whose whole 95% interval lies beyond ±this is better or worse [default: 1%]
+    #[arg(long = "change-band", value_parser = super::bench::parse_percent, value_name = "PCT")]
+    pub change_band: Option<f64>,
+    /// In an A/B run: B/A whose whole 95% interval lies within ±this is the same [default: 2%]
+    #[arg(long = "same-band", value_parser = super::bench::parse_percent, value_name = "PCT")]
+    pub same_band: Option<f64>,
 }
 
 impl AbArgs {
     /// An A/B run: two versions of one contestant.
     pub fn is_ab(&self) -> bool {
         self.baseline.is_some() || self.ab.is_some()
-    }
-
-    /// `--target-ci` unless given: the paired ratio's in an A/B run, the median's otherwise.
-    pub fn target_ci_pct(&self) -> f64 {
-        if self.is_ab() { DEFAULT_AB_TARGET_CI_PCT } else { DEFAULT_TARGET_CI_PCT }
     }
 
     /// `--max-rounds` with `--rounds auto` unless given: pairs in an A/B run.
@@ -56,6 +60,9 @@ impl AbArgs {
             (None, None) if self.fail_on.is_some() => anyhow::bail!(
                 "--fail-on applies to an A/B run (--baseline REV or --ab DIR_A DIR_B); to gate two runs, use `serverbench compare A B --fail-on`"
             ),
+            (None, None) if self.change_band.is_some() || self.same_band.is_some() => {
+                anyhow::bail!("--change-band and --same-band apply to an A/B run (--baseline REV or --ab DIR_A DIR_B); `serverbench compare` takes --noise")
+            }
             (None, None) => return Ok(None),
             (Some(rev), _) => AbSource::Baseline(crate::run::ab_sides::resolve_revision(catalog_root, rev)?),
             (None, Some(dirs)) => {
@@ -70,7 +77,12 @@ impl AbArgs {
             "an A/B run measures one configuration: give one --scenario, one -c, at most one --workers count, --rate as a number, no --search"
         );
         anyhow::ensure!(!server_host, "an A/B run builds its versions here: --server-host is not supported with --baseline or --ab");
-        Ok(Some(AbOptions { source, noise_pct: crate::model::ab::DEFAULT_NOISE_PCT, fail_on: self.fail_on.clone() }))
+        let bands = Bands { change_pct: self.change_band.unwrap_or(DEFAULT_CHANGE_PCT), same_pct: self.same_band.unwrap_or(DEFAULT_SAME_PCT) };
+        anyhow::ensure!(
+            bands.change_pct > 0.0 && bands.same_pct > 0.0,
+            "--change-band and --same-band are percentages above 0, such as 1% and 2%"
+        );
+        Ok(Some(AbOptions { source, bands, fail_on: self.fail_on.clone() }))
     }
 }
 
@@ -86,7 +98,11 @@ mod tests {
         let parse = |args: &[&str]| BenchArgs::parse(args).unwrap().options(root, Vec::new());
         let o = parse(&["c-epoll", "--baseline", "HEAD"]);
         let Ok(o) = o else { return }; // not a git checkout (a source archive)
-        assert_eq!((o.rounds, o.max_rounds, o.control), (Rounds::Auto { target_ci_pct: 1.0 }, 200, false));
+        assert_eq!((o.max_rounds, o.control), (DEFAULT_MAX_PAIRS, false));
+        assert!(matches!(o.rounds, Rounds::Auto { .. }));
+        assert_eq!(o.ab.as_ref().unwrap().bands, Bands { change_pct: DEFAULT_CHANGE_PCT, same_pct: DEFAULT_SAME_PCT });
+        let narrow = parse(&["c-epoll", "--baseline", "HEAD", "--same-band", "1%", "--change-band", "0.5"]).unwrap();
+        assert_eq!(narrow.ab.unwrap().bands, Bands { change_pct: 0.5, same_pct: 1.0 });
         assert!(matches!(&o.ab.as_ref().unwrap().source, AbSource::Baseline(r) if r.rev == "HEAD" && r.commit.len() == 40));
         assert_eq!(o.record().ab.unwrap().baseline.as_deref(), Some("HEAD"));
         assert_eq!(parse(&["c-epoll", "--baseline", "HEAD", "--rounds", "8"]).unwrap().max_rounds, 16);
@@ -96,6 +112,9 @@ mod tests {
         assert!(refused(&["c-epoll", "--baseline", "HEAD", "--max-rounds", "8"]).contains("at least 10"));
         assert!(refused(&["c-epoll", "--baseline", "no-such-rev-xyz"]).contains("no such commit"));
         assert!(refused(&["c-epoll", "--fail-on", "worse"]).contains("--fail-on applies to an A/B run"));
+        assert!(refused(&["c-epoll", "--same-band", "2%"]).contains("apply to an A/B run"));
+        assert!(refused(&["c-epoll", "--baseline", "HEAD", "--same-band", "0"]).contains("above 0"));
+        assert!(refused(&["c-epoll", "--baseline", "HEAD", "--target-ci", "1%"]).contains("stops when its verdict is decided"));
         assert!(refused(&["--ab", "/nonexistent-a", "/nonexistent-b"]).contains("A's folder /nonexistent-a holds no contestant.toml"));
         assert!(BenchArgs::parse(&["--baseline", "HEAD", "--ab", "a", "b"]).is_err(), "one or the other");
         assert!(BenchArgs::parse(&["--baseline", "HEAD", "--fail-on", "better"]).is_err());

@@ -13,6 +13,7 @@ use crate::launch::server::STOP_GRACE;
 use crate::os::cpus::CpuSet;
 use crate::run::options::{
     BenchOptions, ModeKind, Remote, Rounds, RunType, StopRule, SyscallCounting, Tool, DEFAULT_LOAD_FRACTIONS, DEFAULT_ROUND,
+    DEFAULT_TARGET_CI_PCT,
 };
 use crate::run::tools::hey;
 use crate::wire::Scenario;
@@ -101,10 +102,10 @@ pub struct BenchArgs {
     /// least 6, at most --max-rounds) or a count. Rounds left out as disturbed are run again.
     #[arg(long, default_value = "auto", value_name = "auto|N")]
     pub rounds: String,
-    /// With --rounds auto: the half-width of the median's 95% interval to reach, in percent (in an A/B run, the paired req/s ratio's) [default: 3%; A/B 1%]
+    /// With --rounds auto: the half-width of the median's 95% interval to reach, in percent [default: 3%] (an A/B run stops when decided instead)
     #[arg(long = "target-ci", value_parser = parse_percent, value_name = "PCT")]
     pub target_ci: Option<f64>,
-    /// The most measured rounds per configuration, left-out ones included [default: 16 with auto, 2 x N; A/B pairs: 200 with auto]
+    /// The most measured rounds per configuration, left-out ones included [default: 16 with auto, 2 x N; A/B pairs: 80 with auto]
     #[arg(long, value_name = "N")]
     pub max_rounds: Option<u32>,
     /// Length of a round: 1, 1s, 500ms, 1m [default: 500ms]
@@ -205,7 +206,11 @@ impl BenchArgs {
     }
 
     fn rounds_rule(&self) -> anyhow::Result<Rounds> {
-        Rounds::parse(&self.rounds, self.target_ci.unwrap_or(self.ab.target_ci_pct()))
+        anyhow::ensure!(
+            !(self.ab.is_ab() && self.target_ci.is_some()),
+            "an A/B run stops when its verdict is decided, not at an interval's width: leave out --target-ci (--same-band, --change-band and --max-rounds set what it decides and how long it may try)"
+        );
+        Rounds::parse(&self.rounds, self.target_ci.unwrap_or(DEFAULT_TARGET_CI_PCT))
     }
 
     /// `-c` as given; otherwise 64, or 4 with `--echo stream` (a few connections fill both sides' buffers,
@@ -220,7 +225,7 @@ const DEFAULT_CONNECTIONS: usize = 64;
 const ECHO_STREAM_CONNECTIONS: usize = 4;
 
 /// A percentage such as `3%` or `3`.
-fn parse_percent(text: &str) -> Result<f64, BadValue> {
+pub(super) fn parse_percent(text: &str) -> Result<f64, BadValue> {
     text.trim().trim_end_matches('%').trim().parse().map_err(|_| BadValue(format!("'{text}' is not a percentage; write 3% or 1.5")))
 }
 

@@ -152,7 +152,8 @@ pub fn bench(args: BenchArgs, ui: &Ui) -> anyhow::Result<()> {
     ab_gate(&opts, &result)
 }
 
-/// An A/B run's `--fail-on`: `compare`'s gate on B's verdicts (exit status 3 when one it selects is worse).
+/// An A/B run's `--fail-on`: `compare`'s gate on B's verdicts (exit status 3 when one it selects is worse,
+/// or with `+unclear` not shown to hold).
 fn ab_gate(opts: &run::options::BenchOptions, result: &RunResult) -> anyhow::Result<()> {
     let (Some(fail_on), Some(ab)) = (opts.ab.as_ref().and_then(|o| o.fail_on.as_ref()), result.ab.as_ref()) else { return Ok(()) };
     let configuration = ab.measurement(&result.measurements, crate::model::ab::Side::B).map(|m| format!("{} · {} · {} connections", m.scenario, m.load_label(), m.connections)).unwrap_or_default();
@@ -160,7 +161,10 @@ fn ab_gate(opts: &run::options::BenchOptions, result: &RunResult) -> anyhow::Res
         .ab_estimates()
         .iter()
         .filter(|e| fail_on.trips(e.metric, e.verdict))
-        .map(|e| format!("{} against {} · {configuration}: {} {:.3}×", ab.b.name, ab.a.name, e.metric.name(), e.ratio.map_or(f64::NAN, |r| r.ratio)))
+        .map(|e| {
+            let ratio = e.ratio.map_or("no ratio".into(), |r| format!("{:.3}×", r.ratio));
+            format!("{} against {} · {configuration}: {} {ratio} {}", ab.b.name, ab.a.name, e.metric.name(), e.verdict.word())
+        })
         .collect();
     if list.is_empty() {
         return Ok(());

@@ -80,6 +80,10 @@ pub fn render(c: &Comparison) -> String {
             Some(&table(&format!("{id}-table"), &rows)),
         );
     }
+    if !c.lost.is_empty() {
+        let list: Vec<String> = c.lost.iter().map(|l| format!("{} · {}: {}", l.key.contestant, l.key.configuration(), l.why.text())).collect();
+        page.note(&format!("Lost in B (each trips every --fail-on gate): {}.", list.join("; ")));
+    }
     for (side, keys) in [("A", &c.only_a), ("B", &c.only_b)] {
         if !keys.is_empty() {
             let list: Vec<String> = keys.iter().map(|k| format!("{} · {}", k.contestant, k.configuration())).collect();
@@ -94,6 +98,7 @@ fn verdict_cell(v: Verdict) -> Cell {
     match v {
         Verdict::Better => cell.with_class("better"),
         Verdict::Worse => cell.with_class("worse"),
+        Verdict::Unclear => cell.with_class("unclear"),
         _ => cell,
     }
 }

@@ -73,17 +73,20 @@ pub fn render(c: &Comparison, fail_on: Option<&FailOn>) -> Value {
                     "contestant": r.key.contestant,
                     "configuration": r.key.configuration(),
                     "metric": ch.metric.name(),
+                    "verdict": ch.verdict.word(),
                     "ratio": ch.ratio,
                     "corrected_ci_low": ch.corrected_ci95.or(ch.ratio_ci95).map(|c| c.0),
                     "corrected_ci_high": ch.corrected_ci95.or(ch.ratio_ci95).map(|c| c.1),
                 })
             })
             .collect();
-        let status = if tripped.is_empty() { 0 } else { super::gate::REGRESSION_EXIT };
+        let status = if tripped.is_empty() && c.lost.is_empty() { 0 } else { super::gate::REGRESSION_EXIT };
         json!({
             "spec": f.spec(),
             "metrics": f.metrics.iter().map(|m| m.name()).collect::<Vec<_>>(),
+            "unclear": f.unclear,
             "tripped": tripped,
+            "lost": c.lost.len(),
             "exit_status": status,
         })
     });
@@ -106,6 +109,12 @@ pub fn render(c: &Comparison, fail_on: Option<&FailOn>) -> Value {
         "fail_on": gate,
         "only_a": c.only_a.iter().map(key).collect::<Vec<_>>(),
         "only_b": c.only_b.iter().map(key).collect::<Vec<_>>(),
+        "lost": c.lost.iter().map(|l| {
+            let mut v = key(&l.key);
+            v["why"] = json!(l.why.word());
+            v["detail"] = json!(l.why.text());
+            v
+        }).collect::<Vec<_>>(),
         "differences": c.differences.iter().map(|(w, a, b)| json!({"setting": w, "a": a, "b": b})).collect::<Vec<_>>(),
     })
 }

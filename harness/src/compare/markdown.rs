@@ -33,7 +33,9 @@ pub fn method(rules: Rules) -> String {
          U test gives p < {} and the whole interval lies beyond ±{}% and beyond {} spreads of the other \
          configurations' scatter around their common change: it moved apart from the rest. ≈ machine: beyond \
          noise as measured but not apart from the rest, or apart while its cross-CPU regime moved otherwise \
-         than theirs; ~ same otherwise; ? untested with fewer than two rounds on a side.",
+         than theirs; ~ same when the whole interval lies within that band (shown to be no larger); ◇ unclear \
+         when it is neither beyond nor within (the rounds cannot say); ? untested with fewer than two rounds on \
+         a side.",
         rules.alpha, rules.noise_pct, rules.spreads
     )
 }
@@ -138,12 +140,13 @@ pub fn flagged(c: &Comparison) -> Vec<(&Row, &Change)> {
 fn verdicts(c: &Comparison) -> String {
     let count = |v: Verdict| c.rows.iter().flat_map(|r| &r.changes).filter(|ch| ch.verdict == v).count();
     let mut out = format!(
-        "\n{} configurations in both runs; of their {} figures: {} worse, {} better, {} within noise, {} moved with the machine, {} untested.\n",
+        "\n{} configurations in both runs; of their {} figures: {} worse, {} better, {} within noise, {} unclear, {} moved with the machine, {} untested.\n",
         c.rows.len(),
         c.rows.len() * Metric::ALL.len(),
         count(Verdict::Worse),
         count(Verdict::Better),
         count(Verdict::Same),
+        count(Verdict::Unclear),
         count(Verdict::Machine),
         count(Verdict::Untested)
     );
@@ -250,6 +253,12 @@ fn table(rows: &[&Row]) -> Table {
 
 fn unmatched(c: &Comparison) -> String {
     let mut out = String::new();
+    if !c.lost.is_empty() {
+        let _ = writeln!(out, "\nLost in B (each trips every --fail-on gate):\n");
+        for l in &c.lost {
+            let _ = writeln!(out, "- {} · {}: {}", l.key.contestant, l.key.configuration(), l.why.text());
+        }
+    }
     for (side, keys) in [("A", &c.only_a), ("B", &c.only_b)] {
         if !keys.is_empty() {
             let _ = writeln!(out, "\nMeasured only in {side} (not compared):\n");

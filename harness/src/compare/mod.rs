@@ -11,6 +11,7 @@ pub mod baseline;
 pub mod gate;
 pub mod html;
 pub mod json;
+pub mod lost;
 pub mod markdown;
 pub mod verdict;
 
@@ -34,7 +35,8 @@ pub struct Options {
     pub output: Option<PathBuf>,
     /// JSON instead of Markdown on stdout.
     pub json: bool,
-    /// Fail (`gate::REGRESSION_EXIT`) when a selected figure is worse.
+    /// Fail (`gate::REGRESSION_EXIT`) when a selected figure is worse (or, with `+unclear`, not shown to
+    /// hold), or a configuration of A was lost in B.
     pub fail_on: Option<FailOn>,
 }
 
@@ -59,9 +61,9 @@ pub fn run(run_a: &Path, run_b: &Path, options: Options) -> anyhow::Result<()> {
     std::fs::write(&out, html::render(&cmp))
         .with_context(|| format!("cannot write '{}'; choose another path with -o", out.display()))?;
     eprintln!("serverbench: wrote {}", out.display());
-    match options.fail_on {
-        Some(fail_on) if !tripped.is_empty() => Err(Regressed::new(&fail_on, &tripped).into()),
-        _ => Ok(()),
+    match options.fail_on.and_then(|f| Regressed::new(&f, &tripped, &cmp.lost)) {
+        Some(regressed) => Err(regressed.into()),
+        None => Ok(()),
     }
 }
 
@@ -191,6 +193,8 @@ pub struct Comparison {
     pub rows: Vec<Row>,
     pub only_a: Vec<Key>,
     pub only_b: Vec<Key>,
+    /// A's configurations that B lost (absent, failed, newly erroring): each trips every gate.
+    pub lost: Vec<lost::Lost>,
     /// Settings that differ between the runs: (what, A, B).
     pub differences: Vec<(String, String, String)>,
 }
@@ -330,6 +334,7 @@ pub fn compare_with_control(a: &RunResult, b: &RunResult, rules: Rules, control:
         rows,
         only_a: only(&in_a, &in_b),
         only_b: only(&in_b, &in_a),
+        lost: lost::lost(&in_a, b),
         differences: differences(a, b),
     }
 }

@@ -95,13 +95,17 @@ impl Change {
             let (lo, hi) = t.ratio_ci95?;
             (lo.ln() > width_ln).then_some(true).or((hi.ln() < -width_ln).then_some(false))
         };
+        // Same only where the whole interval lies within the band: an interval that reaches past it has
+        // not shown that the figure held, however near 1 its estimate is.
+        let within = |t: Option<RankTest>| t.and_then(|t| t.ratio_ci95).is_some_and(|(lo, hi)| lo.ln() >= -width_ln && hi.ln() <= width_ln);
         let verdict = match (test, moved(corrected.or(test), width_ln)) {
             (None, _) => Verdict::Untested,
             (Some(_), Some(_)) if !expected.regime_accounted => Verdict::Machine,
             (Some(_), Some(up)) if up == metric.higher_is_better() => Verdict::Better,
             (Some(_), Some(_)) => Verdict::Worse,
             (Some(_), None) if moved(test, rules.noise_ln()).is_some() => Verdict::Machine,
-            (Some(_), None) => Verdict::Same,
+            (Some(_), None) if within(corrected.or(test)) => Verdict::Same,
+            (Some(_), None) => Verdict::Unclear,
         };
         let ratio = test.map(|t| t.ratio);
         Change {
@@ -206,12 +210,18 @@ mod tests {
     }
 
     #[test]
-    fn a_noisy_small_change_is_not_flagged() {
-        // +1% on a spread of about ±5%
+    fn a_noisy_small_change_is_unclear_not_same() {
+        // +1% on a spread of about ±5%: no change is shown, and neither is its absence, since the interval
+        // reaches past the ±3% band.
         let a = [100.0, 95.0, 105.0, 98.0, 102.0];
         let b = [101.0, 96.0, 106.0, 99.0, 103.0];
         let c = Change::of(Metric::RequestsPerS, &a, &b, RULES, Expected::NONE);
-        assert_eq!(c.verdict, Verdict::Same);
+        assert_eq!(c.verdict, Verdict::Unclear, "{c:?}");
         assert!(c.test.unwrap().p > 0.5);
+        let (lo, hi) = c.ratio_ci95.unwrap();
+        assert!(lo < 0.97 && hi > 1.03, "({lo}, {hi})");
+        // The same rounds against a band wider than their interval: shown to be the same.
+        let wide = Rules { noise_pct: 15.0, ..RULES };
+        assert_eq!(Change::of(Metric::RequestsPerS, &a, &b, wide, Expected::NONE).verdict, Verdict::Same);
     }
 }

@@ -20,11 +20,45 @@ pub struct AbConfig {
     /// `--ab DIR_A DIR_B` as given.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub folders: Vec<String>,
-    /// B/A within ±this many percent counts as no difference; an interval wholly beyond it, as one.
+    /// An interval of B/A wholly beyond ±this many percent is a change (better or worse).
     pub noise_pct: f64,
+    /// An interval wholly within ±this many percent is no change (same); absent in runs that judged both
+    /// by `noise_pct`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub same_pct: Option<f64>,
     /// `--fail-on` as it reads in full ("worse:rps,p99,cpu").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fail_on: Option<String>,
+}
+
+impl AbConfig {
+    /// The bands the run's verdicts are read against.
+    pub fn bands(&self) -> Bands {
+        Bands { change_pct: self.noise_pct, same_pct: self.same_pct.unwrap_or(self.noise_pct) }
+    }
+}
+
+/// The two bands an A/B verdict is read against, in percent of B/A: a change is shown when the interval
+/// lies wholly beyond ±`change_pct`, its absence when it lies wholly within ±`same_pct`. The second may be
+/// wider than the first: an interval narrow enough to show a change of 1% takes far more pairs than one that
+/// shows that no change reaches 2% (docs/ab.md, "The defaults").
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Bands {
+    pub change_pct: f64,
+    pub same_pct: f64,
+}
+
+impl Bands {
+    /// One band for both readings.
+    pub fn one(pct: f64) -> Bands {
+        Bands { change_pct: pct, same_pct: pct }
+    }
+}
+
+impl Default for Bands {
+    fn default() -> Bands {
+        Bands { change_pct: DEFAULT_CHANGE_PCT, same_pct: DEFAULT_SAME_PCT }
+    }
 }
 
 /// Which version.
@@ -56,9 +90,9 @@ pub struct AbRun {
     pub a: AbSide,
     pub b: AbSide,
     pub pairs: Vec<AbPair>,
-    /// Why the pairs ended: `settled` (the req/s interval within --target-ci or wholly beyond the noise
-    /// band), `count` (--rounds N pairs that count), `most` (--max-rounds pairs run), `interrupted`;
-    /// absent while they run.
+    /// Why the pairs ended: `decided` (every figure the gate selects better, worse or same), `count`
+    /// (--rounds N pairs that count), `most` (--max-rounds pairs run), `interrupted`; absent while they run.
+    /// Runs of an earlier rule say `settled` (the req/s interval ±1% wide or wholly beyond the band).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ended: Option<String>,
 }
@@ -126,33 +160,45 @@ pub struct AbEstimate {
     pub pairs: usize,
     /// Absent below two such pairs; its interval absent below six.
     pub ratio: Option<PairedRatio>,
-    /// The band, in percent.
-    pub noise_pct: f64,
-    /// Higher, lower, within the band, or not settled; absent without an interval.
+    pub bands: Bands,
+    /// Higher, lower, within the band, or unclear; absent without an interval.
     pub reading: Option<PairedVerdict>,
-    /// In `compare`'s words: better or worse when the interval lies wholly beyond the band (by the
-    /// metric's direction), same when it does not, untested without an interval.
+    /// In `compare`'s words: better or worse when the interval lies wholly beyond the change band (by the
+    /// metric's direction), same when it lies wholly within the same band, unclear when neither, untested
+    /// without an interval.
     pub verdict: Verdict,
 }
 
 impl AbEstimate {
-    pub fn of(metric: Metric, pairs: &[(f64, f64)], noise_pct: f64) -> AbEstimate {
+    pub fn of(metric: Metric, pairs: &[(f64, f64)], bands: Bands) -> AbEstimate {
         let ratio = paired_ratio(pairs);
-        let reading = ratio.filter(|r| r.ci95.is_some()).map(|r| r.verdict(noise_pct / 100.0));
+        let reading = ratio.filter(|r| r.ci95.is_some()).map(|r| r.verdict(bands.change_pct / 100.0, bands.same_pct / 100.0));
         let verdict = match reading {
             None => Verdict::Untested,
             Some(PairedVerdict::Higher) if metric.higher_is_better() => Verdict::Better,
             Some(PairedVerdict::Lower) if !metric.higher_is_better() => Verdict::Better,
             Some(PairedVerdict::Higher | PairedVerdict::Lower) => Verdict::Worse,
-            Some(PairedVerdict::Within | PairedVerdict::Unclear) => Verdict::Same,
+            Some(PairedVerdict::Within) => Verdict::Same,
+            Some(PairedVerdict::Unclear) => Verdict::Unclear,
         };
-        AbEstimate { metric, pairs: pairs.len(), ratio, noise_pct, reading, verdict }
+        AbEstimate { metric, pairs: pairs.len(), ratio, bands, reading, verdict }
+    }
+
+    /// Whether the pairs have answered for this figure: better, worse or same.
+    pub fn decided(&self) -> bool {
+        matches!(self.verdict, Verdict::Better | Verdict::Worse | Verdict::Same)
+    }
+
+    /// The smallest change the pairs could tell apart: the interval's half-width, in percent.
+    pub fn resolution_pct(&self) -> Option<f64> {
+        self.ratio.and_then(|r| r.ci95_half_width_pct())
     }
 
     /// What the estimate says, as the summary leads with it: "B is 3.2% slower (95% CI 2.1% to 4.4%)";
-    /// "no difference beyond ±1% (B/A 1.002, 95% CI 0.995 to 1.008)" when the interval lies within the
-    /// band; "B is 1.4% slower (95% CI 0.5% to 2.4%), not wholly beyond ±1%" when it excludes no change but
-    /// reaches into the band; "no difference shown (B/A 0.998, 95% CI 0.988 to 1.008)" when it holds both.
+    /// "no difference beyond ±2% (B/A 1.002, 95% CI 0.995 to 1.008)" when the interval lies within the same
+    /// band; "B is 1.4% slower (95% CI 0.5% to 2.4%): not shown beyond ±1%, nor within ±2%" when it lies on
+    /// one side of 1 and neither; "B/A 0.998 (95% CI 0.978 to 1.028): not shown beyond ±1%, nor within ±2%"
+    /// when it holds 1 and reaches past the same band.
     pub fn sentence(&self) -> String {
         let Some(r) = self.ratio else {
             return format!("no estimate: {} pair(s) that count with this figure on both sides", self.pairs);
@@ -160,13 +206,13 @@ impl AbEstimate {
         let Some((lo, hi)) = r.ci95 else {
             return format!("too few pairs for an interval (B/A {:.3} from {} pairs; 6 give one)", r.ratio, r.pairs);
         };
-        let band = fmt_pct(self.noise_pct);
-        let interval = format!("B/A {:.3}, 95% CI {lo:.3} to {hi:.3}", r.ratio);
+        let (change, same) = (fmt_pct(self.bands.change_pct), fmt_pct(self.bands.same_pct));
+        let neither = if change == same { format!("not shown beyond ±{change}%, nor within it") } else { format!("not shown beyond ±{change}%, nor within ±{same}%") };
         match self.reading {
             Some(PairedVerdict::Higher | PairedVerdict::Lower) => self.change(r.ratio, lo, hi),
-            Some(PairedVerdict::Within) => format!("no difference beyond ±{band}% ({interval})"),
-            _ if hi < 1.0 || lo > 1.0 => format!("{}, not wholly beyond ±{band}%", self.change(r.ratio, lo, hi)),
-            _ => format!("no difference shown ({interval})"),
+            Some(PairedVerdict::Within) => format!("no difference beyond ±{same}% (B/A {:.3}, 95% CI {lo:.3} to {hi:.3})", r.ratio),
+            _ if hi < 1.0 || lo > 1.0 => format!("{}: {neither}", self.change(r.ratio, lo, hi)),
+            _ => format!("B/A {:.3} (95% CI {lo:.3} to {hi:.3}): {neither}", r.ratio),
         }
     }
 
@@ -221,9 +267,9 @@ impl AbRun {
         self.figures(measurements).iter().filter(|f| f.counts()).filter_map(|f| Some((value(metric, f.a)?, value(metric, f.b)?))).collect()
     }
 
-    /// B/A of each figure (`Metric::ALL`), judged against ±`noise_pct`.
-    pub fn estimates(&self, measurements: &[Measurement], noise_pct: f64) -> Vec<AbEstimate> {
-        Metric::ALL.iter().map(|&m| AbEstimate::of(m, &self.values(measurements, m), noise_pct)).collect()
+    /// B/A of each figure (`Metric::ALL`), judged against the bands.
+    pub fn estimates(&self, measurements: &[Measurement], bands: Bands) -> Vec<AbEstimate> {
+        Metric::ALL.iter().map(|&m| AbEstimate::of(m, &self.values(measurements, m), bands)).collect()
     }
 
     /// Pairs run, and those that count.
@@ -232,14 +278,18 @@ impl AbRun {
     }
 }
 
-/// The noise band of an A/B run: B/A within ±1% is no difference. About the interval the pairs of a
-/// 2-CPU VM reach in one to two minutes (±1.2% at 60 pairs of 0.5 s, ±0.9% at 100, resampling the rounds
-/// of two unchanged runs in pairs), and a third of `compare`'s band between runs.
-pub const DEFAULT_NOISE_PCT: f64 = 1.0;
+/// The change band of an A/B run: an interval of B/A wholly beyond ±1% is a change, a third of `compare`'s
+/// band between runs.
+pub const DEFAULT_CHANGE_PCT: f64 = 1.0;
+
+/// The same band of an A/B run: an interval wholly within ±2% is no change. On a 2-CPU VM an unchanged
+/// version's interval reaches ±1% only after 60 to 100 pairs, and then lies wholly within ±1% about half
+/// the time; within ±2% it lies after 20 to 50 (docs/ab.md, "The defaults", with the series).
+pub const DEFAULT_SAME_PCT: f64 = 2.0;
 
 /// The fewest pairs that count before `--rounds auto` may end an A/B run's pairs: an interval exists from
 /// 6, but its edges are then the extreme pairs, and stopping at the first lucky look would call unchanged
-/// versions different more often than the 95% promises.
+/// versions different (or the same) more often than the 95% promises.
 pub const MIN_PAIRS: usize = 10;
 
 #[cfg(test)]
@@ -253,32 +303,39 @@ mod tests {
     #[test]
     fn the_sentences_say_how_much_and_which_way() {
         let slower = pairs(&[0.968, 0.97, 0.965, 0.969, 0.972, 0.966, 0.967, 0.971, 0.968, 0.97]);
-        let e = AbEstimate::of(Metric::RequestsPerS, &slower, 1.0);
+        let e = AbEstimate::of(Metric::RequestsPerS, &slower, Bands::one(1.0));
         assert_eq!(e.verdict, Verdict::Worse);
         let s = e.sentence();
         assert!(s.starts_with("B is 3.2% slower (95% CI "), "{s}");
-        let p99 = AbEstimate::of(Metric::P99, &slower, 1.0);
+        let p99 = AbEstimate::of(Metric::P99, &slower, Bands::one(1.0));
         assert_eq!(p99.verdict, Verdict::Better);
         assert!(p99.sentence().starts_with("B's p99 is 3.2% lower"), "{}", p99.sentence());
-        let cpu = AbEstimate::of(Metric::CpuPerRequest, &pairs(&[1.05, 1.04, 1.06, 1.05, 1.045, 1.055, 1.05, 1.048]), 1.0);
+        let cpu = AbEstimate::of(Metric::CpuPerRequest, &pairs(&[1.05, 1.04, 1.06, 1.05, 1.045, 1.055, 1.05, 1.048]), Bands::one(1.0));
         assert_eq!(cpu.verdict, Verdict::Worse);
         assert!(cpu.sentence().starts_with("B uses 5.0% more CPU per request (95% CI 4."), "{}", cpu.sentence());
-        let same = AbEstimate::of(Metric::RequestsPerS, &pairs(&[1.001, 0.999, 1.002, 0.998, 1.0, 1.001, 0.9995, 1.0005]), 1.0);
+        let same = AbEstimate::of(Metric::RequestsPerS, &pairs(&[1.001, 0.999, 1.002, 0.998, 1.0, 1.001, 0.9995, 1.0005]), Bands::one(1.0));
         assert_eq!(same.verdict, Verdict::Same);
         assert!(same.sentence().starts_with("no difference beyond ±1% (B/A 1.000, 95% CI 0.99"), "{}", same.sentence());
-        let unsure = AbEstimate::of(Metric::RequestsPerS, &pairs(&[0.95, 1.04, 0.97, 1.0, 0.93, 1.02, 0.99, 0.96]), 1.0);
-        assert_eq!((unsure.verdict, unsure.reading), (Verdict::Same, Some(PairedVerdict::Unclear)));
-        assert!(unsure.sentence().starts_with("no difference shown (B/A 0.9"), "{}", unsure.sentence());
-        let small = AbEstimate::of(Metric::RequestsPerS, &pairs(&[0.985, 0.995, 0.98, 0.997, 0.986, 0.993, 0.984, 0.996, 0.987, 0.994]), 1.0);
-        assert_eq!((small.verdict, small.reading), (Verdict::Same, Some(PairedVerdict::Unclear)), "{small:?}");
+        let unsure = AbEstimate::of(Metric::RequestsPerS, &pairs(&[0.95, 1.04, 0.97, 1.0, 0.93, 1.02, 0.99, 0.96]), Bands::one(1.0));
+        assert_eq!((unsure.verdict, unsure.reading), (Verdict::Unclear, Some(PairedVerdict::Unclear)));
+        assert!(unsure.sentence().starts_with("B/A 0.9") && unsure.sentence().ends_with(": not shown beyond ±1%, nor within it"), "{}", unsure.sentence());
+        let small = AbEstimate::of(Metric::RequestsPerS, &pairs(&[0.985, 0.995, 0.98, 0.997, 0.986, 0.993, 0.984, 0.996, 0.987, 0.994]), Bands::one(1.0));
+        assert_eq!((small.verdict, small.reading), (Verdict::Unclear, Some(PairedVerdict::Unclear)), "{small:?}");
         let (lo, hi) = small.ratio.unwrap().ci95.unwrap();
         assert!(lo < 0.99 && hi < 1.0, "{small:?}");
         let said = small.sentence();
-        assert!(said.starts_with("B is 1.") && said.contains("% slower (95% CI ") && said.ends_with("), not wholly beyond ±1%"), "{said}");
-        let few = AbEstimate::of(Metric::RequestsPerS, &pairs(&[0.9, 0.91, 0.92]), 1.0);
+        assert!(said.starts_with("B is 1.") && said.contains("% slower (95% CI ") && said.ends_with("): not shown beyond ±1%, nor within it"), "{said}");
+        // Against a wider same band the same pairs are shown to be no larger than 2%.
+        let wide = AbEstimate::of(Metric::RequestsPerS, &pairs(&[0.985, 0.995, 0.98, 0.997, 0.986, 0.993, 0.984, 0.996, 0.987, 0.994]), Bands { change_pct: 1.0, same_pct: 2.0 });
+        assert_eq!(wide.verdict, Verdict::Same, "{wide:?}");
+        assert!(wide.sentence().starts_with("no difference beyond ±2% (B/A 0.9"), "{}", wide.sentence());
+        let neither = AbEstimate::of(Metric::RequestsPerS, &pairs(&[0.95, 1.04, 0.97, 1.0, 0.93, 1.02, 0.99, 0.96]), Bands { change_pct: 1.0, same_pct: 2.0 });
+        assert!(neither.sentence().ends_with(": not shown beyond ±1%, nor within ±2%"), "{}", neither.sentence());
+        assert!(wide.resolution_pct().is_some_and(|w| w > 0.0 && w < 1.0), "{wide:?}");
+        let few = AbEstimate::of(Metric::RequestsPerS, &pairs(&[0.9, 0.91, 0.92]), Bands::one(1.0));
         assert_eq!(few.verdict, Verdict::Untested);
         assert!(few.sentence().contains("too few pairs"), "{}", few.sentence());
-        assert_eq!(AbEstimate::of(Metric::RequestsPerS, &[], 0.5).verdict, Verdict::Untested);
+        assert_eq!(AbEstimate::of(Metric::RequestsPerS, &[], Bands::one(0.5)).verdict, Verdict::Untested);
         assert_eq!(fmt_pct(0.5), "0.5");
     }
 }

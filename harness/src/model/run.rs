@@ -242,7 +242,7 @@ impl RunResult {
 
     /// An A/B run's B/A of each figure, judged against its noise band; empty for other runs.
     pub fn ab_estimates(&self) -> Vec<super::ab::AbEstimate> {
-        let noise_pct = self.config.ab.as_ref().map_or(super::ab::DEFAULT_NOISE_PCT, |c| c.noise_pct);
-        self.ab.as_ref().map(|ab| ab.estimates(&self.measurements, noise_pct)).unwrap_or_default()
+        let bands = self.config.ab.as_ref().map_or_else(super::ab::Bands::default, super::ab::AbConfig::bands);
+        self.ab.as_ref().map(|ab| ab.estimates(&self.measurements, bands)).unwrap_or_default()
     }
 }

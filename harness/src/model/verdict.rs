@@ -50,23 +50,29 @@ pub enum Verdict {
     Better,
     /// Moved apart from the rest, in the bad direction: a regression.
     Worse,
-    /// Within noise.
+    /// Shown to be within the band: its whole interval lies inside it.
     Same,
+    /// Neither shown beyond the band nor within it: the interval reaches across its edge, so the data
+    /// cannot say.
+    Unclear,
     /// Beyond noise as measured, but not apart from the machine's own change of this figure; or apart
     /// from it while the machine changed in a way its common change cannot account for (another
     /// cross-CPU regime for this configuration than for the rest).
     Machine,
-    /// Fewer than two rounds on a side: nothing can be said.
+    /// No interval (fewer than two rounds on a side, fewer than six pairs): nothing can be said.
     Untested,
 }
 
 impl Verdict {
+    pub const ALL: [Verdict; 6] = [Verdict::Better, Verdict::Worse, Verdict::Same, Verdict::Unclear, Verdict::Machine, Verdict::Untested];
+
     /// A marker that reads without colour.
     pub fn marker(self) -> &'static str {
         match self {
             Verdict::Better => "▲ better",
             Verdict::Worse => "▼ worse",
             Verdict::Same => "~ same",
+            Verdict::Unclear => "◇ unclear",
             Verdict::Machine => "≈ machine",
             Verdict::Untested => "? untested",
         }
@@ -78,6 +84,7 @@ impl Verdict {
             Verdict::Better => "better",
             Verdict::Worse => "worse",
             Verdict::Same => "same",
+            Verdict::Unclear => "unclear",
             Verdict::Machine => "machine",
             Verdict::Untested => "untested",
         }

@@ -42,7 +42,7 @@ pub(super) fn section(page: &mut Page, run: &RunResult) {
     let pairs = format!("{all} run, {counted} counting{}", ab.ended.as_deref().map(|e| format!("; ended: {e}")).unwrap_or_default());
     rows.push(("Pairs", pairs));
     page.raw(&facts(&rows));
-    page.note(&method(estimates.first().map_or(crate::model::ab::DEFAULT_NOISE_PCT, |e| e.noise_pct)));
+    page.note(&method(estimates.first().map_or_else(crate::model::ab::Bands::default, |e| e.bands)));
     let figures = ab.figures(&run.measurements);
     if figures.is_empty() {
         return;

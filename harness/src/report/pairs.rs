@@ -3,27 +3,33 @@
 
 use super::format::{int, or_absent, us, ABSENT};
 use super::table::{Align, Table};
-use crate::model::ab::{AbEstimate, AbRun, PairFigures, Side};
+use crate::model::ab::{AbEstimate, AbRun, Bands, PairFigures, Side};
 use crate::model::verdict::Metric;
 use crate::model::{RunConfig, RunResult};
 
 /// How B/A is estimated and judged, in one paragraph a reader can check.
-pub fn method(noise_pct: f64) -> String {
+pub fn method(bands: Bands) -> String {
+    let (change, same) = (bands.change_pct, bands.same_pct);
     format!(
         "A and B ran in pairs of rounds back to back, A first in odd pairs and B first in even ones (ABBA), each \
          between the usual wait for quiet server CPUs and speed probes, the other version frozen. A pair counts \
          when neither round was disturbed. B/A is the Hodges–Lehmann estimate of the pairs' log-ratios (req/s as \
          measured, each round's own p99, server CPU per request) with the exact Wilcoxon signed-rank 95% \
          interval; what the machine did to both rounds of a pair cancels in their ratio, so no drift factor \
-         corrects them and the run has no control. ▲ better or ▼ worse: the whole interval lies beyond ±{noise_pct}%; \
-         ~ same otherwise (\"no difference beyond ±{noise_pct}%\" when it lies within); ? untested below 6 pairs."
+         corrects them and the run has no control. ▲ better or ▼ worse: the whole interval lies beyond ±{change}%; \
+         ~ same: it lies wholly within ±{same}%; ◇ unclear: neither, the pairs cannot say; ? untested below 6 pairs."
     )
 }
 
 /// The `--rounds` rule of an A/B run's setting line.
 pub fn rounds_rule(c: &RunConfig) -> String {
     let most = c.max_rounds.unwrap_or(c.measured_rounds);
+    let decided = c.ab.as_ref().is_some_and(|ab| ab.same_pct.is_some());
     match c.target_ci_pct {
+        _ if c.rounds == "auto" && decided => format!(
+            "pairs of measured rounds until every figure the gate selects (req/s without one) is better, worse or same (at least {}, at most {most} pairs)",
+            crate::model::ab::MIN_PAIRS
+        ),
         Some(t) if c.rounds == "auto" => format!(
             "pairs of measured rounds until B/A of req/s has its 95% CI within ±{t}% or wholly beyond the noise band (at least {}, at most {most} pairs)",
             crate::model::ab::MIN_PAIRS
@@ -47,18 +53,24 @@ pub fn markdown(run: &RunResult) -> String {
         out.push_str(&format!("- {}: {} — {}\n", e.metric.name(), e.sentence(), e.verdict.marker()));
     }
     let ended = match ab.ended.as_deref() {
+        Some("decided") => "ended when every figure the gate selects was decided",
         Some("settled") => "ended when the req/s interval was clear",
         Some("count") => "ended at the pairs asked for",
-        Some("most") => "ended at the most pairs allowed (--max-rounds), unsettled",
+        Some("most") => "ended at the most pairs allowed (--max-rounds)",
         Some("interrupted") => "interrupted",
         _ => "in progress",
     };
-    out.push_str(&format!("\n{all} pairs, {counted} of them counting; {ended}.\n\n"));
+    out.push_str(&format!("\n{all} pairs, {counted} of them counting; {ended}."));
+    if let Some(w) = estimates.iter().find(|e| e.metric == Metric::RequestsPerS).and_then(AbEstimate::resolution_pct) {
+        out.push_str(&format!(" The smallest change of req/s these pairs could tell apart: ±{w:.1}% (its interval's half-width)."));
+    }
+    out.push_str("\n\n");
     let mut t = Table::new(&[
         ("figure", Align::Left),
         ("verdict", Align::Left),
         ("B/A", Align::Right),
         ("95% CI", Align::Right),
+        ("±", Align::Right),
         ("p", Align::Right),
         ("A median", Align::Right),
         ("B median", Align::Right),
@@ -75,6 +87,7 @@ pub fn markdown(run: &RunResult) -> String {
             e.verdict.marker().into(),
             or_absent(e.ratio.map(|r| r.ratio), |r| format!("{r:.4}")),
             e.ratio.and_then(|r| r.ci95).map_or(ABSENT.into(), |(lo, hi)| format!("{lo:.4} to {hi:.4}")),
+            or_absent(e.resolution_pct(), |w| format!("{w:.1}%")),
             or_absent(e.ratio.map(|r| r.p), |p| format!("{p:.3}")),
             or_absent(median(Side::A), |v| figure(e.metric, v)),
             or_absent(median(Side::B), |v| figure(e.metric, v)),
@@ -82,7 +95,7 @@ pub fn markdown(run: &RunResult) -> String {
         ]);
     }
     out.push_str(&t.markdown());
-    out.push_str(&format!("\n{}\n", method(estimates.first().map_or(crate::model::ab::DEFAULT_NOISE_PCT, |e| e.noise_pct))));
+    out.push_str(&format!("\n{}\n", method(estimates.first().map_or_else(Bands::default, |e| e.bands))));
     out
 }
 
@@ -161,11 +174,12 @@ pub fn one_line(run: &RunResult, run_s: f64) -> Option<String> {
     ))
 }
 
-/// "req/s B/A 0.9680 [0.9561, 0.9792] worse".
+/// "req/s B/A 0.9680 [0.9561, 0.9792] ±1.1% worse".
 fn estimate_words(e: &AbEstimate) -> String {
     let ratio = e.ratio.map_or(ABSENT.to_string(), |r| format!("{:.4}", r.ratio));
     let ci = e.ratio.and_then(|r| r.ci95).map_or(format!("[{ABSENT}]"), |(lo, hi)| format!("[{lo:.4}, {hi:.4}]"));
-    format!("{} B/A {ratio} {ci} {}", e.metric.name(), e.verdict.word())
+    let resolution = e.resolution_pct().map_or(String::new(), |w| format!(" ±{w:.1}%"));
+    format!("{} B/A {ratio} {ci}{resolution} {}", e.metric.name(), e.verdict.word())
 }
 
 /// The estimates of an A/B run as run.json's derived `ab_summary` holds them, for other tools.
@@ -182,6 +196,7 @@ pub fn json_summary(ab: &AbRun, run: &RunResult) -> serde_json::Value {
                 "ci95_low": r.and_then(|r| r.ci95).map(|c| c.0),
                 "ci95_high": r.and_then(|r| r.ci95).map(|c| c.1),
                 "p": r.map(|r| r.p),
+                "resolution_pct": e.resolution_pct(),
                 "verdict": e.verdict.word(),
                 "sentence": e.sentence(),
             });

@@ -8,7 +8,8 @@
 use std::path::{Path, PathBuf};
 
 use crate::catalog::build::Builder;
-use crate::model::ab::{AbPair, AbRun, Side};
+use crate::model::ab::{value, AbPair, AbRun, Bands, Side};
+use crate::model::verdict::Metric;
 use crate::model::MeasurementStatus;
 use crate::stats::paired::PairedRatio;
 
@@ -112,8 +113,10 @@ impl Runner<'_, '_> {
                 }
             }
         }
-        let noise_pct = o.ab.as_ref().map_or(crate::model::ab::DEFAULT_NOISE_PCT, |ab| ab.noise_pct);
-        let plan = PairPlan { rounds: o.rounds, max_pairs: o.max_rounds, noise_pct };
+        let ab = o.ab.as_ref();
+        let bands = ab.map_or_else(Bands::default, |ab| ab.bands);
+        let decide = ab.and_then(|ab| ab.fail_on.as_ref()).map_or_else(|| vec![Metric::RequestsPerS], |f| f.metrics.clone());
+        let plan = PairPlan { rounds: o.rounds, max_pairs: o.max_rounds, bands, decide };
         let started = std::time::Instant::now();
         let outcome = run_pairs(&plan, &mut Rounds { runner: self, live, scenario, slot, sides })?;
         if let Some(ab) = self.run.ab.as_mut() {
@@ -137,7 +140,11 @@ impl Runner<'_, '_> {
             }
             self.ui.line(&measurement_line(&self.run.measurements[mi]));
         }
-        let reached = outcome.requests_per_s.and_then(|r| r.ci95.map(|(lo, hi)| format!("B/A of req/s {:.4}, 95% CI {lo:.4} to {hi:.4}", r.ratio)));
+        let reached = outcome.requests_per_s.and_then(|r| {
+            let (lo, hi) = r.ci95?;
+            let resolution = r.ci95_half_width_pct().map_or(String::new(), |w| format!(" (±{w:.1}%)"));
+            Some(format!("B/A of req/s {:.4}, 95% CI {lo:.4} to {hi:.4}{resolution}", r.ratio))
+        });
         let secs = started.elapsed().as_secs();
         self.ui.line(&format!(
             "{} pairs ({} count) in {} min {:02} s, ended: {}; {}",
@@ -190,7 +197,7 @@ impl PairedRounds for Rounds<'_, '_, '_, '_> {
         }
         let m = &self.runner.run.measurements[mi];
         match m.rounds.last().filter(|_| m.rounds.len() > before) {
-            Some(r) => Ok(Some(Measured { index: r.index, requests_per_s: r.load.requests_per_s(), counts: r.counts() })),
+            Some(r) => Ok(Some(Measured { index: r.index, figures: Metric::ALL.map(|metric| value(metric, r)), counts: r.counts() })),
             None => Ok(None),
         }
     }

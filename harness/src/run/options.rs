@@ -187,8 +187,8 @@ pub struct BenchOptions {
 #[derive(Debug, Clone, PartialEq)]
 pub struct AbOptions {
     pub source: AbSource,
-    /// B/A within ±this many percent is no difference (`model::ab::DEFAULT_NOISE_PCT`).
-    pub noise_pct: f64,
+    /// What a change is and what no change is (`--change-band`, `--same-band`).
+    pub bands: crate::model::ab::Bands,
     /// `--fail-on`: exit with `compare`'s status for a regression when B is worse by a selected figure.
     pub fail_on: Option<crate::compare::FailOn>,
 }
@@ -265,11 +265,9 @@ pub const DEFAULT_LOAD_FRACTIONS: [f64; 2] = [0.5, 0.9];
 pub const DEFAULT_TARGET_CI_PCT: f64 = 3.0;
 /// `--max-rounds` with `--rounds auto`.
 pub const DEFAULT_MAX_ROUNDS: u32 = 16;
-/// `--target-ci` in an A/B run: the half-width of the paired req/s ratio's 95% interval that ends its
-/// pairs, in percent (about 60 to 100 pairs of 0.5 s on a 2-CPU VM).
-pub const DEFAULT_AB_TARGET_CI_PCT: f64 = 1.0;
-/// `--max-rounds` with `--rounds auto` in an A/B run, in pairs (about four minutes of 0.5 s rounds).
-pub const DEFAULT_MAX_PAIRS: u32 = 200;
+/// `--max-rounds` with `--rounds auto` in an A/B run, in pairs: about two minutes of pairs of 0.5 s rounds
+/// with their probes (docs/ab.md, "The defaults").
+pub const DEFAULT_MAX_PAIRS: u32 = 80;
 
 /// How many measured rounds a measurement gets.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -369,7 +367,8 @@ impl BenchOptions {
                     AbSource::Folders(a, b) => vec![a.display().to_string(), b.display().to_string()],
                     AbSource::Baseline(_) => Vec::new(),
                 },
-                noise_pct: ab.noise_pct,
+                noise_pct: ab.bands.change_pct,
+                same_pct: Some(ab.bands.same_pct),
                 fail_on: ab.fail_on.as_ref().map(crate::compare::FailOn::spec),
             }),
             shuffle_seed: Some(

@@ -26,43 +26,36 @@ pub struct PairedRatio {
     pub p: f64,
 }
 
-/// How a paired estimate reads against a noise band of ±`band` (0.01 for ±1%).
+/// How a paired estimate reads against a change band and a same band (0.01 for ±1%).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum PairedVerdict {
-    /// The whole interval lies above 1 + band.
+    /// The whole interval lies above 1 + the change band.
     Higher,
-    /// The whole interval lies below 1 − band.
+    /// The whole interval lies below 1 − the change band.
     Lower,
-    /// The whole interval lies within the band: no difference beyond it.
+    /// The whole interval lies within the same band: no difference beyond it.
     Within,
-    /// The interval reaches beyond the band on one side and into it: more pairs are needed.
+    /// None of these (or no interval): more pairs are needed.
     Unclear,
 }
 
 impl PairedRatio {
-    /// The interval against the band.
-    pub fn verdict(&self, band: f64) -> PairedVerdict {
+    /// The interval against the bands: a change first, so that an interval both beyond the change band
+    /// and within a wider same band reads as the change it shows.
+    pub fn verdict(&self, change: f64, same: f64) -> PairedVerdict {
         match self.ci95 {
-            Some((lo, _)) if lo > 1.0 + band => PairedVerdict::Higher,
-            Some((_, hi)) if hi < 1.0 - band => PairedVerdict::Lower,
-            Some((lo, hi)) if lo >= 1.0 - band && hi <= 1.0 + band => PairedVerdict::Within,
+            Some((lo, _)) if lo > 1.0 + change => PairedVerdict::Higher,
+            Some((_, hi)) if hi < 1.0 - change => PairedVerdict::Lower,
+            Some((lo, hi)) if lo >= 1.0 - same && hi <= 1.0 + same => PairedVerdict::Within,
             _ => PairedVerdict::Unclear,
         }
     }
 
-    /// Half the interval's width relative to the estimate, in percent: what `--target-ci` bounds.
+    /// Half the interval's width on the log scale, in percent: the smallest change the pairs could tell
+    /// apart.
     pub fn ci95_half_width_pct(&self) -> Option<f64> {
         self.ci95.map(|(lo, hi)| (hi.ln() - lo.ln()) / 2.0 * 100.0)
-    }
-
-    /// Whether the pairs so far answer the question, so that no more are needed: the interval lies wholly
-    /// beyond the band, or its half-width is within ±`target_pct`.
-    pub fn settled(&self, band: f64, target_pct: f64) -> bool {
-        match self.verdict(band) {
-            PairedVerdict::Higher | PairedVerdict::Lower => true,
-            _ => self.ci95_half_width_pct().is_some_and(|w| w <= target_pct),
-        }
     }
 }
 
@@ -186,7 +179,8 @@ mod tests {
         assert!((r.ratio - 0.97).abs() < 0.002, "{r:?}");
         let (lo, hi) = r.ci95.unwrap();
         assert!(lo < 0.97 && 0.97 < hi && hi < 0.99, "{r:?}");
-        assert_eq!(r.verdict(0.01), PairedVerdict::Lower);
+        assert_eq!(r.verdict(0.01, 0.01), PairedVerdict::Lower);
+        assert_eq!(r.verdict(0.01, 0.05), PairedVerdict::Lower, "a change shown beyond the change band wins over a wide same band");
         assert!(r.p < 0.01, "every pair lower: {r:?}");
     }
 
@@ -195,9 +189,9 @@ mod tests {
         let noise = [0.002, -0.003, 0.001, 0.0005, -0.001, 0.003, -0.002, 0.001, 0.0015, -0.0012, -0.0004, 0.0008];
         let pairs: Vec<(f64, f64)> = noise.iter().enumerate().map(|(i, e)| (1000.0 + i as f64, (1000.0 + i as f64) * (1.0 + e))).collect();
         let r = paired_ratio(&pairs).unwrap();
-        assert_eq!(r.verdict(0.01), PairedVerdict::Within, "{r:?}");
+        assert_eq!(r.verdict(0.01, 0.01), PairedVerdict::Within, "{r:?}");
         assert!(r.p > 0.05);
-        assert!(r.settled(0.01, 1.0));
+        assert_eq!(r.verdict(0.001, 0.001), PairedVerdict::Unclear, "an interval wider than the band shows neither");
     }
 
     #[test]
@@ -222,7 +216,7 @@ mod tests {
     fn too_few_pairs_give_no_interval() {
         let pairs = [(1.0, 1.1), (1.0, 1.2), (1.0, 1.05), (1.0, 1.3), (1.0, 1.15)];
         assert_eq!(paired_ratio(&pairs).unwrap().ci95, None);
-        assert_eq!(paired_ratio(&pairs).unwrap().verdict(0.01), PairedVerdict::Unclear);
+        assert_eq!(paired_ratio(&pairs).unwrap().verdict(0.01, 0.01), PairedVerdict::Unclear);
         assert!(paired_ratio(&[(1.0, 1.0)]).is_none());
         assert!(paired_ratio(&[(1.0, 0.0), (1.0, 1.0)]).is_none());
     }
