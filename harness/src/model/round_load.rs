@@ -140,11 +140,13 @@ pub struct RoundLoad {
     /// Connections reopened inside the measured window, after an error or a close by the server.
     #[serde(default)]
     pub reconnects: u64,
-    /// Connections the server ended after a complete response inside the measured window.
+    /// Keep-alive connections the server ended with requests outstanding inside the measured window, however
+    /// it ended them (a close after `Connection: close` or without it, a reset); the requests lost are
+    /// errors of their class besides.
     #[serde(default)]
     pub keepalive_lost: u64,
-    /// Of `keepalive_lost`, those the server closed cleanly, with no request outstanding (a keep-alive
-    /// limit, an idle timeout); the rest lost requests, counted as `read` errors.
+    /// Keep-alive connections the server closed cleanly inside the measured window: after a complete
+    /// response, with no request outstanding (a keep-alive limit, an idle timeout). No error.
     #[serde(default)]
     pub server_closes: u64,
     /// Connects that completed inside the measured window.

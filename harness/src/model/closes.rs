@@ -1,0 +1,32 @@
+//! How the server ended keep-alive connections in a round: the two flags that tell a loss from a clean
+//! close, and their judgement.
+
+/// The server ended keep-alive connections with requests outstanding (a close, after `Connection: close`
+/// or without it, or a reset): those requests were lost (errors), and the figure includes the cost of
+/// reconnecting.
+pub const FLAG_KEEPALIVE_LOST: &str = "keepalive-lost";
+/// The server closed keep-alive connections cleanly, after a complete response with nothing outstanding
+/// (a keep-alive limit such as nginx's `keepalive_requests`, an idle timeout, `Connection: close`): no
+/// request was lost, but the figure includes the cost of reconnecting, which a keep-alive benchmark does
+/// not mean to measure.
+pub const FLAG_SERVER_CLOSES: &str = "server-closes";
+
+/// The flags of a round in which the server ended `keepalive_lost` connections with requests outstanding
+/// and closed `server_closes` cleanly, in the order a round lists them.
+pub fn close_flags(keepalive_lost: u64, server_closes: u64) -> impl Iterator<Item = &'static str> {
+    [(FLAG_KEEPALIVE_LOST, keepalive_lost), (FLAG_SERVER_CLOSES, server_closes)].into_iter().filter(|(_, n)| *n > 0).map(|(flag, _)| flag)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_loss_and_a_clean_close_raise_flags_of_their_own() {
+        let flags = |lost, closes| close_flags(lost, closes).collect::<Vec<_>>();
+        assert_eq!(flags(0, 0), Vec::<&str>::new(), "a keep-alive round the server never closed");
+        assert_eq!(flags(0, 8), [FLAG_SERVER_CLOSES], "nginx at its keepalive_requests: nothing lost");
+        assert_eq!(flags(3, 0), [FLAG_KEEPALIVE_LOST]);
+        assert_eq!(flags(3, 8), [FLAG_KEEPALIVE_LOST, FLAG_SERVER_CLOSES]);
+    }
+}
