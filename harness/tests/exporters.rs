@@ -28,6 +28,7 @@ fn round(index: u32, warmup: bool, requests: u64, latencies_us: &[u64], cpu_s: f
             reconnects: 0,
             keepalive_lost: 0,
             server_closes: 0,
+            keepalive_lost_excludes_server_closes: true,
             connections_opened: 0,
             backlog: 0,
             ramp_s: None,

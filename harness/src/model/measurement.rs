@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::capacity::Capacity;
-use super::closes::{FLAG_KEEPALIVE_LOST, FLAG_SERVER_CLOSES};
+use super::closes::{read_rounds, FLAG_KEEPALIVE_LOST, FLAG_SERVER_CLOSES};
 use super::limit::{FLAG_BOTH_BUSY, FLAG_CLIENT_BOUND, FLAG_UNSATURATED};
 use super::round_load::{ConnectionsSummary, ErrorCounts, RoundLoad};
 use super::rounds_summary::RoundsSummary;
@@ -83,11 +83,12 @@ pub struct Measurement {
     /// Size of one response as the verification saw it (head and body).
     pub response_bytes: Option<u64>,
     pub server_log: Option<String>,
+    #[serde(deserialize_with = "read_rounds")]
     pub rounds: Vec<Round>,
     /// The extra rounds after the measured ones that counted the server's system calls
     /// (`--syscall-counts extra`, the default): only the system-call figures are read from them, since
     /// counting makes every call dearer. More than one when a counting round was disturbed.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "read_rounds")]
     pub counting_rounds: Vec<Round>,
     /// Rate mode: the total rate its rounds asked for, requests per second.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -149,6 +149,11 @@ pub struct RoundLoad {
     /// response, with no request outstanding (a keep-alive limit, an idle timeout). No error.
     #[serde(default)]
     pub server_closes: u64,
+    /// Whether `keepalive_lost` leaves the clean closes out: true in every load written now. Runs stored
+    /// before it was written counted them in `keepalive_lost` too; reading them subtracts them
+    /// (`closes::read_rounds`), so in memory it is always true.
+    #[serde(default)]
+    pub keepalive_lost_excludes_server_closes: bool,
     /// Connects that completed inside the measured window.
     #[serde(default)]
     pub connections_opened: u64,
