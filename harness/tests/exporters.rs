@@ -28,6 +28,7 @@ fn round(index: u32, warmup: bool, requests: u64, latencies_us: &[u64], cpu_s: f
             reconnects: 0,
             keepalive_lost: 0,
             server_closes: 0,
+            keepalive_lost_excludes_server_closes: true,
             connections_opened: 0,
             backlog: 0,
             ramp_s: None,
@@ -676,4 +677,29 @@ fn both_busy_rounds_are_counted_in_every_table_and_in_compare_s_notes() {
     let c = serverbench::compare::compare(&before, &run, serverbench::compare::Rules::default());
     let row = c.rows.iter().find(|r| r.key.contestant == "c-epoll").unwrap();
     assert!(row.notes.contains(&format!("both-busy in B (2/{} rounds)", s.rounds)), "{:?}", row.notes);
+}
+
+/// Rounds whose server lost requests with its connections (`keepalive-lost`) and rounds whose server only
+/// closed them cleanly (`server-closes`) are counted apart: in the row's flags of every table and in a CSV
+/// column each.
+#[test]
+fn keepalive_lost_and_server_closes_are_counted_apart_in_every_table() {
+    let mut run = model();
+    let m = run.measurements.iter_mut().find(|m| m.contestant == "c-epoll" && m.status == MeasurementStatus::Measured).unwrap();
+    let mut counted = m.rounds.iter_mut().filter(|r| r.counts());
+    counted.next().unwrap().flags.extend([FLAG_KEEPALIVE_LOST.into(), FLAG_SERVER_CLOSES.into()]);
+    counted.for_each(|r| r.flags.push(FLAG_SERVER_CLOSES.into()));
+    let s = m.summary();
+    assert_eq!((s.keepalive_lost_rounds, s.server_closes_rounds), (1, s.rounds));
+    let flags = format!("keepalive-lost 1/{0}, server-closes {0}/{0}", s.rounds);
+
+    let csv = String::from_utf8(report::csv::Csv.serialize(&run).unwrap()).unwrap();
+    let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    let row: Vec<&str> = csv.lines().find(|l| l.split(',').nth(1) == Some("c-epoll")).unwrap().split(',').collect();
+    let cell = |name: &str| row[header.iter().position(|h| *h == name).unwrap()].to_string();
+    assert_eq!([cell("keepalive_lost_rounds"), cell("server_closes_rounds")], ["1".to_string(), s.rounds.to_string()], "{csv}");
+    let markdown = String::from_utf8(report::markdown::Markdown.serialize(&run).unwrap()).unwrap();
+    assert!(markdown.lines().any(|l| l.contains("| c-epoll ") && l.contains(&flags)), "{markdown}");
+    let html = String::from_utf8(report::html::Html.serialize(&run).unwrap()).unwrap();
+    assert!(html.contains(&flags), "no {flags} in the page's table");
 }

@@ -412,8 +412,9 @@ fn json_that_does_not_echo_its_sequence_is_a_mismatch(io: IoBackend) {
     assert_eq!(r.requests, 18);
 }
 
-/// A server that closes after every answer: each answer counts, and each close is keep-alive lost.
-fn a_close_after_each_answer_is_keepalive_lost(io: IoBackend) {
+/// A server that closes after every answer, with `Connection: close`: each answer counts, and each close
+/// is a clean one, no keep-alive lost.
+fn a_close_after_each_answer_is_a_server_close(io: IoBackend) {
     let server = serve(Arc::new(|mut s: TcpStream, c: &Counters| {
         let mut buf = [0u8; 4096];
         if s.read(&mut buf).unwrap_or(0) > 0 {
@@ -426,9 +427,49 @@ fn a_close_after_each_answer_is_keepalive_lost(io: IoBackend) {
     let r = run(&c);
     assert_eq!(r.requests, 10);
     assert_eq!(r.errors.total(), 0, "{:?}", r.errors);
-    assert_eq!(r.keepalive_lost, 10);
+    assert_eq!((r.server_closes, r.keepalive_lost), (10, 0));
     // Each connection reopens after each of its first four answers; after the fifth it is done.
     assert_eq!(r.reconnects, 8);
+}
+
+/// Four requests pipelined on each of two connections, to a server that answers the first and ends the
+/// connection with `end` while three are outstanding: each connection is keep-alive lost, its three
+/// requests errors.
+fn answer_one_of_four_then(io: IoBackend, end: fn(&TcpStream)) -> LoadReport {
+    let server = serve(Arc::new(move |mut s: TcpStream, c: &Counters| {
+        let mut buf = [0u8; 4096];
+        if s.read(&mut buf).unwrap_or(0) > 0 {
+            c.requests.fetch_add(1, Ordering::SeqCst);
+            let _ = s.write_all(HELLO);
+            end(&s);
+        }
+    }));
+    let mut c = config(io, server.addr, 1, 2, 4);
+    c.workload = Workload::for_scenario("hello", 4, true).unwrap();
+    let r = run(&c);
+    assert_eq!(server.counters.requests.load(Ordering::SeqCst), 2, "one answer a connection");
+    assert_eq!((r.keepalive_lost, r.server_closes), (2, 0), "{:?}", r.errors);
+    r
+}
+
+/// The end of the stream without `Connection: close`, every request read first so that the close is a
+/// FIN, not a reset: the answer counts, the three outstanding are read errors.
+fn a_close_with_requests_outstanding_is_keepalive_lost(io: IoBackend) {
+    let r = answer_one_of_four_then(io, |s| {
+        let _ = s.shutdown(std::net::Shutdown::Write);
+        // Read until the client closes: a close with requests unread would send a reset instead.
+        let mut reader = s;
+        while reader.read(&mut [0u8; 4096]).unwrap_or(0) > 0 {}
+    });
+    assert_eq!((r.requests, r.errors.read, r.errors.total()), (2, 6, 6), "{:?}", r.errors);
+    assert_eq!(r.reconnects, 0, "the budget of four was spent");
+}
+
+/// A reset is a loss of the keep-alive too, whether the client sees it on a read or on a write.
+fn a_reset_with_requests_outstanding_is_keepalive_lost(io: IoBackend) {
+    let r = answer_one_of_four_then(io, |s| serverbench::wire::client::set_linger_zero(std::os::fd::AsRawFd::as_raw_fd(s)));
+    assert_eq!(r.requests + r.errors.read + r.errors.write, 8, "every request answered or lost: {:?}", r.errors);
+    assert!(r.errors.read + r.errors.write >= 6, "{:?}", r.errors);
 }
 
 fn garbage_is_a_framing_error_and_the_run_ends(io: IoBackend) {
@@ -843,7 +884,9 @@ on_every_backend!(
     wrong_bytes_are_mismatch_errors,
     a_platform_body_is_checked_whatever_the_headers,
     json_that_does_not_echo_its_sequence_is_a_mismatch,
-    a_close_after_each_answer_is_keepalive_lost,
+    a_close_after_each_answer_is_a_server_close,
+    a_close_with_requests_outstanding_is_keepalive_lost,
+    a_reset_with_requests_outstanding_is_keepalive_lost,
     garbage_is_a_framing_error_and_the_run_ends,
     a_server_that_closes_mid_response_gives_read_errors,
     a_server_that_never_answers_gives_timeouts,

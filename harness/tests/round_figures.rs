@@ -1,7 +1,7 @@
 //! The per-round figures from real runs, not set by hand: a server that spends a known 2 ms of CPU on
 //! each request comes out at that cost per request and saturated; one that sleeps 2 ms per request shows a
 //! low CPU share, its thread asleep at most samples, and `server-sleeping` as its limit; a round whose
-//! responses cost the client far more than the server is flagged client-bound from what was measured; a server that closes after each answer is flagged keepalive-lost;
+//! responses cost the client far more than the server is flagged client-bound from what was measured; a server that closes after each answer is flagged server-closes;
 //! one that fails every other request has only its valid answers counted; a thread per connection makes a
 //! context switch per request and an event loop seldom one; a server that forks per request has its CPU
 //! from the clock ticks, a steady one from its threads' exact run time. In a file of its own so that no other test shares the server's
@@ -16,7 +16,7 @@ use std::time::Duration;
 use serverbench::catalog::Catalog;
 use serverbench::cli::bench::BenchArgs;
 use serverbench::run::options::BenchOptions;
-use serverbench::model::{ConnectionsSummary, CpuSource, Measurement, MeasurementStatus, MeasurementSummary, Round, FLAG_CLIENT_BOUND, LIMIT_SERVER_SLEEPING, FLAG_ERRORS, FLAG_KEEPALIVE_LOST, FLAG_RAMP_INCOMPLETE, FLAG_RATE_NOT_HELD, FLAG_UNFAIR, FLAG_UNSATURATED, SERVER_BOUND};
+use serverbench::model::{ConnectionsSummary, CpuSource, Measurement, MeasurementStatus, MeasurementSummary, Round, FLAG_CLIENT_BOUND, LIMIT_SERVER_SLEEPING, FLAG_ERRORS, FLAG_KEEPALIVE_LOST, FLAG_SERVER_CLOSES, FLAG_RAMP_INCOMPLETE, FLAG_RATE_NOT_HELD, FLAG_UNFAIR, FLAG_UNSATURATED, SERVER_BOUND};
 use serverbench::run::rounds::{run_round, RoundPlan};
 use serverbench::launch::server::{free_port, Launch, Server};
 use serverbench::ui::{Ui, Verbosity};
@@ -67,7 +67,7 @@ fn a_known_cost_per_request_and_a_sleeping_server_are_measured_as_such() {
     a_server_that_sleeps_shows_a_low_cpu_share();
     a_busy_polling_client_is_not_the_limit_of_a_sleeping_server();
     a_client_that_limits_the_round_is_flagged_from_measured_figures();
-    a_server_that_closes_after_each_answer_is_flagged_keepalive_lost();
+    a_server_that_closes_after_each_answer_is_flagged_server_closes();
     a_server_that_fails_half_its_answers_counts_half();
     a_rate_the_server_cannot_hold_is_flagged();
     a_capacity_search_finds_the_known_capacity();
@@ -268,14 +268,16 @@ fn a_client_that_limits_the_round_is_flagged_from_measured_figures() {
     assert_eq!(r.saturation.as_deref(), Some(FLAG_CLIENT_BOUND), "client limit {:?}, server {:?}", r.client_limit_pct, r.server.utilisation_pct);
 }
 
-/// A server that answers and then closes: every answer is valid, but the round measured reconnects too.
-fn a_server_that_closes_after_each_answer_is_flagged_keepalive_lost() {
+/// A server that answers with `Connection: close` and then closes: every answer is valid and none was
+/// lost, but the round measured reconnects too.
+fn a_server_that_closes_after_each_answer_is_flagged_server_closes() {
     let r = one_round("closing", 4);
     assert!(r.load.requests > 0, "{:?}", r.load);
     assert_eq!(r.load.errors.total(), 0, "{:?}", r.load.errors);
-    assert!(r.load.keepalive_lost > 0 && r.load.reconnects > 0, "lost {}, reconnects {}", r.load.keepalive_lost, r.load.reconnects);
-    assert!(r.has_flag(FLAG_KEEPALIVE_LOST), "{:?}", r.flags);
-    assert!(!r.has_flag(FLAG_ERRORS), "{:?}", r.flags);
+    assert!(r.load.server_closes > 0 && r.load.reconnects > 0, "closes {}, reconnects {}", r.load.server_closes, r.load.reconnects);
+    assert_eq!(r.load.keepalive_lost, 0, "no request was outstanding at a close");
+    assert!(r.has_flag(FLAG_SERVER_CLOSES), "{:?}", r.flags);
+    assert!(!r.has_flag(FLAG_KEEPALIVE_LOST) && !r.has_flag(FLAG_ERRORS), "{:?}", r.flags);
 }
 
 /// A server that answers every other request with a 500: only the valid half counts as requests.

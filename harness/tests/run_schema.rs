@@ -86,3 +86,30 @@ fn the_key_paths_an_ab_run_adds() {
     let added: Vec<String> = paths(&ab).difference(&paths(&small)).filter(|p| p.starts_with("ab") || p.starts_with("config.ab")).cloned().collect();
     insta::assert_snapshot!(added.join("\n"));
 }
+
+/// A run stored when `keepalive_lost` counted the clean closes too (its loads have `server_closes` and no
+/// `keepalive_lost_excludes_server_closes`) reads with them taken out, and its `keepalive-lost` flags judged
+/// again: the rounds that only had clean closes are `server-closes`; the one that lost requests on two
+/// closes keeps `keepalive-lost` with 2. Written back, it reads the same.
+#[test]
+fn an_old_run_reads_its_clean_closes_apart_from_keepalive_lost() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/runs/closes-in-keepalive-lost");
+    let run = serverbench::report::load(&dir).unwrap();
+    let seen = |run: &RunResult| -> Vec<(bool, u32, u64, u64, Vec<String>)> {
+        run.measurements[0].rounds.iter().map(|r| (r.warmup, r.index, r.load.keepalive_lost, r.load.server_closes, r.flags.clone())).collect()
+    };
+    let flags = |f: &[&str]| f.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    let expected = vec![
+        (true, 1, 0, 4, flags(&["server-closes"])),
+        (false, 1, 0, 8, flags(&["server-closes"])),
+        (false, 2, 0, 8, flags(&["server-closes"])),
+        (false, 3, 2, 3, flags(&["errors", "keepalive-lost", "server-closes"])),
+        (false, 4, 0, 0, flags(&[])),
+        (false, 5, 0, 8, flags(&["server-closes"])),
+    ];
+    assert_eq!(seen(&run), expected);
+    let summary = run.measurements[0].summary();
+    assert_eq!((summary.keepalive_lost_rounds, summary.server_closes_rounds), (1, 4));
+    let again: RunResult = serde_json::from_slice(&Json.serialize(&run).unwrap()).unwrap();
+    assert_eq!(seen(&again), expected, "a run read and written back is not corrected twice");
+}

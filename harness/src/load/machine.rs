@@ -27,7 +27,9 @@ impl Engine<'_> {
             (State::Open, Event::Received(bytes)) => self.on_bytes(io, i, bytes, now),
             (State::Open, Event::Closed) => self.on_closed(io, i, now),
             (State::Open, Event::ReadFailed) => {
-                self.r.errors.read += self.conns[i].inflight.len().max(1) as u64;
+                let outstanding = self.conns[i].inflight.len() as u64;
+                self.r.errors.read += outstanding.max(1);
+                self.count_server_end(outstanding, false);
                 self.reconnect(io, i, now);
             }
             (State::Open, Event::Sent(n)) => {
@@ -131,8 +133,27 @@ impl Engine<'_> {
     }
 
     pub fn write_failed<B: Backend>(&mut self, io: &mut B, i: usize, now: u64) {
-        self.r.errors.write += self.conns[i].inflight.len().max(1) as u64;
+        let outstanding = self.conns[i].inflight.len() as u64;
+        self.r.errors.write += outstanding.max(1);
+        self.count_server_end(outstanding, false);
         self.reconnect(io, i, now);
+    }
+
+    /// How the server ended a keep-alive connection with `outstanding` requests unanswered, by a close
+    /// (`closed`: the end of the stream, after `Connection: close` or not) or a reset. Requests lost lose the
+    /// keep-alive with them (`keepalive_lost`), however it ended; a close with none is the server's choice
+    /// (`server_closes`: a keep-alive limit, an idle timeout) and no error; a reset with none is an error
+    /// alone. The requests lost are errors of their class besides, as wrk counts them. With a connection
+    /// per request the client ends each connection itself, and none of this is counted.
+    pub fn count_server_end(&mut self, outstanding: u64, closed: bool) {
+        if !self.recording || self.per_request {
+            return;
+        }
+        if outstanding > 0 {
+            self.r.keepalive_lost += 1;
+        } else if closed {
+            self.r.server_closes += 1;
+        }
     }
 
     /// A connection whose oldest request has been outstanding longer than the timeout is reopened, and each

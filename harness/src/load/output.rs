@@ -143,7 +143,7 @@ pub fn human_summary(c: &LoadConfig, r: &LoadReport, unit: LatencyUnit) -> Strin
     }
     if c.connection_per_request {
         out += &format!("  Connections opened: {} ({} reconnects after errors)\n", r.connections_opened, r.reconnects);
-    } else if r.keepalive_lost > 0 || r.reconnects > 0 {
+    } else if r.keepalive_lost > 0 || r.server_closes > 0 || r.reconnects > 0 {
         out += &closes_line(r);
     }
     if r.status.s2xx != r.requests && matches!(c.workload, Workload::Http { .. }) {
@@ -286,15 +286,14 @@ fn per_request_us(r: &LoadReport) -> String {
 
 /// How keep-alive connections ended and were opened again: a clean close by the server after a complete
 /// response (a keep-alive limit, as nginx's `keepalive_requests` of 1,000; an idle timeout) is the server's
-/// choice and no error; a close with requests outstanding loses them (`read` errors).
+/// choice and no error; an end with requests outstanding loses them (errors).
 fn closes_line(r: &LoadReport) -> String {
-    let faulty = r.keepalive_lost.saturating_sub(r.server_closes);
     let mut parts = Vec::new();
     if r.server_closes > 0 {
         parts.push(format!("{} closed by the server after a complete response (its keep-alive limit or idle timeout; no request lost)", r.server_closes));
     }
-    if faulty > 0 {
-        parts.push(format!("keep-alive lost on {faulty} with requests outstanding (counted as read errors)"));
+    if r.keepalive_lost > 0 {
+        parts.push(format!("keep-alive lost on {} with requests outstanding (each request lost counted as a read or write error)", r.keepalive_lost));
     }
     let after = if parts.is_empty() { " after errors".to_string() } else { String::new() };
     parts.push(format!("{} reconnects{after}", r.reconnects));
@@ -327,5 +326,19 @@ mod tests {
         // More starved than asked for (a share of a report added from parts) is none served, not a wrap.
         r.per_connection = Some(ConnectionSpread { min: 0, p1: 0, median: 0, max: 0, starved: 12, jain: None });
         assert_eq!(r.connections_served_in_window(), Some(0));
+    }
+
+    #[test]
+    fn clean_closes_and_lost_keepalives_are_told_apart() {
+        let mut r = LoadReport::empty(1, 4);
+        (r.server_closes, r.reconnects) = (8, 8);
+        let line = closes_line(&r);
+        assert!(line.starts_with("  Connections: 8 closed by the server after a complete response") && line.ends_with("; 8 reconnects\n"), "{line}");
+        assert!(!line.contains("keep-alive lost"), "nothing was lost: {line}");
+        r.keepalive_lost = 2;
+        let line = closes_line(&r);
+        assert!(line.contains("8 closed by the server") && line.contains("keep-alive lost on 2 with requests outstanding"), "{line}");
+        let j = to_json(&LoadConfig::new("127.0.0.1:1".parse().unwrap()), &r);
+        assert_eq!([j["keepalive_lost"].clone(), j["server_closes"].clone()], [json!(2), json!(8)]);
     }
 }

@@ -37,17 +37,13 @@ impl Engine<'_> {
         }
     }
 
-    /// The server closed. With nothing outstanding that is no error (a clean close by the server, as at a
-    /// keep-alive limit), but the server ended a keep-alive connection the client meant to go on using: the
-    /// round measures reconnects too. (With a connection per request no connection is meant to be kept.)
+    /// The server closed without `Connection: close`. With nothing outstanding that is no error (a clean
+    /// close, as at an idle timeout); with requests outstanding they are lost, each a `read` error.
     pub fn on_closed<B: Backend>(&mut self, io: &mut B, i: usize, now: u64) {
         let c = &self.conns[i];
         let lost = c.inflight.len() as u64 + u64::from(c.inflight.is_empty() && !c.parser.idle());
         self.r.errors.read += lost;
-        if lost == 0 && self.recording && !self.per_request {
-            self.r.keepalive_lost += 1;
-            self.r.server_closes += 1;
-        }
+        self.count_server_end(lost, true);
         self.reconnect(io, i, now);
     }
 
@@ -107,15 +103,12 @@ impl Engine<'_> {
             return;
         }
         if close && !self.per_request {
-            // `Connection: close`: whatever is still outstanding is lost, and so is the keep-alive; with
-            // nothing outstanding it is a clean close by the server. (With a connection per request the
-            // client asked for it, and closes after this answer itself.)
+            // `Connection: close`: whatever is still outstanding is lost; with nothing outstanding it is a
+            // clean close by the server. (With a connection per request the client asked for it, and
+            // closes after this answer itself.)
             let outstanding = self.conns[i].inflight.len() as u64;
             self.r.errors.read += outstanding;
-            if self.recording {
-                self.r.keepalive_lost += 1;
-                self.r.server_closes += u64::from(outstanding == 0);
-            }
+            self.count_server_end(outstanding, true);
             self.reconnect(io, i, now);
             return;
         }

@@ -126,13 +126,14 @@ pub struct LoadReport {
     /// Connections reopened inside the measured window, after an error or a close by the server.
     #[serde(default)]
     pub reconnects: u64,
-    /// Connections the server ended after a complete response (`Connection: close`, or a close with
-    /// nothing outstanding) inside the measured window: keep-alive was not kept.
+    /// Keep-alive connections the server ended with requests outstanding inside the measured window, however
+    /// it ended them (a close after `Connection: close` or without it, a reset): the requests lost are
+    /// errors of their class (`read`, `write`) besides.
     #[serde(default)]
     pub keepalive_lost: u64,
-    /// Of `keepalive_lost`, the connections the server closed cleanly: after a complete response, with
-    /// no request outstanding (a keep-alive limit such as nginx's `keepalive_requests`, an idle timeout).
-    /// The rest ended with requests outstanding, which count as `read` errors.
+    /// Keep-alive connections the server closed cleanly inside the measured window: after a complete
+    /// response, with no request outstanding (a keep-alive limit such as nginx's `keepalive_requests`, an
+    /// idle timeout). No error, but the round measured reconnects too.
     #[serde(default)]
     pub server_closes: u64,
     /// Connects that completed inside the measured window: with a connection per request about one per

@@ -4,16 +4,13 @@
 use serde::{Deserialize, Serialize};
 
 use super::capacity::Capacity;
+use super::closes::{read_rounds, FLAG_KEEPALIVE_LOST, FLAG_SERVER_CLOSES};
 use super::limit::{FLAG_BOTH_BUSY, FLAG_CLIENT_BOUND, FLAG_UNSATURATED};
 use super::round_load::{ConnectionsSummary, ErrorCounts, RoundLoad};
 use super::rounds_summary::RoundsSummary;
 use super::server::{CostBreakdown, CpuSource, ServerUsage, SyscallCounts, SyscallsPerRequest};
 use crate::stats::histogram::{new_latency_histogram, LatencySummary};
 
-/// The server ended connections after a complete response (`Connection: close`, or a close with nothing
-/// outstanding) during the round: the figure includes the cost of reconnecting, which a keep-alive
-/// benchmark does not mean to measure.
-pub const FLAG_KEEPALIVE_LOST: &str = "keepalive-lost";
 /// Rate mode: the valid responses per second fell short of the rate asked by more than
 /// `1 - load::search::RATE_HELD_SHARE` (Lancet's rule: within 2%): the server (or the client) could not
 /// hold the rate, and the latency figures are those of an overloaded system, not of the rate asked.
@@ -86,11 +83,12 @@ pub struct Measurement {
     /// Size of one response as the verification saw it (head and body).
     pub response_bytes: Option<u64>,
     pub server_log: Option<String>,
+    #[serde(deserialize_with = "read_rounds")]
     pub rounds: Vec<Round>,
     /// The extra rounds after the measured ones that counted the server's system calls
     /// (`--syscall-counts extra`, the default): only the system-call figures are read from them, since
     /// counting makes every call dearer. More than one when a counting round was disturbed.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "read_rounds")]
     pub counting_rounds: Vec<Round>,
     /// Rate mode: the total rate its rounds asked for, requests per second.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -380,6 +378,9 @@ pub struct MeasurementSummary {
     /// The limits of the rounds flagged unsaturated (rounds stored before limits were are left out).
     pub unsaturated_limits: Vec<super::limit::LimitCount>,
     pub keepalive_lost_rounds: usize,
+    /// Rounds in which the server closed connections cleanly (`server-closes`), apart from those in which it
+    /// lost requests with them (`keepalive_lost_rounds`).
+    pub server_closes_rounds: usize,
     pub rate_not_held_rounds: usize,
     pub ramp_incomplete_rounds: usize,
     pub unfair_rounds: usize,
@@ -390,11 +391,12 @@ impl MeasurementSummary {
     /// The flags of who limited the rounds as the tables print them, "client-bound 2/16", "both-busy
     /// 3/16"; empty when no round had them (`unsaturated_flag` says the rest).
     pub fn bound_flags(&self) -> Vec<String> {
-        [(FLAG_CLIENT_BOUND, self.client_bound_rounds), (FLAG_BOTH_BUSY, self.both_busy_rounds)]
-            .into_iter()
-            .filter(|(_, n)| *n > 0)
-            .map(|(flag, n)| format!("{flag} {n}/{}", self.rounds))
-            .collect()
+        self.flags_of_rounds([(FLAG_CLIENT_BOUND, self.client_bound_rounds), (FLAG_BOTH_BUSY, self.both_busy_rounds)])
+    }
+
+    /// Each flag with the rounds that had it, "flag k/n", in the order given; those no round had left out.
+    fn flags_of_rounds<const N: usize>(&self, counts: [(&str, usize); N]) -> Vec<String> {
+        counts.into_iter().filter(|(_, n)| *n > 0).map(|(flag, n)| format!("{flag} {n}/{}", self.rounds)).collect()
     }
 
     /// The `unsaturated` flag as the tables print it, "unsaturated 2/3 (server sleeping)"; None when no
@@ -403,6 +405,12 @@ impl MeasurementSummary {
         let limits = super::limit::limits_words(&self.unsaturated_limits);
         let why = if limits.is_empty() { String::new() } else { format!(" ({limits})") };
         (self.unsaturated_rounds > 0).then(|| format!("{FLAG_UNSATURATED} {}/{}{why}", self.unsaturated_rounds, self.rounds))
+    }
+
+    /// How the server ended connections as the tables print it, "keepalive-lost 2/16", "server-closes
+    /// 16/16"; empty when it ended none.
+    pub fn closes_flags(&self) -> Vec<String> {
+        self.flags_of_rounds([(FLAG_KEEPALIVE_LOST, self.keepalive_lost_rounds), (FLAG_SERVER_CLOSES, self.server_closes_rounds)])
     }
 
     /// The rounds whose server CPU is in clock ticks as the tables print them, "cpu-from-ticks 3/16"; None
@@ -527,6 +535,7 @@ impl Measurement {
                 rounds.iter().filter(|r| r.has_flag(FLAG_UNSATURATED)).filter_map(|r| r.limit.as_deref()),
             ),
             keepalive_lost_rounds: rounds.iter().filter(|r| r.has_flag(FLAG_KEEPALIVE_LOST)).count(),
+            server_closes_rounds: rounds.iter().filter(|r| r.has_flag(FLAG_SERVER_CLOSES)).count(),
             rate_not_held_rounds: rounds.iter().filter(|r| r.has_flag(FLAG_RATE_NOT_HELD)).count(),
             ramp_incomplete_rounds: rounds.iter().filter(|r| r.has_flag(FLAG_RAMP_INCOMPLETE)).count(),
             unfair_rounds: rounds.iter().filter(|r| r.has_flag(FLAG_UNFAIR)).count(),

@@ -6,6 +6,7 @@ pub mod ab;
 pub mod balance;
 pub mod capacity;
 pub mod checks;
+pub mod closes;
 pub mod hosts;
 pub mod intervals;
 pub mod limit;
@@ -21,6 +22,7 @@ pub mod verdict;
 
 pub use balance::*;
 pub use capacity::{Capacity, Objective, SearchStep};
+pub use closes::{close_flags, FLAG_KEEPALIVE_LOST, FLAG_SERVER_CLOSES};
 pub use hosts::{HostLoad, HostRecord};
 pub use intervals::{Interval, Intervals};
 pub use limit::*;

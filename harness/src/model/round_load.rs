@@ -140,13 +140,20 @@ pub struct RoundLoad {
     /// Connections reopened inside the measured window, after an error or a close by the server.
     #[serde(default)]
     pub reconnects: u64,
-    /// Connections the server ended after a complete response inside the measured window.
+    /// Keep-alive connections the server ended with requests outstanding inside the measured window, however
+    /// it ended them (a close after `Connection: close` or without it, a reset); the requests lost are
+    /// errors of their class besides.
     #[serde(default)]
     pub keepalive_lost: u64,
-    /// Of `keepalive_lost`, those the server closed cleanly, with no request outstanding (a keep-alive
-    /// limit, an idle timeout); the rest lost requests, counted as `read` errors.
+    /// Keep-alive connections the server closed cleanly inside the measured window: after a complete
+    /// response, with no request outstanding (a keep-alive limit, an idle timeout). No error.
     #[serde(default)]
     pub server_closes: u64,
+    /// Whether `keepalive_lost` leaves the clean closes out: true in every load written now. Runs stored
+    /// before it was written counted them in `keepalive_lost` too; reading them subtracts them
+    /// (`closes::read_rounds`), so in memory it is always true.
+    #[serde(default)]
+    pub keepalive_lost_excludes_server_closes: bool,
     /// Connects that completed inside the measured window.
     #[serde(default)]
     pub connections_opened: u64,

@@ -14,6 +14,8 @@
 //! the same on both rows; empty in other runs.
 //! `control` is `true` on the rows of the run's control (the reference server that measures the machine,
 //! ranked nowhere) and `false` on every contestant's.
+//! `keepalive_lost_rounds` counts the rounds in which the server ended connections with requests
+//! outstanding, `server_closes_rounds` those in which it closed some cleanly (model::closes).
 
 use super::Exporter;
 use crate::model::ab::{AbEstimate, AbRun};
@@ -32,7 +34,7 @@ const COLUMNS: &[&str] = &[
     "latency_source", "latency_min_ns", "latency_mean_ns", "latency_stdev_ns", "latency_p25_ns", "latency_p50_ns",
     "latency_p75_ns", "latency_p90_ns", "latency_p99_ns", "latency_p999_ns", "latency_p9999_ns", "latency_max_ns",
     "rounds_disturbed", "rounds_cpu_drift", "pss_bytes", "unsaturated_rounds", "keepalive_lost_rounds",
-    "rate_not_held_rounds", "ramp_incomplete_rounds", "unfair_rounds", "capacity_objective", "capacity_rps",
+    "server_closes_rounds", "rate_not_held_rounds", "ramp_incomplete_rounds", "unfair_rounds", "capacity_objective", "capacity_rps",
     "capacity_failed_rps", "rate_rps", "load_fraction", "rps_median_as_measured", "unsaturated_limits",
     "worker_imbalance", "server_user_us_per_request", "server_system_us_per_request",
     "server_voluntary_switches_per_request", "server_involuntary_switches_per_request", "client_user_us_per_request",
@@ -130,6 +132,7 @@ fn row(run: &RunResult, m: &Measurement, places: Places) -> Vec<String> {
         num(s.pss_bytes.map(|b| b as f64)),
         s.unsaturated_rounds.to_string(),
         s.keepalive_lost_rounds.to_string(),
+        s.server_closes_rounds.to_string(),
         s.rate_not_held_rounds.to_string(),
         s.ramp_incomplete_rounds.to_string(),
         s.unfair_rounds.to_string(),

@@ -5,7 +5,7 @@
 use super::format::{capacity, capacity_header, int, pct, ABSENT};
 use super::html_page::{opt_num, Cell, Table};
 use super::html_rows::Row;
-use crate::model::{MeasurementStatus, FLAG_KEEPALIVE_LOST, FLAG_RAMP_INCOMPLETE, FLAG_RATE_NOT_HELD, FLAG_UNFAIR};
+use crate::model::{MeasurementStatus, FLAG_RAMP_INCOMPLETE, FLAG_RATE_NOT_HELD, FLAG_UNFAIR};
 use crate::model::ranks::PlaceRange;
 
 /// After "95% CI ±", when some row was found by a capacity search.
@@ -73,9 +73,7 @@ pub(super) fn throughput_table(id: &str, rows: &[&Row]) -> Table {
             if r.s.rate_not_held_rounds > 0 {
                 flags.push(format!("{FLAG_RATE_NOT_HELD} {}/{}", r.s.rate_not_held_rounds, r.s.rounds));
             }
-            if r.s.keepalive_lost_rounds > 0 {
-                flags.push(format!("{FLAG_KEEPALIVE_LOST} {}/{}", r.s.keepalive_lost_rounds, r.s.rounds));
-            }
+            flags.extend(r.s.closes_flags());
             flags.extend(r.s.cpu_from_ticks_flag());
             if r.m.status == MeasurementStatus::Interrupted {
                 flags.push("interrupted".to_string());

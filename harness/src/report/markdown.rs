@@ -6,7 +6,7 @@ use super::table::{Align, Table};
 use super::Exporter;
 use crate::model::ranks;
 use crate::model::{
-    ContestantStatus, Measurement, MeasurementStatus, MeasurementSummary, RunResult, FLAG_KEEPALIVE_LOST, FLAG_RAMP_INCOMPLETE, FLAG_RATE_NOT_HELD,
+    ContestantStatus, Measurement, MeasurementStatus, MeasurementSummary, RunResult, FLAG_RAMP_INCOMPLETE, FLAG_RATE_NOT_HELD,
     FLAG_UNFAIR,
 };
 
@@ -275,9 +275,7 @@ fn flags(m: &Measurement, s: &MeasurementSummary) -> String {
     if s.rate_not_held_rounds > 0 {
         f.push(format!("{FLAG_RATE_NOT_HELD} {}/{}", s.rate_not_held_rounds, s.rounds));
     }
-    if s.keepalive_lost_rounds > 0 {
-        f.push(format!("{FLAG_KEEPALIVE_LOST} {}/{}", s.keepalive_lost_rounds, s.rounds));
-    }
+    f.extend(s.closes_flags());
     if s.errors.total() > 0 {
         f.push(format!("errors {}", s.errors.total()));
     }

@@ -9,8 +9,8 @@ use crate::launch::round_watch::ServerSide;
 use crate::load::search::RATE_HELD_SHARE;
 use crate::load::{self, LoadConfig, Mode, Stop, Workload};
 use crate::model::{
-    saturation, unsaturated_limit, CpuSource, LimitInputs, Round, RoundMachine, ServerUsage, SyscallsPerRequest, DISTURBED_MIN_TICKS, DISTURBED_THRESHOLD_PCT, FLAG_DISTURBED, FLAG_ERRORS,
-    FLAG_INTERRUPTED, FLAG_KEEPALIVE_LOST, FLAG_RAMP_INCOMPLETE, FLAG_RATE_NOT_HELD, FLAG_SERVER_UNPROBED, FLAG_UNFAIR,
+    close_flags, saturation, unsaturated_limit, CpuSource, LimitInputs, Round, RoundMachine, ServerUsage, SyscallsPerRequest, DISTURBED_MIN_TICKS, DISTURBED_THRESHOLD_PCT, FLAG_DISTURBED, FLAG_ERRORS,
+    FLAG_INTERRUPTED, FLAG_RAMP_INCOMPLETE, FLAG_RATE_NOT_HELD, FLAG_SERVER_UNPROBED, FLAG_UNFAIR,
     RAMP_LIMIT, UNFAIR_JAIN, FLAG_UNSATURATED, SERVER_BOUND,
 };
 use crate::os::cpustat::{ticks_per_s, CpuStat, CpuTimes};
@@ -210,9 +210,7 @@ pub fn run_round<S: RoundServer>(server: &mut S, plan: &RoundPlan, index: u32, w
     if load.errors.total() > 0 {
         flags.push(FLAG_ERRORS.to_string());
     }
-    if load.keepalive_lost > 0 {
-        flags.push(FLAG_KEEPALIVE_LOST.to_string());
-    }
+    flags.extend(close_flags(load.keepalive_lost, load.server_closes).map(String::from));
     if load.unserved_at_start.is_some_and(|n| n > 0) {
         flags.push(FLAG_RAMP_INCOMPLETE.to_string());
     }

@@ -55,6 +55,7 @@ impl From<LoadReport> for model::RoundLoad {
             reconnects,
             keepalive_lost,
             server_closes,
+            keepalive_lost_excludes_server_closes: true,
             connections_opened,
             backlog,
             ramp_s,
