@@ -350,6 +350,36 @@ fn the_window_waits_for_every_connection(io: IoBackend) {
     assert!(r.ramp_s.unwrap() < 0.3, "ramp {:?}", r.ramp_s);
 }
 
+/// A pool of two: a server that answers its first two connections and never its others (it reads their
+/// requests and holds them, as a pool whose threads are all taken does).
+fn pool_of_two_server() -> FakeServer {
+    let next = Arc::new(AtomicU64::new(0));
+    serve(Arc::new(move |mut s: TcpStream, _c: &Counters| {
+        let answers = next.fetch_add(1, Ordering::SeqCst) < 2;
+        let mut buf = [0u8; 4096];
+        while let Ok(n) = s.read(&mut buf) {
+            if n == 0 || (answers && s.write_all(HELLO).is_err()) {
+                return;
+            }
+        }
+    }))
+}
+
+/// A ramp that stalls (connections served, then no other for `RAMP_STALL`) ends there rather than at its
+/// limit, and says how many connections it left unserved.
+fn a_stalled_ramp_ends_without_waiting_for_its_limit(io: IoBackend) {
+    let server = pool_of_two_server();
+    let mut c = config(io, server.addr, 1, 4, 1);
+    c.stop = Stop::Duration { warmup: Duration::ZERO, measure: Duration::from_millis(200) };
+    c.ramp = Some(Duration::from_secs(30));
+    let r = run(&c);
+    assert_eq!(r.unserved_at_start, Some(2), "ramp {:?}", r.ramp_s);
+    let ramp = r.ramp_s.unwrap();
+    let stall = serverbench::load::RAMP_STALL.as_secs_f64();
+    // The stall, not the 30 s limit: the bound is the mechanism's, with room for a loaded machine.
+    assert!(ramp >= stall && ramp < 10.0 * stall, "ramp {ramp} s against a stall of {stall} s");
+}
+
 /// A rate above what the server can answer: the shortfall is seen, and the requests the timetable held
 /// that were never sent are counted.
 fn a_rate_above_capacity_leaves_a_backlog(io: IoBackend) {
@@ -880,6 +910,7 @@ on_every_backend!(
     half_the_connections_starved_is_unfair,
     established_is_not_served,
     the_window_waits_for_every_connection,
+    a_stalled_ramp_ends_without_waiting_for_its_limit,
     status_errors_are_not_requests,
     wrong_bytes_are_mismatch_errors,
     a_platform_body_is_checked_whatever_the_headers,

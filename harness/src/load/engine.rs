@@ -42,21 +42,27 @@ pub(super) struct Shared {
     /// When the first thread began driving load, and when the ramp ended and the window could open (0: not
     /// yet); with the connections still unserved then.
     pub began_ns: AtomicU64,
+    /// When a connection was last served for the first time (0: none yet).
+    pub last_served_ns: AtomicU64,
     pub ramp_end_ns: AtomicU64,
     pub unserved_at_open: AtomicUsize,
 }
 
 impl Shared {
     /// Whether the measured window may open at `now` (the warm-up is over by then): the ramp is over
-    /// when every connection has been served or its limit has passed. The first thread to find it over
-    /// notes when, and how many connections were still unserved.
+    /// when every connection has been served, when its limit has passed, or when it has stalled: some
+    /// connections were served but no other for `RAMP_STALL` (a pool of 16 threads never serves the rest
+    /// of 64 connections, and waiting the whole limit for them cost 5 s a round). The first thread to find
+    /// it over notes when, and how many connections were still unserved.
     pub fn ramp_over(&self, now: u64, began: u64) -> bool {
         if self.ramp_end_ns.load(Ordering::SeqCst) != 0 {
             return true;
         }
         let unserved = self.unserved.load(Ordering::SeqCst);
         let limit = self.config.ramp.map_or(0, |r| r.as_nanos() as u64);
-        if unserved > 0 && now < began + limit {
+        let last_served = self.last_served_ns.load(Ordering::SeqCst);
+        let stalled = last_served != 0 && now >= last_served.max(began) + RAMP_STALL.as_nanos() as u64;
+        if unserved > 0 && now < began + limit && !stalled {
             return false;
         }
         if self.ramp_end_ns.compare_exchange(0, now, Ordering::SeqCst, Ordering::SeqCst).is_ok() {
@@ -86,6 +92,13 @@ impl Shared {
         }
     }
 }
+
+/// How long a ramp may go without serving a connection it had not served before, once it has served one,
+/// before the window opens without the rest. A thread per connection at 1,000 connections serves its
+/// next connection within tens of milliseconds while its acceptor competes with hundreds of runnable
+/// threads (docs/methodology.md, "A steady-state window"); a pool whose threads are all taken serves no
+/// other, ever.
+pub const RAMP_STALL: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// The most bytes a connection writes at once: its pipeline of the longest request, or an echo message.
 pub(super) fn out_capacity_bytes(cfg: &LoadConfig, paths: Option<&Paths>) -> usize {

@@ -7,6 +7,7 @@ pub mod config;
 mod conn;
 mod counter;
 mod engine;
+pub use engine::RAMP_STALL;
 pub mod http;
 pub mod intervals;
 mod machine;
@@ -148,6 +149,7 @@ pub fn run_watched(config: &LoadConfig, stop: Arc<AtomicBool>, watch: Option<Win
         driving: AtomicUsize::new(config.threads),
         unserved: AtomicUsize::new(config.connections),
         began_ns: AtomicU64::new(0),
+        last_served_ns: AtomicU64::new(0),
         ramp_end_ns: AtomicU64::new(0),
         unserved_at_open: AtomicUsize::new(0),
     };

@@ -24,7 +24,7 @@ impl Engine<'_> {
                 if self.recording {
                     self.conns[i].window_units += n as u64;
                 }
-                self.mark_served(i);
+                self.mark_served(i, now);
                 let c = &mut self.conns[i];
                 if let Some(limit_bytes) = self.budget.limit() {
                     c.spent += n as u64;
@@ -95,7 +95,7 @@ impl Engine<'_> {
             }
         });
         if completed > 0 {
-            self.mark_served(i);
+            self.mark_served(i, now);
         }
         if fed.is_err() || orphan {
             self.r.errors.framing += self.conns[i].inflight.len().max(1) as u64;
@@ -143,18 +143,20 @@ impl Engine<'_> {
             self.conns[i].window_units += 1;
             self.r.record_latency(now, sent.intended_ns, sent.sent_ns);
         }
-        self.mark_served(i);
+        self.mark_served(i, now);
         self.after_responses(io, i, 1, now);
     }
 }
 
 impl Engine<'_> {
-    /// Connection `i` completed an exchange: the first time, one fewer connection is waiting to be served.
+    /// Connection `i` completed an exchange: the first time, one fewer connection is waiting to be served,
+    /// and the ramp made progress at `now`.
     #[inline]
-    fn mark_served(&mut self, i: usize) {
+    fn mark_served(&mut self, i: usize, now: u64) {
         if !self.conns[i].served {
             self.conns[i].served = true;
             self.shared.unserved.fetch_sub(1, Ordering::SeqCst);
+            self.shared.last_served_ns.fetch_max(now, Ordering::SeqCst);
         }
     }
 }
