@@ -64,9 +64,19 @@ fn bench_then_report_regenerates_the_same_summary() {
     let client_io = json["config"]["client_io"].as_str().unwrap();
     assert!(client_io == "io_uring" || client_io.starts_with("epoll (io_uring unavailable"), "{client_io}");
     assert!(text(&std::fs::read(dir.join("summary.md")).unwrap()).contains(&format!("(client I/O: {client_io})")));
+    // Where the run's time went: every part measured, and together no more than the whole.
+    let spent = &json["time_spent"];
+    let part = |k: &str| spent[k].as_f64().unwrap_or_else(|| panic!("time_spent.{k}: {spent}"));
+    let parts = ["load_s", "ramps_s", "round_rest_s", "probes_s", "quiet_waits_s", "counting_s", "saves_s", "other_s"];
+    assert!(parts.iter().all(|k| part(k) >= 0.0), "{spent}");
+    assert!(part("load_s") >= 8.0 * 0.3 && part("probes_s") > 0.0 && part("saves_s") > 0.0, "{spent}");
+    let sum: f64 = parts.iter().map(|k| part(k)).sum();
+    assert!((sum - part("total_s")).abs() < 1e-6 || part("other_s") == 0.0, "the parts add up to the whole: {spent}");
+    assert!(stderr.contains("time spent: load "), "{stderr}");
     for m in json["measurements"].as_array().unwrap() {
         assert_eq!(m["status"], "measured");
         for r in m["rounds"].as_array().unwrap() {
+            assert!(r["probes_ms"].as_f64().unwrap() > 0.0 && r["round_s"].as_f64().unwrap() >= 0.3, "{r}");
             assert_eq!(r["load"]["io"], client_io, "every round says how the client moved bytes");
             assert!(r["load"]["requests"].as_u64().unwrap() > 0);
             assert!(r["load"]["latency"].as_str().unwrap().len() > 10, "the histogram is stored");

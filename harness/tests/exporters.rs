@@ -303,6 +303,7 @@ fn unsearched_model() -> RunResult {
         catalog_errors: vec!["contestants/c/x/contestant.toml: field `io` is \"iouring\"; allowed values: blocking, epoll, io_uring, runtime".into()],
         checks: Vec::new(),
         ab: None,
+        time_spent: None,
     }
 }
 

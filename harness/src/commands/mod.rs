@@ -141,6 +141,9 @@ pub fn bench(args: BenchArgs, ui: &Ui) -> anyhow::Result<()> {
     ui.warn(&format!("results: {} (summary.md, summary.csv, run.json)", dir.display()));
     let secs = started.elapsed().as_secs();
     ui.warn(&format!("total time: {} min {:02} s", secs / 60, secs % 60));
+    if let Some(t) = &result.time_spent {
+        ui.warn(&format!("time spent: {}", t.text()));
+    }
     anyhow::ensure!(
         measured > 0,
         "nothing was measured; the reasons are in {}",

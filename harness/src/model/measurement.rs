@@ -167,6 +167,12 @@ pub struct RoundMachine {
     /// How long the round waited for the server's CPUs to be quiet before it began.
     #[serde(default)]
     pub quiet_wait_ms: Option<f64>,
+    /// How long the speed and cross-CPU probes before and after the round took together.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub probes_ms: Option<f64>,
+    /// The round's own wall time, from starting the load to its figures (connects, ramp, window, close).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub round_s: Option<f64>,
     /// The speed probe of each server and client CPU, the mean of one just before and one just after.
     #[serde(default)]
     pub cpu_speed: Vec<RoundCpuSpeed>,

@@ -18,6 +18,7 @@ pub mod rounds_summary;
 pub mod run;
 pub mod server;
 mod syscalls_summary;
+pub mod time_spent;
 pub mod verdict;
 
 pub use balance::*;
@@ -31,4 +32,5 @@ pub use measurement::*;
 pub use round_load::{ConnectionSpread, ConnectionsSummary, CounterCheck, ErrorCounts, RoundLoad, StatusCounts};
 pub use rounds_summary::RoundsSummary;
 pub use run::*;
+pub use time_spent::TimeSpent;
 pub use server::{CostBreakdown, CpuSource, ServerUsage, SyscallCounts, SyscallsPerRequest};

@@ -31,6 +31,9 @@ pub struct RunResult {
     /// An A/B run (`bench --baseline REV`, `bench --ab DIR_A DIR_B`): the two versions and their pairs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ab: Option<super::ab::AbRun>,
+    /// Where the run's wall time went; absent while it runs and in runs stored before it was kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time_spent: Option<super::TimeSpent>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

@@ -353,9 +353,12 @@ impl Runner<'_, '_> {
         // The probes and the wait for quiet CPUs see the machine without the server: frozen, it cannot
         // slow a probe down with the tail of its own work.
         let quiet_wait_ms = self.machine.wait_quiet();
+        let probing = std::time::Instant::now();
         let before = self.machine.probe();
+        let mut probes_s = probing.elapsed().as_secs_f64();
         l.server.thaw();
         let started_s = self.machine.elapsed_s();
+        let loading = std::time::Instant::now();
         let plan = RoundPlan {
             opts: self.opts,
             contestant: &l.contestant.name,
@@ -371,11 +374,16 @@ impl Runner<'_, '_> {
         };
         let outcome = rounds::run_round(&mut l.server, &plan, index, warmup, self.stop);
         l.server.freeze();
+        let round_s = loading.elapsed().as_secs_f64();
+        let probing = std::time::Instant::now();
         let after = self.machine.probe();
+        probes_s += probing.elapsed().as_secs_f64();
         let judged = self.machine.judge(&before, &after);
         let mut round = outcome?;
         round.machine.started_s = Some(started_s);
         round.machine.quiet_wait_ms = quiet_wait_ms;
+        round.machine.probes_ms = Some(probes_s * 1e3);
+        round.machine.round_s = Some(round_s);
         if judged.drifted() {
             round.flags.push(FLAG_CPU_DRIFT.to_string());
         }

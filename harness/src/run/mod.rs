@@ -42,7 +42,7 @@ use std::sync::Arc;
 use std::time::SystemTime;
 
 use crate::catalog::{Catalog, Contestant};
-use crate::model::{ContestantRecord, MeasurementStatus, RunResult, SCHEMA};
+use crate::model::{ContestantRecord, MeasurementStatus, RunResult, TimeSpent, SCHEMA};
 use crate::remote::{ClientHosts, ServerHost};
 use crate::ui::Ui;
 
@@ -97,6 +97,15 @@ pub fn bench(
     save: &mut Save,
 ) -> anyhow::Result<RunResult> {
     anyhow::ensure!(!opts.check || suite.is_some(), "--check needs the conformance suite, and none was given");
+    let began = std::time::Instant::now();
+    // Each save is timed: writing every file after every pass is part of where a run's time goes.
+    let saves_s = std::cell::Cell::new(0.0);
+    let mut save = |r: &RunResult| -> anyhow::Result<()> {
+        let t = std::time::Instant::now();
+        let out = save(r);
+        saves_s.set(saves_s.get() + t.elapsed().as_secs_f64());
+        out
+    };
     // An A/B run's two versions (a baseline checked out under the results folder until the run ends).
     let sides = match opts.ab {
         Some(_) => Some(ab_sides::Sides::resolve(opts, catalog, &opts.out_dir.join(".ab-worktrees").join(run_id))?),
@@ -158,6 +167,7 @@ pub fn bench(
         catalog_errors: if sides.is_some() { Vec::new() } else { catalog.errors.iter().map(ToString::to_string).collect() },
         checks: Vec::new(),
         ab: None,
+        time_spent: None,
     };
     // Before anything is built: a host that cannot be used stops the run at once, naming it.
     let remote = &opts.remote;
@@ -195,7 +205,7 @@ pub fn bench(
         ui,
         stop,
         run: &mut run,
-        save,
+        save: &mut save,
         // The speed probes and the wait for quiet CPUs read the server's CPUs where it runs, and this
         // machine's client CPUs only when the load runs here.
         machine: machine::MachineWatch::new(
@@ -232,6 +242,7 @@ pub fn bench(
     run.interrupted = interrupted;
     run.finished_utc = Some(environment::utc_timestamp(SystemTime::now()));
     environment::finish(&mut run.environment);
+    run.time_spent = Some(TimeSpent::of(&run.measurements, began.elapsed().as_secs_f64(), saves_s.get()));
     save(&run)?;
     ui.finish();
     outcome?;
