@@ -82,10 +82,10 @@ mod tests {
 
     #[test]
     fn an_ab_run_takes_one_configuration_and_its_own_defaults() {
-        let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+        // --baseline resolves its revision in the repository: a source archive has none to resolve.
+        let Some(root) = crate::testing::checkout_or_skip("cli::ab::tests::an_ab_run_takes_one_configuration_and_its_own_defaults") else { return };
         let parse = |args: &[&str]| BenchArgs::parse(args).unwrap().options(root, Vec::new());
-        let o = parse(&["c-epoll", "--baseline", "HEAD"]);
-        let Ok(o) = o else { return }; // not a git checkout (a source archive)
+        let o = parse(&["c-epoll", "--baseline", "HEAD"]).unwrap_or_else(|e| panic!("--baseline HEAD in a checkout: {e:#}"));
         assert_eq!((o.rounds, o.max_rounds, o.control), (Rounds::Auto { target_ci_pct: 1.0 }, 200, false));
         assert!(matches!(&o.ab.as_ref().unwrap().source, AbSource::Baseline(r) if r.rev == "HEAD" && r.commit.len() == 40));
         assert_eq!(o.record().ab.unwrap().baseline.as_deref(), Some("HEAD"));
