@@ -66,7 +66,9 @@ fn bench_then_report_regenerates_the_same_summary() {
     assert!(text(&std::fs::read(dir.join("summary.md")).unwrap()).contains(&format!("(client I/O: {client_io})")));
     for m in json["measurements"].as_array().unwrap() {
         assert_eq!(m["status"], "measured");
-        for r in m["rounds"].as_array().unwrap() {
+        let rounds = m["rounds"].as_array().unwrap();
+        assert!(!rounds.is_empty(), "a measured configuration has its rounds: {m}");
+        for r in rounds {
             assert_eq!(r["load"]["io"], client_io, "every round says how the client moved bytes");
             assert!(r["load"]["requests"].as_u64().unwrap() > 0);
             assert!(r["load"]["latency"].as_str().unwrap().len() > 10, "the histogram is stored");
