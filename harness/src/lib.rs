@@ -16,6 +16,8 @@ pub mod remote;
 pub mod report;
 pub mod run;
 pub mod stats;
+#[cfg(test)]
+mod testing;
 pub mod ui;
 pub mod wire;
 

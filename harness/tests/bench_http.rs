@@ -1,5 +1,5 @@
 //! `serverbench bench` end to end, through the binary, on the fixture catalog `tests/fixtures/http`:
-//! plaintext pipelined, json, rate mode and h2load are measured with requests in every round and no
+//! plaintext pipelined, json, rate mode, h2load and ab are measured with requests in every round and no
 //! errors, and run.json records what was asked; a server that answers plaintext or json wrongly is
 //! failed by the verification before measuring and never measured. No test asserts a speed.
 
@@ -8,6 +8,7 @@ mod common;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
+use serverbench::run::options::Tool;
 
 /// `serverbench bench` on the http fixtures with one short round of four connections; returns run.json
 /// and the run folder.
@@ -132,18 +133,53 @@ fn rate_auto_runs_each_server_at_shares_of_its_own_capacity() {
     }
 }
 
-#[test]
-fn h2load_is_measured_and_recorded_as_the_tool() {
-    if serverbench::catalog::requires::find_command("h2load").is_none() {
-        return common::skip("bench_http::h2load_is_measured_and_recorded_as_the_tool", "h2load missing (Debian package nghttp2-client)");
+/// http-good's plaintext measured by `tool`, one Debian packages: the run's tool and the measurement's,
+/// measured; run.json and the run folder, or None when the tool is not installed (then `test` is skipped).
+fn measured_by(test: &str, tool: Tool) -> Option<(Value, PathBuf)> {
+    let (command, package) = tool.debian().expect("a tool Debian packages");
+    if serverbench::catalog::requires::find_command(command).is_none() {
+        common::skip(test, &format!("{command} missing (Debian package {package})"));
+        return None;
     }
-    let (run, _) = bench("bench-http-h2load", &["--scenario", "plaintext", "--tool", "h2load", "http-good"]);
-    assert_eq!(run["config"]["tool"], "h2load");
+    let (run, dir) = bench(&format!("bench-http-{}", tool.name()), &["--scenario", "plaintext", "--tool", tool.name(), "http-good"]);
+    assert_eq!(run["config"]["tool"], tool.name());
     let m = measurement(&run, "http-good");
     assert_measured(m);
-    assert_eq!(m["tool"], "h2load");
-    let printed = &m["rounds"][0]["tool_latency_ns"];
+    assert_eq!(m["tool"], tool.name());
+    Some((run, dir))
+}
+
+#[test]
+fn h2load_is_measured_and_recorded_as_the_tool() {
+    let Some((run, _)) = measured_by("bench_http::h2load_is_measured_and_recorded_as_the_tool", Tool::H2load) else { return };
+    let printed = &measurement(&run, "http-good")["rounds"][0]["tool_latency_ns"];
     assert!(printed["mean"].as_f64().is_some_and(|ns| ns > 0.0), "what h2load printed: {printed}");
+}
+
+/// ApacheBench through `bench`: it speaks HTTP/1.0, which http-good answers as such (the connection kept
+/// because ab asks it with `-k`); run.json, summary.md and summary.csv say ab measured it.
+#[test]
+fn ab_is_measured_and_recorded_as_the_tool() {
+    let Some((run, dir)) = measured_by("bench_http::ab_is_measured_and_recorded_as_the_tool", Tool::Ab) else { return };
+    let version = run["environment"]["tools"]["ab"].as_str().unwrap_or_default();
+    assert!(version.contains("ApacheBench"), "`ab -V` is recorded: {}", run["environment"]["tools"]);
+    let m = measurement(&run, "http-good");
+    for r in m["rounds"].as_array().unwrap() {
+        assert_eq!(r["load"]["threads"], 1, "ab is one thread");
+        let printed = &r["tool_latency_ns"];
+        assert!(printed["p50"].as_f64().is_some_and(|ns| ns > 0.0) && printed["mean"].is_null(), "what ab printed: {printed}");
+    }
+
+    let md = std::fs::read_to_string(dir.join("summary.md")).unwrap();
+    assert!(md.contains("load from ab") && md.contains("ab: This is ApacheBench"), "{md}");
+    let csv = std::fs::read_to_string(dir.join("summary.csv")).unwrap();
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let row = lines.find(|l| l.split(',').nth(1) == Some("http-good")).unwrap_or_else(|| panic!("no row of http-good:\n{csv}"));
+    // The cells read come before any but the reason, which a measured row leaves empty: no quoted comma.
+    let cell = |name: &str| row.split(',').nth(header.iter().position(|h| *h == name).unwrap()).unwrap();
+    assert_eq!((cell("tool"), cell("status"), cell("reason"), cell("errors")), ("ab", "measured", "", "0"), "{row}");
+    assert!(cell("requests").parse::<u64>().is_ok_and(|n| n > 0), "{row}");
 }
 
 #[test]

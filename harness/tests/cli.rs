@@ -75,7 +75,9 @@ fn bench_then_report_regenerates_the_same_summary() {
     assert!(stderr.contains("time spent: load "), "{stderr}");
     for m in json["measurements"].as_array().unwrap() {
         assert_eq!(m["status"], "measured");
-        for r in m["rounds"].as_array().unwrap() {
+        let rounds = m["rounds"].as_array().unwrap();
+        assert!(!rounds.is_empty(), "a measured configuration has its rounds: {m}");
+        for r in rounds {
             assert!(r["probes_ms"].as_f64().unwrap() > 0.0 && r["round_s"].as_f64().unwrap() >= 0.3, "{r}");
             assert_eq!(r["load"]["io"], client_io, "every round says how the client moved bytes");
             assert!(r["load"]["requests"].as_u64().unwrap() > 0);

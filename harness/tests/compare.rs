@@ -110,6 +110,7 @@ fn identical_runs_show_no_change() {
     let band = Rules::default().noise_ln();
     let (mut same, mut unclear) = (0, 0);
     for row in &c.rows {
+        assert_eq!(row.changes.len(), Metric::ALL.len(), "{} {}", row.key.contestant, row.key.configuration());
         for ch in &row.changes {
             let what = format!("{} {} {}", row.key.contestant, row.key.configuration(), ch.metric.name());
             assert!((ch.ratio.unwrap() - 1.0).abs() < 1e-9, "{what}");
@@ -316,9 +317,11 @@ fn real_pair(name: &str) -> Comparison {
     compare(&load(&format!("{name}-A")), &load(&format!("{name}-B")), Rules::default())
 }
 
-/// Every row's verdicts, by contestant.
+/// Every row's verdicts, by contestant: one a metric, so that a check over them cannot pass on none.
 fn all_verdicts(c: &Comparison) -> Vec<(&str, Vec<Verdict>)> {
-    c.rows.iter().map(|r| (r.key.contestant.as_str(), r.changes.iter().map(|ch| ch.verdict).collect())).collect()
+    let rows: Vec<(&str, Vec<Verdict>)> = c.rows.iter().map(|r| (r.key.contestant.as_str(), r.changes.iter().map(|ch| ch.verdict).collect())).collect();
+    assert!(!rows.is_empty() && rows.iter().all(|(_, v)| v.len() == Metric::ALL.len()), "a verdict a metric in every row: {rows:?}");
+    rows
 }
 
 #[test]
@@ -327,6 +330,7 @@ fn of_seven_real_configurations_only_the_slowed_server_is_worse() {
     for pair in ["regime-change", "uneven-move"] {
         let c = real_pair(pair);
         assert_eq!(c.rows.len(), 7, "{pair}");
+        assert!(c.rows.iter().any(|r| r.key.contestant == "ref-epoll"), "{pair}: the slowed server has its row");
         for (contestant, verdicts) in all_verdicts(&c) {
             if contestant == "ref-epoll" {
                 assert_eq!((verdicts[0], verdicts[2]), (Worse, Worse), "{pair}: ref-epoll req/s and CPU/req {verdicts:?}");
@@ -374,6 +378,9 @@ fn a_change_planted_into_real_unchanged_runs_is_seen() {
     }
     let c = compare(&load("unchanged-runs-2-A"), &b, Rules::default());
     use Verdict::*;
+    for planted in ["rust-tokio", "c-epoll"] {
+        assert!(c.rows.iter().any(|r| r.key.contestant == planted), "{planted} has its row");
+    }
     for (contestant, verdicts) in all_verdicts(&c) {
         let expected = match contestant {
             "rust-tokio" => [Some(Worse), None, None],
@@ -588,6 +595,7 @@ fn a_cpu_change_is_caught_when_the_machine_slows_unevenly() {
             .collect();
         let c = compare(&a, &synthetic::run("b", &moved), Rules::default());
         let (name, conns) = (configs[slowed].contestant, configs[slowed].connections);
+        assert_eq!(c.rows.len(), n, "a row a configuration");
         for r in &c.rows {
             for ch in &r.changes {
                 let called = matches!(ch.verdict, Verdict::Better | Verdict::Worse);

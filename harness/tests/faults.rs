@@ -88,6 +88,9 @@ fn interrupted_by(signal: i32) {
     assert!(last.ends_with(dir.to_str().unwrap()), "{last}");
     let run = serverbench::report::load(&dir).unwrap();
     assert!(run.interrupted);
+    for name in ["fake-good", "fake-stubborn"] {
+        assert!(run.measurements.iter().any(|m| m.contestant == name), "{name}'s measurement is kept");
+    }
     assert!(run.measurements.iter().all(|m| !m.rounds.is_empty()), "finished rounds are kept");
     let statuses: Vec<_> = run.measurements.iter().map(|m| (m.status, m.reason.clone())).collect();
     assert!(run.measurements.iter().all(|m| m.status == MeasurementStatus::Interrupted), "{statuses:?}");

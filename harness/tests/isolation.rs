@@ -100,6 +100,7 @@ fn only_the_measured_server_runs_and_the_harness_keeps_off_its_cpus() {
     // The run saves once a pass: a warm-up pass and at least three measured ones, each seen here.
     assert!(checks >= 4, "{checks} checks");
     let busy = run.measurements.iter().find(|m| m.contestant == "cost-busy").unwrap();
+    assert!(busy.measured_rounds().count() >= 3, "the three rounds asked of cost-busy count: {:?}", busy.rounds.iter().map(|r| &r.flags).collect::<Vec<_>>());
     for r in busy.rounds.iter() {
         let foreign = r.machine.foreign_pct.expect("foreign time was read");
         // Not disturbed: below 3% or within the two ticks of /proc's rounding (4% of a 0.5 s round).
@@ -145,6 +146,7 @@ fn a_cpu_hog_disturbs_the_rounds_it_overlaps_and_they_are_run_again() {
     });
     let m = &run.measurements[0];
     let measured: Vec<_> = m.rounds.iter().filter(|r| !r.warmup).collect();
+    assert_eq!(hogged_rounds.len(), 2, "the hog ran beside two rounds, then was stopped");
     for &n in &hogged_rounds {
         let r = measured[n - 1];
         assert!(r.has_flag(FLAG_DISTURBED), "round {n} ran beside the hog: {:?}, {:.1}% foreign", r.flags, r.machine.foreign_pct.unwrap_or(-1.0));

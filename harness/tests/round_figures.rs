@@ -311,6 +311,7 @@ fn a_rate_the_server_cannot_hold_is_flagged() {
     let run = serverbench::run::bench(&opts, &catalog, &id, &dir, &Ui::new(Verbosity::Quiet), &stop, None, &mut |_| Ok(())).unwrap();
     let m = &run.measurements[0];
     assert_eq!(m.status, MeasurementStatus::Measured, "{:?}", m.reason);
+    assert!(m.measured_rounds().count() > 0, "no round counted; flags: {:?}", m.rounds.iter().map(|r| &r.flags).collect::<Vec<_>>());
     for r in m.measured_rounds() {
         assert!(r.load.requests_per_s() < 0.98 * 2000.0, "{} answers/s", r.load.requests_per_s());
         assert!(r.has_flag(FLAG_RATE_NOT_HELD), "{:?}", r.flags);

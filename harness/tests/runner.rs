@@ -190,7 +190,9 @@ fn echo_streams_count_echoes_and_bandwidth() {
     assert_eq!(run.config.echo.as_deref(), Some("stream"));
     let m = run.measurements.iter().find(|m| m.scenario == "echo").expect("an echo measurement");
     assert_eq!(m.status, MeasurementStatus::Measured, "{:?}", m.reason);
-    for r in m.rounds.iter().filter(|r| !r.warmup) {
+    let measured: Vec<_> = m.rounds.iter().filter(|r| !r.warmup).collect();
+    assert!(!measured.is_empty(), "a measured stream has its round");
+    for r in measured {
         assert!(r.load.requests > 0, "a stream round without echoes: {:?}", r.load.errors);
         // Whole echoes only: what each connection read, in 512-byte units.
         assert!(r.load.requests * 512 <= r.load.bytes_read && r.load.bytes_read < (r.load.requests + 4) * 512, "{} echoes, {} bytes", r.load.requests, r.load.bytes_read);

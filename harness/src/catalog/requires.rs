@@ -228,7 +228,7 @@ mod tests {
     fn missing_packages_give_the_apt_command() {
         let sys = System { is_root: false, has_apt: true, has_dpkg: true };
         if find_command("dpkg-query").is_none() {
-            return;
+            return crate::testing::skip("catalog::requires::tests::missing_packages_give_the_apt_command", "dpkg-query is not installed (not a Debian system)");
         }
         let Readiness::Missing { reason } = check(&contestant(&[], &["serverbench-no-such-package"]), sys) else {
             panic!("expected missing")

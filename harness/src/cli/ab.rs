@@ -94,10 +94,10 @@ mod tests {
 
     #[test]
     fn an_ab_run_takes_one_configuration_and_its_own_defaults() {
-        let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+        // --baseline resolves its revision in the repository: a source archive has none to resolve.
+        let Some(root) = crate::testing::checkout_or_skip("cli::ab::tests::an_ab_run_takes_one_configuration_and_its_own_defaults") else { return };
         let parse = |args: &[&str]| BenchArgs::parse(args).unwrap().options(root, Vec::new());
-        let o = parse(&["c-epoll", "--baseline", "HEAD"]);
-        let Ok(o) = o else { return }; // not a git checkout (a source archive)
+        let o = parse(&["c-epoll", "--baseline", "HEAD"]).unwrap_or_else(|e| panic!("--baseline HEAD in a checkout: {e:#}"));
         assert_eq!((o.max_rounds, o.control), (DEFAULT_MAX_PAIRS, false));
         assert!(matches!(o.rounds, Rounds::Auto { .. }));
         assert_eq!(o.ab.as_ref().unwrap().bands, Bands { change_pct: DEFAULT_CHANGE_PCT, same_pct: DEFAULT_SAME_PCT });

@@ -682,7 +682,11 @@ mod tests {
         let refused = |args: &[&str]| options(BenchArgs::parse(&[&["--tool", "ab", "--no-install"], args].concat()).unwrap()).map(|_| ()).unwrap_err().to_string();
         if crate::catalog::requires::find_command("ab").is_none() {
             assert!(refused(&["--scenario", "plaintext"]).contains("apt-get install -y apache2-utils"));
-            return;
+            // What ab is allowed to measure is judged once it is there.
+            return crate::testing::skip(
+                "cli::bench::tests::ab_measures_plaintext_one_request_at_a_time_and_maps_a_connection_per_request",
+                "ab is not installed (apt-get install apache2-utils)",
+            );
         }
         let ok = |args: &[&str]| options(BenchArgs::parse(&[&["--tool", "ab"], args].concat()).unwrap()).unwrap();
         assert_eq!(ok(&["--scenario", "plaintext"]).tool, Tool::Ab);
@@ -792,7 +796,7 @@ mod tests {
         assert_eq!(options(choices()).unwrap().client_poll, crate::load::Poll::Sleep);
         let all = CpuSet::allowed();
         if all.len() < 2 {
-            return; // no CPU of the client's own
+            return crate::testing::skip("cli::bench::tests::the_client_busy_polls_only_when_asked_and_on_cpus_of_its_own", &format!("no CPU of the client's own: this process may use {all}"));
         }
         let mut busy = choices();
         busy.client_poll = load::PollArg::Busy;
@@ -814,9 +818,13 @@ mod tests {
     /// kernel refuses SQPOLL the option is refused before that, by `resolve_io`, with the kernel's reason.)
     #[test]
     fn sqpoll_is_refused_on_a_servers_cpu() {
+        const TEST: &str = "cli::bench::tests::sqpoll_is_refused_on_a_servers_cpu";
         let all = CpuSet::allowed();
-        if all.len() < 2 || crate::load::resolve_io(crate::load::IoBackend::IoUringSqpoll).is_err() {
-            return; // no CPU of the client's own, or no SQPOLL on this kernel
+        if all.len() < 2 {
+            return crate::testing::skip(TEST, &format!("no CPU of the client's own: this process may use {all}"));
+        }
+        if let Err(e) = crate::load::resolve_io(crate::load::IoBackend::IoUringSqpoll) {
+            return crate::testing::skip(TEST, &format!("io_uring-sqpoll unavailable: {e}"));
         }
         let mut shared = choices();
         shared.client_io = load::IoArg::IoUringSqpoll;
@@ -832,7 +840,7 @@ mod tests {
     fn multi_core_on_shared_cpus_is_allowed_when_asked_and_said() {
         let all = CpuSet::allowed();
         if all.len() < 2 {
-            return; // nothing to share
+            return crate::testing::skip("cli::bench::tests::multi_core_on_shared_cpus_is_allowed_when_asked_and_said", &format!("one CPU, nothing to share: this process may use {all}"));
         }
         let mut c = choices();
         c.run_type = RunType::MultiCore;

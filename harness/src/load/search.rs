@@ -202,6 +202,7 @@ mod tests {
         .unwrap();
         let (lo, hi) = (got.bracket.0.unwrap(), got.bracket.1.unwrap());
         assert!(lo <= 1000.0 && hi > 1000.0 && hi / lo <= PRECISION, "{lo}..{hi}: {:#?}", got.steps);
+        assert!(got.steps.iter().any(|s| !s.pass), "the first round at every rate fails: {:#?}", got.steps);
         for s in got.steps.iter().filter(|s| !s.pass) {
             assert_eq!(got.steps.iter().filter(|t| t.rate == s.rate).count(), 2, "{} tried once: {:#?}", s.rate, got.steps);
         }
@@ -212,7 +213,7 @@ mod tests {
         let slo = Slo::parse("p99<1ms").unwrap();
         let got = search(&slo, 100.0, 1.0, |rate| Ok(judge(&slo, rate, &LoadReport::empty(1, 1)))).unwrap();
         assert_eq!(got.capacity_rps, None);
-        assert!(got.steps.iter().all(|s| !s.pass));
+        assert!(!got.steps.is_empty() && got.steps.iter().all(|s| !s.pass), "{:#?}", got.steps);
     }
 
     #[test]

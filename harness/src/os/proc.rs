@@ -369,7 +369,7 @@ mod tests {
     fn a_thread_moved_between_cpus_counts_its_migrations() {
         let cpus = crate::os::cpus::CpuSet::allowed().cpus().to_vec();
         if cpus.len() < 2 {
-            return eprintln!("SKIPPED a_thread_moved_between_cpus_counts_its_migrations: one CPU only");
+            return crate::testing::skip("os::proc::tests::a_thread_moved_between_cpus_counts_its_migrations", "one CPU only");
         }
         let moved = std::thread::spawn(move || {
             let sched = std::path::Path::new("/proc/thread-self/sched");

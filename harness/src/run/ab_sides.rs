@@ -207,10 +207,7 @@ mod tests {
 
     #[test]
     fn a_revision_names_its_commit_and_the_catalogs_place() {
-        let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
-        if git(root, &["rev-parse", "HEAD"]).is_err() {
-            return; // not a checkout (a source archive)
-        }
+        let Some(root) = crate::testing::checkout_or_skip("run::ab_sides::tests::a_revision_names_its_commit_and_the_catalogs_place") else { return };
         let r = resolve_revision(&root.join("contestants"), "HEAD").unwrap();
         assert_eq!(r.commit.len(), 40);
         assert_eq!(r.catalog_in_repo, Path::new("contestants"));

@@ -87,6 +87,7 @@ mod tests {
         // The machine runs at 0.6x between 20 s and 30 s.
         let points = run(|t| if (20.0..30.0).contains(&t) { 0.6 } else { 1.0 }, 10);
         let f = factors(&points, WINDOW_S);
+        assert_eq!(f.len(), points.len(), "a factor a round");
         for (p, f) in points.iter().zip(&f) {
             let f = f.expect("every round has neighbours");
             let adjusted = p.value / f;
@@ -102,9 +103,10 @@ mod tests {
     #[test]
     fn a_steady_machine_gives_factors_of_one_and_a_lone_server_none() {
         let f = factors(&run(|_| 1.0, 4), WINDOW_S);
+        assert_eq!(f.len(), 20, "a factor a round");
         assert!(f.iter().all(|f| f.is_some_and(|f| (f - 1.0).abs() < 1e-12)), "{f:?}");
         let alone: Vec<Point> = (0..8).map(|i| Point { series: 0, t: i as f64, value: 100.0 }).collect();
-        assert!(factors(&alone, WINDOW_S).iter().all(Option::is_none));
+        assert_eq!(factors(&alone, WINDOW_S), [None; 8]);
     }
 
     #[test]
@@ -116,6 +118,7 @@ mod tests {
             p.value *= 0.5;
         }
         let f = factors(&points, WINDOW_S);
+        assert_eq!(f.len(), points.len(), "a factor a round");
         for (p, f) in points.iter().zip(&f) {
             assert!((f.unwrap() - 1.0).abs() < 1e-9, "t {} series {}: factor {f:?}", p.t, p.series);
         }

@@ -122,7 +122,7 @@ mod tests {
     fn few_rounds_in_a_large_table_tell_nothing_apart() {
         // 6 rounds each: the best U test p (2/924) is above Holm's first threshold for 37 comparisons.
         let rows: Vec<Vec<f64>> = (0..38).map(|i| rounds(100.0 + 50.0 * i as f64, 6)).collect();
-        assert!(rank_ranges(&rows, Better::Higher).iter().all(|r| *r == Some(RankRange { best: 1, worst: 38 })));
+        assert_eq!(rank_ranges(&rows, Better::Higher), [Some(RankRange { best: 1, worst: 38 }); 38]);
         // With 7 (2/3432) the same rows stand apart.
         let rows: Vec<Vec<f64>> = (0..38).map(|i| rounds(100.0 + 50.0 * i as f64, 7)).collect();
         let r = rank_ranges(&rows, Better::Higher);

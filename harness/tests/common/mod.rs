@@ -7,6 +7,10 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 pub mod nginx;
+// The skip of a test that cannot reach its subject, the same file as the unit tests'.
+#[path = "../../src/testing.rs"]
+mod testing;
+pub use testing::skip;
 
 /// A copy of `tests/fixtures/<name>` in a fresh temporary folder (builds write into it).
 pub fn fixture_copy(name: &str) -> (tempfile::TempDir, PathBuf) {
@@ -89,27 +93,6 @@ pub fn only_run_dir(out: &Path) -> PathBuf {
         .collect();
     assert_eq!(dirs.len(), 1, "{dirs:?}");
     dirs[0].clone()
-}
-
-/// For a test that cannot reach its subject (a tool not installed, a kernel without io_uring): call this and
-/// return. Under `CI=true` it fails the test, since CI must reach everything. Otherwise the skip is printed
-/// and, when the test command set `SB_TEST_SKIPS`, appended there as "test<TAB>reason" so that its last
-/// line counts the test as skipped, with the reason, not as passed.
-pub fn skip(test: &str, reason: &str) {
-    if std::env::var("CI").as_deref() == Ok("true") {
-        panic!("{test} cannot reach its subject: {reason} (with CI=true a skip is a failure)");
-    }
-    eprintln!("SKIPPED {test}: {reason}");
-    if let Some(path) = std::env::var_os("SB_TEST_SKIPS") {
-        use std::io::Write;
-        let line = format!("{test}\t{reason}");
-        // A test that meets the same missing tool twice is one skipped test.
-        if std::fs::read_to_string(&path).is_ok_and(|t| t.lines().any(|l| l == line)) {
-            return;
-        }
-        let mut log = std::fs::OpenOptions::new().create(true).append(true).open(&path).expect("SB_TEST_SKIPS is writable");
-        writeln!(log, "{line}").expect("SB_TEST_SKIPS is writable");
-    }
 }
 
 /// A loopback listener with this backlog. Fakes ask SOMAXCONN, as real servers do: with the 128 of
