@@ -41,7 +41,7 @@ impl AbConfig {
 /// The two bands an A/B verdict is read against, in percent of B/A: a change is shown when the interval
 /// lies wholly beyond ±`change_pct`, its absence when it lies wholly within ±`same_pct`. The second may be
 /// wider than the first: an interval narrow enough to show a change of 1% takes far more pairs than one that
-/// shows that no change reaches 2% (docs/ab.md, "The defaults").
+/// shows that no change reaches 2% (docs/ab.md, "Checking the method, and the defaults").
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Bands {
     pub change_pct: f64,
@@ -283,8 +283,9 @@ impl AbRun {
 pub const DEFAULT_CHANGE_PCT: f64 = 1.0;
 
 /// The same band of an A/B run: an interval wholly within ±2% is no change. On a 2-CPU VM an unchanged
-/// version's interval reaches ±1% only after 60 to 100 pairs, and then lies wholly within ±1% about half
-/// the time; within ±2% it lies after 20 to 50 (docs/ab.md, "The defaults", with the series).
+/// version's interval reaches ±1% only after 100 pairs or more, while within ±2% it lay after 36 to 62 in
+/// the runs that got there; a wider band let a real 3% slowdown read `same` (docs/ab.md, "Checking the
+/// method, and the defaults", with the series).
 pub const DEFAULT_SAME_PCT: f64 = 2.0;
 
 /// The fewest pairs that count before `--rounds auto` may end an A/B run's pairs: an interval exists from

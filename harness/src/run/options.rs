@@ -266,7 +266,7 @@ pub const DEFAULT_TARGET_CI_PCT: f64 = 3.0;
 /// `--max-rounds` with `--rounds auto`.
 pub const DEFAULT_MAX_ROUNDS: u32 = 16;
 /// `--max-rounds` with `--rounds auto` in an A/B run, in pairs: about two minutes of pairs of 0.5 s rounds
-/// with their probes (docs/ab.md, "The defaults").
+/// with their probes (1.4 s a pair on a 2-CPU VM; docs/ab.md, "Checking the method, and the defaults").
 pub const DEFAULT_MAX_PAIRS: u32 = 80;
 
 /// How many measured rounds a measurement gets.
