@@ -25,10 +25,10 @@ pub struct AbArgs {
     #[arg(long = "fail-on", value_name = "worse[+unclear][:METRICS]")]
     pub fail_on: Option<crate::compare::FailOn>,
     /// In an A/B run: B/A whose whole 95% interval lies beyond ±this is better or worse [default: 1%]
-    #[arg(long = "change-band", value_parser = super::bench::parse_percent, value_name = "PCT")]
+    #[arg(long = "change-band", value_parser = super::parse_percent, value_name = "PCT")]
     pub change_band: Option<f64>,
     /// In an A/B run: B/A whose whole 95% interval lies within ±this is the same [default: 2%]
-    #[arg(long = "same-band", value_parser = super::bench::parse_percent, value_name = "PCT")]
+    #[arg(long = "same-band", value_parser = super::parse_percent, value_name = "PCT")]
     pub same_band: Option<f64>,
 }
 

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use clap::Args;
 
-use super::{ab, load, mix, parse_duration, BadValue, SelectArgs};
+use super::{ab, load, mix, parse_duration, parse_percent, BadValue, SelectArgs};
 use crate::load::search::Slo;
 use crate::launch::server::STOP_GRACE;
 use crate::os::cpus::CpuSet;
@@ -223,11 +223,6 @@ impl BenchArgs {
 
 const DEFAULT_CONNECTIONS: usize = 64;
 const ECHO_STREAM_CONNECTIONS: usize = 4;
-
-/// A percentage such as `3%` or `3`.
-pub(super) fn parse_percent(text: &str) -> Result<f64, BadValue> {
-    text.trim().trim_end_matches('%').trim().parse().map_err(|_| BadValue(format!("'{text}' is not a percentage; write 3% or 1.5")))
-}
 
 /// `bench` alone, for callers that hold its arguments as a list (the tests).
 #[derive(Debug, clap::Parser)]

@@ -35,6 +35,11 @@ pub fn parse_duration(s: &str) -> Result<Duration, BadValue> {
     }
 }
 
+/// A percentage such as `3%` or `3`.
+pub fn parse_percent(text: &str) -> Result<f64, BadValue> {
+    text.trim().trim_end_matches('%').trim().parse().map_err(|_| BadValue(format!("'{text}' is not a percentage; write 3% or 1.5")))
+}
+
 #[derive(Debug, Parser)]
 #[command(name = "serverbench", version, about = "A benchmark of approaches to writing server applications")]
 pub struct Cli {

@@ -1,9 +1,7 @@
 //! How the server ended keep-alive connections in a round: the two flags that tell a loss from a clean
 //! close, their judgement, and the reading of rounds stored when `keepalive_lost` counted both.
 
-use serde::{Deserialize, Deserializer};
-
-use super::measurement::Round;
+use super::round_load::RoundLoad;
 
 /// The server ended keep-alive connections with requests outstanding (a close, after `Connection: close`
 /// or without it, or a reset): those requests were lost (errors), and the figure includes the cost of
@@ -21,29 +19,20 @@ pub fn close_flags(keepalive_lost: u64, server_closes: u64) -> impl Iterator<Ite
     [(FLAG_KEEPALIVE_LOST, keepalive_lost), (FLAG_SERVER_CLOSES, server_closes)].into_iter().filter(|(_, n)| *n > 0).map(|(flag, _)| flag)
 }
 
-/// Rounds as run.json stores them, those of runs written when `keepalive_lost` counted the clean closes too
-/// read with today's meaning, so that every reader of a stored run (`report`, `compare`) sees one.
-pub fn read_rounds<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Round>, D::Error> {
-    let mut rounds = Vec::<Round>::deserialize(d)?;
-    rounds.iter_mut().for_each(separate_closes);
-    Ok(rounds)
-}
-
-/// A round stored when `keepalive_lost` included `server_closes` (its load has no
+/// A round's load and flags as stored when `keepalive_lost` included `server_closes` (its load has no
 /// `keepalive_lost_excludes_server_closes`): the clean closes are taken out of it, and its `keepalive-lost`
 /// flag, raised on either, is judged again in its place. Such a run never counted a close without
 /// `Connection: close` that lost requests (they were `read` errors alone), so what is left is a floor.
 /// Runs stored before `server_closes` existed cannot be split and keep their count.
-fn separate_closes(round: &mut Round) {
-    let load = &mut round.load;
+pub fn separate_closes(load: &mut RoundLoad, flags: &mut Vec<String>) {
     if load.keepalive_lost_excludes_server_closes {
         return;
     }
     load.keepalive_lost = load.keepalive_lost.saturating_sub(load.server_closes);
     load.keepalive_lost_excludes_server_closes = true;
-    if let Some(at) = round.flags.iter().position(|f| f == FLAG_KEEPALIVE_LOST) {
+    if let Some(at) = flags.iter().position(|f| f == FLAG_KEEPALIVE_LOST) {
         let judged: Vec<String> = close_flags(load.keepalive_lost, load.server_closes).map(String::from).collect();
-        round.flags.splice(at..=at, judged);
+        flags.splice(at..=at, judged);
     }
 }
 

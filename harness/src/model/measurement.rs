@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::capacity::Capacity;
-use super::closes::{read_rounds, FLAG_KEEPALIVE_LOST, FLAG_SERVER_CLOSES};
+use super::closes::{separate_closes, FLAG_KEEPALIVE_LOST, FLAG_SERVER_CLOSES};
 use super::limit::{FLAG_BOTH_BUSY, FLAG_CLIENT_BOUND, FLAG_UNSATURATED};
 use super::round_load::{ConnectionsSummary, ErrorCounts, RoundLoad};
 use super::rounds_summary::RoundsSummary;
@@ -281,6 +281,15 @@ impl From<LatencySummary> for LatencyPoints {
             max: f(s.max_ns),
         }
     }
+}
+
+/// Rounds as run.json stores them, those of runs written when `keepalive_lost` counted the clean closes too
+/// read with today's meaning (`closes::separate_closes`), so that every reader of a stored run (`report`,
+/// `compare`) sees one.
+fn read_rounds<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<Round>, D::Error> {
+    let mut rounds = Vec::<Round>::deserialize(d)?;
+    rounds.iter_mut().for_each(|r| separate_closes(&mut r.load, &mut r.flags));
+    Ok(rounds)
 }
 
 impl Round {

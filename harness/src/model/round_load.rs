@@ -151,7 +151,7 @@ pub struct RoundLoad {
     pub server_closes: u64,
     /// Whether `keepalive_lost` leaves the clean closes out: true in every load written now. Runs stored
     /// before it was written counted them in `keepalive_lost` too; reading them subtracts them
-    /// (`closes::read_rounds`), so in memory it is always true.
+    /// (`measurement::read_rounds`), so in memory it is always true.
     #[serde(default)]
     pub keepalive_lost_excludes_server_closes: bool,
     /// Connects that completed inside the measured window.
