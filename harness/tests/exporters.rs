@@ -304,6 +304,7 @@ fn unsearched_model() -> RunResult {
         checks: Vec::new(),
         ab: None,
         time_spent: None,
+        machine_model: Vec::new(),
     }
 }
 

@@ -116,6 +116,12 @@ fn cross_cpu_of(m: &Measurement) -> Option<f64> {
     (!rates.is_empty()).then(|| median(&rates))
 }
 
+/// Whether every round of a measurement that counts was taken to the machine model's reference cross-CPU
+/// rate (`model::machine_model`): then a move of the regime is already out of its figures.
+fn at_reference(m: &Measurement) -> bool {
+    m.measured_rounds().all(|r| r.machine.cross_cpu_per_ms.is_some() && r.machine.machine_factors.is_some())
+}
+
 /// A configuration measured in both runs, before it is judged.
 struct Pair<'a> {
     key: &'a Key,
@@ -265,7 +271,7 @@ pub fn compare_with_control(a: &RunResult, b: &RunResult, rules: Rules, control:
                 a: ma,
                 b: mb,
                 values: Metric::ALL.iter().map(|&metric| (values(ma, metric), values(mb, metric))).collect(),
-                regime: cross_cpu_of(ma).zip(cross_cpu_of(mb)).map(|(x, y)| y / x),
+                regime: cross_cpu_of(ma).zip(cross_cpu_of(mb)).map(|(x, y)| y / x).filter(|_| !(at_reference(ma) && at_reference(mb))),
             })
         })
         .collect();

@@ -9,6 +9,8 @@ use super::limit::{FLAG_BOTH_BUSY, FLAG_CLIENT_BOUND, FLAG_UNSATURATED};
 use super::round_load::{ConnectionsSummary, ErrorCounts, RoundLoad};
 use super::rounds_summary::RoundsSummary;
 use super::server::{CostBreakdown, CpuSource, ServerUsage, SyscallCounts, SyscallsPerRequest};
+use super::latency_points::LatencyPoints;
+use super::machine_fit::MachineFactors;
 use crate::stats::histogram::{new_latency_histogram, LatencySummary};
 
 /// Rate mode: the valid responses per second fell short of the rate asked by more than
@@ -156,6 +158,11 @@ pub struct RoundMachine {
     /// measured), and in rate mode, whose req/s the client paces.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub drift_factor: Option<f64>,
+    /// The machine's effect on the round's figures (`model::machine_model`, both of its stages): each figure
+    /// as measured divided by its factor is the figure at the model's reference state. Absent where the
+    /// model adjusted nothing (rate loads, runs without probes or times).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub machine_factors: Option<MachineFactors>,
     /// CPU time on the server's CPUs not spent by the server's tree (other processes, kernel threads), as a
     /// share of the window; absent when /proc/stat or the tree could not be read.
     #[serde(default)]
@@ -245,44 +252,6 @@ impl CostPerRequest {
     }
 }
 
-/// Latency figures in nanoseconds; a figure the source did not provide is absent.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
-pub struct LatencyPoints {
-    pub min: Option<f64>,
-    pub mean: Option<f64>,
-    pub stdev: Option<f64>,
-    pub p25: Option<f64>,
-    pub p50: Option<f64>,
-    pub p75: Option<f64>,
-    pub p90: Option<f64>,
-    pub p99: Option<f64>,
-    pub p999: Option<f64>,
-    pub p9999: Option<f64>,
-    pub max: Option<f64>,
-}
-
-impl From<LatencySummary> for LatencyPoints {
-    fn from(s: LatencySummary) -> Self {
-        if s.count == 0 {
-            return LatencyPoints::default();
-        }
-        let f = |v: u64| Some(v as f64);
-        LatencyPoints {
-            min: f(s.min_ns),
-            mean: Some(s.mean_ns),
-            stdev: Some(s.stdev_ns),
-            p25: f(s.p25_ns),
-            p50: f(s.p50_ns),
-            p75: f(s.p75_ns),
-            p90: f(s.p90_ns),
-            p99: f(s.p99_ns),
-            p999: f(s.p999_ns),
-            p9999: f(s.p9999_ns),
-            max: f(s.max_ns),
-        }
-    }
-}
-
 /// Rounds as run.json stores them, those of runs written when `keepalive_lost` counted the clean closes too
 /// read with today's meaning (`closes::separate_closes`), so that every reader of a stored run (`report`,
 /// `compare`) sees one.
@@ -297,10 +266,24 @@ impl Round {
         self.flags.iter().any(|f| f == flag)
     }
 
-    /// req/s divided by the round's drift factor: what the server would have served at the machine's usual
-    /// speed in the run; as measured where the round has no factor.
-    pub fn requests_per_s_at_usual_speed(&self) -> f64 {
-        self.load.requests_per_s() / self.machine.drift_factor.filter(|f| *f > 0.0).unwrap_or(1.0)
+    /// req/s at the machine model's reference state (`model::machine_model`): as measured divided by the
+    /// round's factor; as measured where the model adjusted nothing.
+    pub fn requests_per_s_adjusted(&self) -> f64 {
+        self.load.requests_per_s() / self.factors().map_or(1.0, |f| f.requests_per_s)
+    }
+
+    /// Server CPU µs per request at the model's reference state; absent where the round has no figure.
+    pub fn cpu_us_per_request_adjusted(&self) -> Option<f64> {
+        self.server.cpu_us_per_request.map(|v| v / self.factors().map_or(1.0, |f| f.cpu_per_request))
+    }
+
+    /// The round's own p99 (ns) at the model's reference state.
+    pub fn p99_adjusted(&self) -> Option<f64> {
+        self.latency().p99.map(|v| v / self.factors().map_or(1.0, |f| f.p99))
+    }
+
+    fn factors(&self) -> Option<MachineFactors> {
+        self.machine.machine_factors.filter(|f| f.requests_per_s > 0.0 && f.p99 > 0.0 && f.cpu_per_request > 0.0)
     }
 
     /// A measured round that counts in the summary: not a warm-up, not disturbed.
@@ -470,7 +453,7 @@ impl Measurement {
 
     /// req/s over the rounds that count: median, interval and the rest (cheap: no histogram is merged).
     pub fn requests_per_s(&self) -> Option<RoundsSummary> {
-        RoundsSummary::of(&self.measured_rounds().map(Round::requests_per_s_at_usual_speed).collect::<Vec<_>>())
+        RoundsSummary::of(&self.measured_rounds().map(Round::requests_per_s_adjusted).collect::<Vec<_>>())
     }
 
     /// req/s over the rounds that count as the client measured them, the machine's drift left in.
@@ -503,7 +486,7 @@ impl Measurement {
             }
             LatencySummary::of(&merged).into()
         } else {
-            average_points(&rounds.iter().map(|r| r.latency()).collect::<Vec<_>>())
+            LatencyPoints::average(&rounds.iter().map(|r| r.latency()).collect::<Vec<_>>())
         };
         MeasurementSummary {
             rounds: rounds.len(),
@@ -557,30 +540,5 @@ impl Measurement {
             // What the load saw (echo's message size, json's own sequence numbers); else the verified size.
             response_bytes: rounds.iter().map(|r| r.load.response_bytes).find(|b| *b > 0).or(self.response_bytes),
         }
-    }
-}
-
-/// Combines per-round figures where no histogram exists: the extremes for min and max, the mean of the
-/// rounds for the rest (an approximation, labelled as such in the reports).
-fn average_points(points: &[LatencyPoints]) -> LatencyPoints {
-    let avg = |f: fn(&LatencyPoints) -> Option<f64>| {
-        let v: Vec<f64> = points.iter().filter_map(f).collect();
-        (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
-    };
-    let fold = |f: fn(&LatencyPoints) -> Option<f64>, pick: fn(f64, f64) -> f64| {
-        points.iter().filter_map(f).reduce(pick)
-    };
-    LatencyPoints {
-        min: fold(|p| p.min, f64::min),
-        mean: avg(|p| p.mean),
-        stdev: avg(|p| p.stdev),
-        p25: avg(|p| p.p25),
-        p50: avg(|p| p.p50),
-        p75: avg(|p| p.p75),
-        p90: avg(|p| p.p90),
-        p99: avg(|p| p.p99),
-        p999: avg(|p| p.p999),
-        p9999: avg(|p| p.p9999),
-        max: fold(|p| p.max, f64::max),
     }
 }

@@ -73,8 +73,8 @@ pub fn places(run: &RunResult) -> Vec<Places> {
     let mut out = vec![Places::default(); run.measurements.len()];
     for (_, rows) in tables(run) {
         let ranked: Vec<&(usize, &Measurement)> = rows.iter().filter(|(_, m)| competes(run, m)).collect();
-        let rps: Vec<Vec<f64>> = ranked.iter().map(|(_, m)| values(m, |r| Some(r.requests_per_s_at_usual_speed()))).collect();
-        let cpu: Vec<Vec<f64>> = ranked.iter().map(|(_, m)| values(m, |r| r.server.cpu_us_per_request)).collect();
+        let rps: Vec<Vec<f64>> = ranked.iter().map(|(_, m)| values(m, |r| Some(r.requests_per_s_adjusted()))).collect();
+        let cpu: Vec<Vec<f64>> = ranked.iter().map(|(_, m)| values(m, Round::cpu_us_per_request_adjusted)).collect();
         let (by_rps, by_cpu) = (rank_ranges(&rps, Better::Higher), rank_ranges(&cpu, Better::Lower));
         for (k, (i, _)) in ranked.iter().enumerate() {
             out[*i] = Places { requests_per_s: by_rps[k].map(PlaceRange::from), cpu_per_request: by_cpu[k].map(PlaceRange::from) };
@@ -86,7 +86,7 @@ pub fn places(run: &RunResult) -> Vec<Places> {
 /// Server CPU microseconds per request over the rounds that count: the median of the rounds' own figures
 /// and its interval, beside the run's total over its requests that the tables show.
 pub fn cpu_us_per_request(m: &Measurement) -> Option<RoundsSummary> {
-    RoundsSummary::of(&values(m, |r| r.server.cpu_us_per_request))
+    RoundsSummary::of(&values(m, Round::cpu_us_per_request_adjusted))
 }
 
 fn competes(run: &RunResult, m: &Measurement) -> bool {

@@ -34,6 +34,10 @@ pub struct RunResult {
     /// Where the run's wall time went; absent while it runs and in runs stored before it was kept.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub time_spent: Option<super::TimeSpent>,
+    /// What the machine model took out of each kind of load (`model::machine_model`), refitted from the
+    /// rounds whenever a run is read.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub machine_model: Vec<super::machine_fit::MachineFit>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

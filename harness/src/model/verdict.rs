@@ -33,10 +33,21 @@ impl Metric {
     pub fn higher_is_better(self) -> bool {
         self == Metric::RequestsPerS
     }
-    /// The round's value: req/s, the round's own p99 (ns), server CPU µs per request.
+    /// The round's value at the machine model's reference state (`model::machine_model`): req/s, the
+    /// round's own p99 (ns), server CPU µs per request.
     pub fn of(self, r: &Round) -> Option<f64> {
         let v = match self {
-            Metric::RequestsPerS => Some(r.requests_per_s_at_usual_speed()),
+            Metric::RequestsPerS => Some(r.requests_per_s_adjusted()),
+            Metric::P99 => r.p99_adjusted(),
+            Metric::CpuPerRequest => r.cpu_us_per_request_adjusted(),
+        };
+        v.filter(|v| v.is_finite())
+    }
+
+    /// The round's value as measured, the machine left in.
+    pub fn as_measured(self, r: &Round) -> Option<f64> {
+        let v = match self {
+            Metric::RequestsPerS => Some(r.load.requests_per_s()),
             Metric::P99 => r.latency().p99,
             Metric::CpuPerRequest => r.server.cpu_us_per_request,
         };

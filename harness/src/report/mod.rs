@@ -65,13 +65,14 @@ fn write_atomically(path: &Path, bytes: &[u8]) -> anyhow::Result<PathBuf> {
     Ok(path.to_path_buf())
 }
 
-/// Reads a run back from its run.json.
+/// Reads a run back from its run.json, with the machine model refitted from its rounds
+/// (`model::machine_model`), so that a run stored before the model reads as a new one.
 pub fn load(run_dir: &Path) -> anyhow::Result<RunResult> {
     use anyhow::Context as _;
     let path = run_dir.join(json::FILE_NAME);
     let text = std::fs::read_to_string(&path)
         .with_context(|| format!("cannot read '{}'; give the folder of a run (results/<run-id>)", path.display()))?;
-    let run: RunResult = serde_json::from_str(&text).with_context(|| format!("'{}' is not a serverbench run.json", path.display()))?;
+    let mut run: RunResult = serde_json::from_str(&text).with_context(|| format!("'{}' is not a serverbench run.json", path.display()))?;
     anyhow::ensure!(
         run.schema == crate::model::SCHEMA,
         "'{}' has schema {}, this serverbench reads schema {}",
@@ -79,5 +80,6 @@ pub fn load(run_dir: &Path) -> anyhow::Result<RunResult> {
         run.schema,
         crate::model::SCHEMA
     );
+    crate::model::machine_model::refit(&mut run);
     Ok(run)
 }

@@ -45,5 +45,38 @@ pub fn describe(run: &RunResult) -> String {
     if !waits.is_empty() {
         parts.push(format!("waits for quiet server CPUs at most {:.0} ms", waits.iter().copied().fold(0.0, f64::max)));
     }
+    parts.extend(run.machine_model.iter().map(model_taken_out));
     parts.join("; ")
+}
+
+/// What the machine model took out of one kind of load: "machine model (hello, 64 connections, throughput;
+/// at 10000 round trips a ms): req/s slope +0.15 fitted, scatter 12.1% → 6.8% (68% explained), …".
+fn model_taken_out(fit: &crate::model::machine_model::MachineFit) -> String {
+    let metrics: Vec<String> = fit
+        .metrics
+        .iter()
+        .map(|m| {
+            let name = match m.metric.as_str() {
+                "requests_per_s" => "req/s",
+                "cpu_per_request" => "CPU/req",
+                other => other,
+            };
+            let scatter = match (m.scatter_pct, m.scatter_adjusted_pct, m.explained_pct()) {
+                (Some(b), Some(a), Some(e)) => format!(", round-to-round scatter {b:.1}% → {a:.1}% ({e:.0}% explained)"),
+                _ => String::new(),
+            };
+            format!("{name} slope {:+.2} ({}){scatter}", m.slope, m.slope_from)
+        })
+        .collect();
+    let without = if fit.rounds_without_cross_cpu > 0 {
+        format!(", {} of {} rounds without a cross-CPU probe (drift stage only)", fit.rounds_without_cross_cpu, fit.rounds)
+    } else {
+        String::new()
+    };
+    format!(
+        "machine model ({}; figures at {:.0} cache-line round trips a ms{without}): {}",
+        fit.load,
+        fit.reference_cross_cpu_per_ms,
+        metrics.join(", ")
+    )
 }

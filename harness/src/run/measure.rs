@@ -259,7 +259,7 @@ impl Runner<'_, '_> {
             }
             self.one_round(scenario, &mut live[k], slot, pass);
             if matches!(pass, Pass::Measured(_)) {
-                self.update_drift(live, slot.ci, slot.li);
+                crate::model::machine_model::refit_load_of(self.run, live[k].measurements[slot.ci][slot.li]);
             }
         }
         // Saved once a pass, not after every round: writing run.json and the summaries took a tenth of a

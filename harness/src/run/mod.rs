@@ -19,7 +19,6 @@ mod conformance;
 pub mod control;
 pub mod environment;
 pub mod machine;
-mod drift;
 mod levels;
 mod measure;
 pub mod options;
@@ -168,6 +167,7 @@ pub fn bench(
         checks: Vec::new(),
         ab: None,
         time_spent: None,
+        machine_model: Vec::new(),
     };
     // Before anything is built: a host that cannot be used stops the run at once, naming it.
     let remote = &opts.remote;

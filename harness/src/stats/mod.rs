@@ -10,3 +10,4 @@ pub mod rank;
 pub mod rank_range;
 pub mod rounds;
 pub mod scatter;
+pub mod slope;

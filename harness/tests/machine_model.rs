@@ -1,0 +1,133 @@
+//! The machine model (`model::machine_model`) on a fake machine whose cross-CPU regime switches between two
+//! levels in stretches of seconds, as the 2-CPU VM's does: servers with planted differences, rounds
+//! interleaved in passes in a shuffled order, each round's req/s and CPU per request moved by the regime it
+//! fell in. The adjusted figures recover the planted differences with narrower intervals than the raw ones,
+//! never separate two equal servers, and leave a run in one regime where it was.
+
+#[path = "fixtures/runs/synthetic.rs"]
+#[allow(dead_code)] // the builder's planted configurations are for the compare tests
+mod synthetic;
+
+use serverbench::model::machine_model::{refit, REFERENCE_CROSS_CPU_PER_MS};
+use serverbench::model::{ranks, RunResult};
+
+/// Planted req/s of each server: two pairs of equals, and others 10%, 20% and 50% apart.
+const LEVELS: [(&str, f64); 6] =
+    [("c-epoll", 100e3), ("c-epoll-edge", 100e3), ("go-net", 110e3), ("rust-tokio", 120e3), ("cpp-asio", 120e3), ("c-io_uring", 150e3)];
+const ROUNDS: usize = 12;
+/// How req/s moves with the cross-CPU rate on the VM (its fitted slope, docs/methodology.md).
+const SLOPE: f64 = 0.15;
+
+/// A small deterministic noise, ±2%.
+fn noise(i: usize) -> f64 {
+    1.0 + ((i * 7919 + 13) % 101) as f64 / 100.0 * 0.04 - 0.02
+}
+
+/// The fake machine's run: `regime(t)` is the cross-CPU rate at second t.
+fn fake_run(regime: impl Fn(f64) -> f64) -> RunResult {
+    let configs: Vec<synthetic::Config> = LEVELS
+        .iter()
+        .map(|(name, rps)| synthetic::Config { factors: vec![1.0; ROUNDS], ..synthetic::Config::new(name, "hello", 64, *rps) })
+        .collect();
+    let mut run = synthetic::run("fake-machine", &configs);
+    run.measurements.retain(|m| LEVELS.iter().any(|(n, _)| *n == m.contestant));
+    assert_eq!(run.measurements.len(), LEVELS.len());
+    for (s, m) in run.measurements.iter_mut().enumerate() {
+        let level = LEVELS.iter().find(|(n, _)| *n == m.contestant).unwrap().1;
+        for (p, r) in m.rounds.iter_mut().filter(|r| !r.warmup).enumerate() {
+            // Pass p, this server's place in the pass shuffled: ((s + 3p) mod 6); 0.7 s a round.
+            let t = (p * LEVELS.len() + (s + 3 * p) % LEVELS.len()) as f64 * 0.7;
+            let cross = regime(t);
+            let machine = (cross / REFERENCE_CROSS_CPU_PER_MS).powf(SLOPE);
+            let n = noise(s * 31 + p);
+            r.load.requests = (level * machine * n * r.load.duration_s).round() as u64;
+            r.server.cpu_us_per_request = Some(2e6 / level / machine / n);
+            r.machine.cross_cpu_per_ms = Some(cross);
+            r.machine.started_s = Some(t);
+            r.machine.drift_factor = None;
+            r.machine.machine_factors = None;
+        }
+    }
+    run
+}
+
+/// Stretches of about 10 s, slow (3,000) and fast (15,000) in turn, with an uneven start.
+fn switching(t: f64) -> f64 {
+    if (((t + 3.0) / 10.0) as usize).is_multiple_of(2) { 3_000.0 } else { 15_000.0 }
+}
+
+/// Each server's median req/s and its interval's half-width in percent.
+fn medians(run: &RunResult) -> Vec<(String, f64, f64)> {
+    run.measurements
+        .iter()
+        .map(|m| {
+            let s = m.requests_per_s().unwrap();
+            (m.contestant.clone(), s.median, s.ci95_relative_pct().unwrap())
+        })
+        .collect()
+}
+
+fn median_of(v: &[(String, f64, f64)], name: &str) -> f64 {
+    v.iter().find(|(n, _, _)| n == name).unwrap().1
+}
+
+#[test]
+fn the_adjusted_figures_recover_the_planted_differences_with_narrower_intervals() {
+    let raw = fake_run(switching);
+    let mut adjusted = raw.clone();
+    refit(&mut adjusted);
+    let (before, after) = (medians(&raw), medians(&adjusted));
+    for (name, level) in LEVELS {
+        let planted = level / LEVELS[0].1;
+        let found = median_of(&after, name) / median_of(&after, LEVELS[0].0);
+        assert!((found / planted - 1.0).abs() < 0.03, "{name}: planted {planted:.3}, adjusted {found:.3}");
+    }
+    let width = |v: &[(String, f64, f64)]| serverbench::stats::rounds::median(&v.iter().map(|(_, _, w)| *w).collect::<Vec<_>>());
+    assert!(width(&after) < width(&before) / 2.0, "intervals: raw ±{:.1}%, adjusted ±{:.1}%", width(&before), width(&after));
+    // At the reference rate each server serves its planted level.
+    for (name, level) in LEVELS {
+        assert!((median_of(&after, name) / level - 1.0).abs() < 0.03, "{name}: {after:?}");
+    }
+    // The model says what it took out: a fitted slope near the planted one, most of the scatter.
+    let fit = &adjusted.machine_model[0];
+    let rps = fit.metrics.iter().find(|m| m.metric == "requests_per_s").unwrap();
+    assert!(rps.slope_from == "fitted" && (rps.slope - SLOPE).abs() < 0.02, "{rps:?}");
+    assert!(rps.explained_pct().is_some_and(|e| e > 80.0), "{rps:?}");
+    let cpu = fit.metrics.iter().find(|m| m.metric == "cpu_per_request").unwrap();
+    assert!((cpu.slope + SLOPE).abs() < 0.02, "{cpu:?}");
+}
+
+#[test]
+fn two_equal_servers_are_never_told_apart_and_unequal_ones_are() {
+    let mut run = fake_run(switching);
+    refit(&mut run);
+    let places = ranks::places(&run);
+    let place = |name: &str| {
+        let i = run.measurements.iter().position(|m| m.contestant == name).unwrap();
+        places[i].requests_per_s.unwrap()
+    };
+    let overlap = |a: &str, b: &str| {
+        let (x, y) = (place(a), place(b));
+        x.best <= y.worst && y.best <= x.worst
+    };
+    assert!(overlap("c-epoll", "c-epoll-edge") && overlap("rust-tokio", "cpp-asio"), "{places:?}");
+    assert!(!overlap("c-epoll", "c-io_uring") && !overlap("go-net", "c-io_uring"), "{places:?}");
+    let cpu = |name: &str| {
+        let m = run.measurements.iter().find(|m| m.contestant == name).unwrap();
+        ranks::cpu_us_per_request(m).unwrap().median
+    };
+    assert!((cpu("c-epoll") / cpu("c-epoll-edge") - 1.0).abs() < 0.03);
+}
+
+#[test]
+fn a_run_in_one_regime_is_left_where_it_was_apart_from_the_reference() {
+    // Always at 10,000 round trips a ms: nothing for the slope to take out; the medians stay as measured.
+    let raw = fake_run(|_| REFERENCE_CROSS_CPU_PER_MS);
+    let mut adjusted = raw.clone();
+    refit(&mut adjusted);
+    for ((name, b, _), (_, a, _)) in medians(&raw).iter().zip(medians(&adjusted)) {
+        assert!((a / b - 1.0).abs() < 0.02, "{name}: {b} → {a}");
+    }
+    let rps = adjusted.machine_model[0].metrics.iter().find(|m| m.metric == "requests_per_s").unwrap();
+    assert_eq!(rps.slope_from, "default", "one regime spans nothing to fit a slope on: {rps:?}");
+}
