@@ -380,6 +380,25 @@ fn a_stalled_ramp_ends_without_waiting_for_its_limit(io: IoBackend) {
     assert!(ramp >= stall && ramp < 10.0 * stall, "ramp {ramp} s against a stall of {stall} s");
 }
 
+/// A ramp told how many connections an earlier round served before it stalled ends once that many are
+/// served, without waiting the stall again; told more than will be served, it waits the stall as before.
+fn a_ramp_that_stalled_before_ends_at_what_it_served_then(io: IoBackend) {
+    let server = pool_of_two_server();
+    let mut c = config(io, server.addr, 1, 4, 1);
+    c.stop = Stop::Duration { warmup: Duration::ZERO, measure: Duration::from_millis(200) };
+    c.ramp = Some(Duration::from_secs(30));
+    let stall = serverbench::load::RAMP_STALL.as_secs_f64();
+    c.ramp_served = Some(2);
+    let r = run(&c);
+    let ramp = r.ramp_s.unwrap();
+    assert_eq!(r.unserved_at_start, Some(2), "ramp {ramp}");
+    assert!(ramp < stall, "ramp {ramp} s: it waited the stall of {stall} s again");
+    c.ramp_served = Some(3);
+    let r = run(&c);
+    let ramp = r.ramp_s.unwrap();
+    assert!(ramp >= stall, "ramp {ramp} s: it opened with 2 served where 3 were expected");
+}
+
 /// A rate above what the server can answer: the shortfall is seen, and the requests the timetable held
 /// that were never sent are counted.
 fn a_rate_above_capacity_leaves_a_backlog(io: IoBackend) {
@@ -911,6 +930,7 @@ on_every_backend!(
     established_is_not_served,
     the_window_waits_for_every_connection,
     a_stalled_ramp_ends_without_waiting_for_its_limit,
+    a_ramp_that_stalled_before_ends_at_what_it_served_then,
     status_errors_are_not_requests,
     wrong_bytes_are_mismatch_errors,
     a_platform_body_is_checked_whatever_the_headers,

@@ -243,6 +243,7 @@ fn one_round_with(behaviour: &str, connections: usize, tweak: impl FnOnce(&mut B
         workers: opts.workers,
         count_syscalls: false,
         hosts: None,
+        ramp_served: None,
     };
     let stop = Arc::new(AtomicBool::new(false));
     let r = run_round(&mut server, &plan, 1, false, &stop).unwrap();

@@ -355,6 +355,7 @@ impl LoadArgs {
             io,
             poll: self.poll.into(),
             ramp: self.ramp,
+            ramp_served: None,
             connection_per_request: self.connection_per_request,
             seed: self.mix.seed,
             interval: self.interval.checked()?,

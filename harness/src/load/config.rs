@@ -117,6 +117,10 @@ pub struct LoadConfig {
     /// exchange (and the warm-up is over), waiting at most this long from the start. None: it opens when
     /// the warm-up ends, whoever has been served.
     pub ramp: Option<Duration>,
+    /// With `ramp`: connections an earlier round of the same server served before its ramp stalled (a
+    /// pool that serves 16 of 64). Once this many are served the window opens, without waiting the
+    /// `RAMP_STALL` to learn again that the rest will not be.
+    pub ramp_served: Option<usize>,
     /// Every request (echo: every exchange) on a new connection: HTTP requests say `Connection: close`, the
     /// client closes as soon as the answer is complete, and each slot connects again when its next request
     /// is due. Latency then runs from the start of the connect.
@@ -161,6 +165,7 @@ impl LoadConfig {
             io: IoBackend::Auto,
             poll: Poll::Sleep,
             ramp: None,
+            ramp_served: None,
             connection_per_request: false,
             seed: DEFAULT_SEED,
             interval: super::intervals::DEFAULT_INTERVAL,

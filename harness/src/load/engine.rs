@@ -52,8 +52,9 @@ impl Shared {
     /// Whether the measured window may open at `now` (the warm-up is over by then): the ramp is over
     /// when every connection has been served, when its limit has passed, or when it has stalled: some
     /// connections were served but no other for `RAMP_STALL` (a pool of 16 threads never serves the rest
-    /// of 64 connections, and waiting the whole limit for them cost 5 s a round). The first thread to find
-    /// it over notes when, and how many connections were still unserved.
+    /// of 64 connections, and waiting the whole limit for them cost 5 s a round), or as many were served as
+    /// an earlier round served before its ramp stalled (`ramp_served`). The first thread to find it over
+    /// notes when, and how many connections were still unserved.
     pub fn ramp_over(&self, now: u64, began: u64) -> bool {
         if self.ramp_end_ns.load(Ordering::SeqCst) != 0 {
             return true;
@@ -62,7 +63,8 @@ impl Shared {
         let limit = self.config.ramp.map_or(0, |r| r.as_nanos() as u64);
         let last_served = self.last_served_ns.load(Ordering::SeqCst);
         let stalled = last_served != 0 && now >= last_served.max(began) + RAMP_STALL.as_nanos() as u64;
-        if unserved > 0 && now < began + limit && !stalled {
+        let as_before = self.config.ramp_served.is_some_and(|k| self.config.connections.saturating_sub(unserved) >= k);
+        if unserved > 0 && now < began + limit && !stalled && !as_before {
             return false;
         }
         if self.ramp_end_ns.compare_exchange(0, now, Ordering::SeqCst, Ordering::SeqCst).is_ok() {

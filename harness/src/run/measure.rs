@@ -294,7 +294,8 @@ impl Runner<'_, '_> {
         self.run.measurements[mi].status = MeasurementStatus::Running;
         // A share of the capacity has its own rate; any other round takes the run's mode as asked.
         let rate = self.run.measurements[mi].load_fraction.and(self.run.measurements[mi].rate_rps);
-        let outcome = self.probed_round(scenario, l, connections, rate, index, warmup, count_syscalls);
+        let ramp_served = served_before_stall(&self.run.measurements[mi], connections);
+        let outcome = self.probed_round(scenario, l, connections, rate, index, warmup, count_syscalls, ramp_served);
         self.ui.step();
         let died = l.server.exited();
         let failure = match (outcome, died) {
@@ -348,6 +349,7 @@ impl Runner<'_, '_> {
         index: u32,
         warmup: bool,
         count_syscalls: bool,
+        ramp_served: Option<usize>,
     ) -> anyhow::Result<Round> {
         let workdir = self.run_dir.join("logs");
         // The probes and the wait for quiet CPUs see the machine without the server: frozen, it cannot
@@ -371,6 +373,7 @@ impl Runner<'_, '_> {
             workers: l.workers,
             count_syscalls,
             hosts: self.hosts,
+            ramp_served,
         };
         let outcome = rounds::run_round(&mut l.server, &plan, index, warmup, self.stop);
         l.server.freeze();
@@ -418,4 +421,16 @@ pub(super) const COUNTING_ATTEMPTS: u32 = 3;
 /// Rounds per measurement beyond the measured ones: the extra round counting system calls, if any.
 pub(super) fn extra_rounds(o: &super::options::BenchOptions) -> u32 {
     u32::from(o.syscall_counts == SyscallCounting::Extra)
+}
+
+/// The most connections a round of this measurement so far (warm-ups and counting rounds included) had
+/// served when its ramp ended with some unserved: what a stalled ramp will serve again.
+fn served_before_stall(m: &crate::model::Measurement, connections: usize) -> Option<usize> {
+    m.rounds
+        .iter()
+        .chain(&m.counting_rounds)
+        .filter_map(|r| r.load.unserved_at_start.filter(|u| *u > 0))
+        .map(|u| connections.saturating_sub(u as usize))
+        .filter(|served| *served > 0)
+        .max()
 }

@@ -41,6 +41,9 @@ pub struct RoundPlan<'a> {
     pub count_syscalls: bool,
     /// With `--client-host`: the hosts that generate the load instead of this machine.
     pub hosts: Option<&'a crate::remote::ClientHosts>,
+    /// The most connections an earlier round of this configuration served before its ramp stalled
+    /// (`LoadConfig::ramp_served`); None where no ramp of it has stalled.
+    pub ramp_served: Option<usize>,
 }
 
 impl RoundPlan<'_> {
@@ -81,6 +84,7 @@ pub fn load_config(plan: &RoundPlan, target: std::net::SocketAddr) -> anyhow::Re
         // The window opens once every connection has been served: a server still accepting is not ranked
         // as if it were in steady state.
         ramp: Some(RAMP_LIMIT),
+        ramp_served: plan.ramp_served,
         connection_per_request: o.connection_per_request,
         seed: o.mix.seed,
         interval: o.interval,

@@ -60,7 +60,7 @@ impl Runner<'_, '_> {
                 index += 1;
                 attempt += 1;
                 self.ui.status(format!("{} {scenario} c={connections} search step {index} at {rate:.0}/s", l.contestant.name));
-                let round = self.probed_round(scenario, l, connections, Some(rate), index, false, self.opts.syscall_counts == SyscallCounting::Rounds);
+                let round = self.probed_round(scenario, l, connections, Some(rate), index, false, self.opts.syscall_counts == SyscallCounting::Rounds, None);
                 if let Some(status) = l.server.exited() {
                     anyhow::bail!(l.server.explain(&format!("the server exited ({status}) at {rate:.0} req/s")));
                 }
