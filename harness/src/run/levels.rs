@@ -41,10 +41,11 @@ pub(super) fn levels(o: &BenchOptions) -> Vec<Level> {
 
 impl Runner<'_, '_> {
     /// Sets the rate of every live server's measurement at `share` of its capacity (the median req/s of its
-    /// capacity measurement, level 0); a server without one has that measurement failed with the reason.
+    /// capacity measurement, level 0, as measured: the rate rounds run on the machine as it is, not at the
+    /// machine model's reference state); a server without one has that measurement failed with the reason.
     pub(super) fn set_rates(&mut self, live: &[Live], ci: usize, li: usize, share: f64) {
         for l in live.iter().filter(|l| !l.failed) {
-            let capacity = self.run.measurements[l.measurements[ci][0]].requests_per_s().map(|s| s.median);
+            let capacity = self.run.measurements[l.measurements[ci][0]].requests_per_s_as_measured().map(|s| s.median);
             let mi = l.measurements[ci][li];
             match capacity.filter(|c| *c > 0.0) {
                 Some(c) => self.run.measurements[mi].rate_rps = Some((c * share).max(1.0)),
