@@ -131,3 +131,22 @@ fn a_run_in_one_regime_is_left_where_it_was_apart_from_the_reference() {
     let rps = adjusted.machine_model[0].metrics.iter().find(|m| m.metric == "requests_per_s").unwrap();
     assert_eq!(rps.slope_from, "default", "one regime spans nothing to fit a slope on: {rps:?}");
 }
+
+#[test]
+fn a_probe_that_timed_its_own_descheduling_does_not_move_its_round() {
+    // A cross-CPU probe of 3 round trips a ms (its threads descheduled, on a day of heavy steal) is no
+    // regime: taken as a covariate, its log (−8) would multiply the round's req/s.
+    let mut run = fake_run(switching);
+    let (m, r) = (0, 3);
+    let rounds: Vec<usize> = (0..run.measurements[m].rounds.len()).filter(|&i| !run.measurements[m].rounds[i].warmup).collect();
+    run.measurements[m].rounds[rounds[r]].machine.cross_cpu_per_ms = Some(3.0);
+    refit(&mut run);
+    let round = &run.measurements[m].rounds[rounds[r]];
+    let factor = round.machine.machine_factors.unwrap().requests_per_s;
+    assert!(factor > 0.7 && factor < 1.4, "the round's req/s divided by {factor}");
+    let fit = &run.machine_model[0];
+    assert_eq!(fit.rounds_without_cross_cpu, 1, "{fit:?}");
+    let rps = fit.metrics.iter().find(|m| m.metric == "requests_per_s").unwrap();
+    assert!((rps.slope - SLOPE).abs() < 0.02, "the slope is the other rounds': {rps:?}");
+}
+

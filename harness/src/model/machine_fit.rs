@@ -17,7 +17,8 @@ pub struct MachineFit {
     /// The load's label, as the tables group rows: "hello, 64 connections, throughput".
     pub load: String,
     pub reference_cross_cpu_per_ms: f64,
-    /// Rounds that count, and those of them without a cross-CPU probe (adjusted by the drift stage alone).
+    /// Rounds that count, and those of them without a cross-CPU probe, or with one beyond
+    /// `machine_model::CROSS_CPU_RANGE` of the reference (adjusted by the drift stage alone).
     pub rounds: usize,
     pub rounds_without_cross_cpu: usize,
     pub metrics: Vec<MetricFit>,

@@ -30,6 +30,13 @@ use super::{MachineFactors, Measurement, RunResult};
 /// round number a reader can hold; written in the run beside each fit.
 pub const REFERENCE_CROSS_CPU_PER_MS: f64 = 10_000.0;
 
+/// How far from the reference a cross-CPU probe may read and still describe the machine's regime: the
+/// VM's regimes lie up to 10x apart (about 1,300 to 36,000 round trips a ms in the shared data). A probe
+/// further out timed its own threads being descheduled (on a day of 50% steal, rates of 1 to 3 round trips
+/// a ms were read), not a regime; as a covariate its log would carry the fit and multiply the round's
+/// figures, so such a round is taken as one without a probe (the drift stage alone).
+pub const CROSS_CPU_RANGE: f64 = 10.0;
+
 /// The slope on log cross-CPU rate a run that spans too little of it takes: the fits of the eight real
 /// runs in ../shared/data ranged over +0.14 to +0.20 (req/s), −0.13 to −0.22 (p99) and −0.13 to −0.19
 /// (CPU per request).
@@ -112,7 +119,8 @@ fn refit_group(measurements: &mut [Measurement], group: &[usize]) -> Option<Mach
     }
     let round = |s: usize, ri: usize| &measurements[group[s]].rounds[ri];
     let covariate = |s: usize, ri: usize| {
-        round(s, ri).machine.cross_cpu_per_ms.filter(|c| *c > 0.0).map(|c| (c / REFERENCE_CROSS_CPU_PER_MS).ln())
+        let plausible = |c: &f64| *c >= REFERENCE_CROSS_CPU_PER_MS / CROSS_CPU_RANGE && *c <= REFERENCE_CROSS_CPU_PER_MS * CROSS_CPU_RANGE;
+        round(s, ri).machine.cross_cpu_per_ms.filter(plausible).map(|c| (c / REFERENCE_CROSS_CPU_PER_MS).ln())
     };
     let without = counted.iter().filter(|(s, ri)| covariate(*s, *ri).is_none()).count();
     let mut metrics = Vec::new();
