@@ -21,6 +21,10 @@ pub const PROBE_EACH: Duration = Duration::from_millis(5);
 pub const CROSS_PROBE: Duration = Duration::from_millis(15);
 /// Probes of a CPU needed before its median is trusted to judge a round.
 pub const MIN_PROBES: usize = 5;
+/// A probe taken after a round serves as the next round's probe before it when that round starts within
+/// this long of it: nothing but a frozen server ran in between, and probing again would cost a quarter of
+/// the gap between rounds.
+pub const PROBE_REUSE: Duration = Duration::from_millis(150);
 
 /// The longest wait for quiet server CPUs before a round starts anyway (its figures then say so).
 pub const QUIET_LIMIT: Duration = Duration::from_millis(500);
@@ -70,11 +74,13 @@ pub(super) struct MachineWatch<'a> {
     cross_history: Vec<f64>,
     /// When measuring began: rounds are timed from here.
     began: Instant,
+    /// The last probe after a round, and when it ended.
+    last_after: Option<(Instant, Speeds)>,
 }
 
 impl<'a> MachineWatch<'a> {
     pub(super) fn new(server: ServerCpus<'a>, client_cpus: &[usize]) -> MachineWatch<'a> {
-        MachineWatch { server, client_cpus: client_cpus.to_vec(), history: HashMap::new(), cross_history: Vec::new(), began: Instant::now() }
+        MachineWatch { server, client_cpus: client_cpus.to_vec(), history: HashMap::new(), cross_history: Vec::new(), began: Instant::now(), last_after: None }
     }
 
     /// Seconds since measuring began.
@@ -82,9 +88,25 @@ impl<'a> MachineWatch<'a> {
         self.began.elapsed().as_secs_f64()
     }
 
+    /// The probe before a round: the last round's probe after it when that ended within `PROBE_REUSE`,
+    /// else a new one.
+    pub(super) fn probe_before(&mut self) -> Speeds {
+        match self.last_after.take() {
+            Some((at, speeds)) if at.elapsed() <= PROBE_REUSE => speeds,
+            _ => self.probe(),
+        }
+    }
+
+    /// The probe after a round, kept for the next round's `probe_before`.
+    pub(super) fn probe_after(&mut self) -> Speeds {
+        let speeds = self.probe();
+        self.last_after = Some((Instant::now(), speeds.clone()));
+        speeds
+    }
+
     /// Every server and client CPU, probed at once (the server host's while this machine's run). A server
     /// host that does not answer leaves its CPUs out: the round's own request to it names the host.
-    pub(super) fn probe(&self) -> Speeds {
+    fn probe(&self) -> Speeds {
         match &self.server {
             ServerCpus::Here(server) => {
                 let mut cpus: Vec<usize> = server.iter().chain(&self.client_cpus).copied().collect();
@@ -176,6 +198,22 @@ pub fn drifted(index: f64) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_round_that_starts_right_after_the_last_takes_its_probe_and_a_later_one_probes_anew() {
+        let mut watch = MachineWatch::new(ServerCpus::Here(vec![0]), &[]);
+        let after = watch.probe_after();
+        let before = watch.probe_before();
+        assert_eq!(before.server.len(), 1);
+        assert_eq!(before.server[0].user_per_ms, after.server[0].user_per_ms, "taken from the last probe");
+        // Taken once only: the round after that one probes again.
+        let again = watch.probe_before();
+        assert_ne!(again.server[0].user_per_ms, after.server[0].user_per_ms, "a probe of its own");
+        let after = watch.probe_after();
+        std::thread::sleep(PROBE_REUSE + Duration::from_millis(50));
+        let later = watch.probe_before();
+        assert_ne!(later.server[0].user_per_ms, after.server[0].user_per_ms, "too old to stand for the round");
+    }
 
     fn speed(cpu: usize, user: f64, syscall: f64) -> CpuSpeed {
         CpuSpeed { cpu, user_per_ms: user, syscall_per_ms: syscall }

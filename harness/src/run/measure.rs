@@ -253,14 +253,18 @@ impl Runner<'_, '_> {
             let load = self.run.measurements[live[order[0]].measurements[slot.ci][slot.li]].load_label();
             self.ui.line(&format!("{scenario} c={} {load}: {what} across {} server(s)", slot.connections, order.len()));
         }
+        let measured = order.first().filter(|_| matches!(pass, Pass::Measured(_))).map(|&k| live[k].measurements[slot.ci][slot.li]);
         for k in order {
             if self.stopped() {
-                return false;
+                break;
             }
             self.one_round(scenario, &mut live[k], slot, pass);
-            if matches!(pass, Pass::Measured(_)) {
-                crate::model::machine_model::refit_load_of(self.run, live[k].measurements[slot.ci][slot.li]);
-            }
+        }
+        // The model is refitted once a pass, before the stop rule looks at the adjusted rounds: every
+        // server's rounds at the slot are one load, and refitting after each round cost a tenth of a
+        // second a round once a run had several hundred.
+        if let Some(mi) = measured {
+            crate::model::machine_model::refit_load_of(self.run, mi);
         }
         // Saved once a pass, not after every round: writing run.json and the summaries took a tenth of a
         // round's time once a run had a few hundred rounds. An interrupt still saves what was measured.
@@ -356,7 +360,7 @@ impl Runner<'_, '_> {
         // slow a probe down with the tail of its own work.
         let quiet_wait_ms = self.machine.wait_quiet();
         let probing = std::time::Instant::now();
-        let before = self.machine.probe();
+        let before = self.machine.probe_before();
         let mut probes_s = probing.elapsed().as_secs_f64();
         l.server.thaw();
         let started_s = self.machine.elapsed_s();
@@ -379,7 +383,7 @@ impl Runner<'_, '_> {
         l.server.freeze();
         let round_s = loading.elapsed().as_secs_f64();
         let probing = std::time::Instant::now();
-        let after = self.machine.probe();
+        let after = self.machine.probe_after();
         probes_s += probing.elapsed().as_secs_f64();
         let judged = self.machine.judge(&before, &after);
         let mut round = outcome?;
