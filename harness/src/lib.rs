@@ -32,7 +32,7 @@ pub fn run(cli: cli::Cli) -> anyhow::Result<()> {
     });
     match cli.command {
         cli::Command::Load(args) => commands::load::run(args),
-        cli::Command::Agent(args) => remote::agent::serve(&args.catalog, &args.work, args.rebuild),
+        cli::Command::Agent(args) => commands::agent(args),
         cli::Command::List(args) => commands::list(args),
         cli::Command::Bench(args) => commands::bench(args, &ui),
         cli::Command::Check(args) => commands::check::run(args, &ui),
@@ -40,7 +40,7 @@ pub fn run(cli: cli::Cli) -> anyhow::Result<()> {
         cli::Command::Responses(args) => commands::responses(args, &ui),
         cli::Command::Versions(args) => commands::versions(args),
         cli::Command::Report(args) => commands::report(args, &ui),
-        cli::Command::Compare(args) => compare::run(&args.run_a, &args.run_b, args.options()),
+        cli::Command::Compare(args) => commands::compare(args),
     }
 }
 

@@ -10,7 +10,8 @@ use std::time::{Duration, Instant};
 use super::values::{self, Rng};
 use crate::wire::client::{find, set_linger_zero, show, Closed, Conn, CLOSED_WITHOUT_ANSWER};
 use super::wire::{check_json, check_plaintext, probe, read_ordinary};
-use super::{Failed, Options, Scenario, Target};
+use super::case::{Failed, Options, Target};
+use crate::wire::Scenario;
 use crate::os::socket;
 
 /// The scenario's ordinary request, `json` with sequence 7 (echo: a few bytes).

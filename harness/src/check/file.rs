@@ -6,7 +6,7 @@ use crate::wire::client::{show, Conn, Response};
 use crate::wire::request::get;
 use crate::wire::{file_response, FILE_4K, FILE_PATH};
 
-use super::{Failed, Options, Target};
+use super::case::{Failed, Options, Target};
 
 /// Reads one answer to `GET /file/4k` and holds it to the contract.
 pub fn read_file(c: &mut Conn, micro: bool) -> Result<Response, Failed> {

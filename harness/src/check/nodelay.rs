@@ -13,7 +13,7 @@ use std::time::Duration;
 use crate::os::{peer_socket, proc};
 use crate::wire::client::Conn;
 
-use super::{Failed, Options, Target, Verdict};
+use super::case::{Failed, Options, Target, Verdict};
 
 pub fn tcp_nodelay(t: &Target, o: &Options) -> Verdict {
     match read_option(t, o) {

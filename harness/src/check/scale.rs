@@ -13,13 +13,14 @@ use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use super::RssPoint;
+use crate::model::checks::RssPoint;
 
 use super::values::{random_bytes, Rng};
 use crate::os::{limits, proc};
 use crate::wire::Conn;
 use super::wire::{check_json, check_plaintext, probe, read_hello};
-use super::{Failed, Options, Scenario, Target, Verdict};
+use super::case::{Failed, Options, Target, Verdict};
+use crate::wire::Scenario;
 
 /// Descriptors a process keeps for itself besides the held connections.
 const FD_RESERVE: u64 = 128;

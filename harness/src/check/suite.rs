@@ -7,7 +7,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use super::scale::{self, ScaleOptions, ServerProcess};
-use super::{checks_for, CheckResult, Group, Options, Scenario, Status, Target, Verdict, CHECK_TIMEOUT_MS};
+use super::case::{Options, Target, Verdict, CHECK_TIMEOUT_MS};
+use crate::wire::Scenario;
+use super::{checks_for, CheckResult, Group, Status};
 use crate::catalog::Contestant;
 use crate::os::proc;
 use crate::launch::server::{Server, STOP_GRACE};

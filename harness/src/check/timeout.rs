@@ -11,7 +11,7 @@ use crate::os::socket;
 use crate::wire::client::{show, Closed, Conn};
 use crate::wire::request::get;
 use super::wire::read_hello;
-use super::{Failed, Options, Target};
+use super::case::{Failed, Options, Target};
 
 /// `hello` ignores `SB_TIMEOUT_MS`: a connection idle for `idle_open` is still served.
 pub fn idle_open(t: &Target, o: &Options) -> Result<String, Failed> {

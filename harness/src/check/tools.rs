@@ -6,7 +6,8 @@ use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use super::{Failed, Options, Scenario, Target, Verdict};
+use super::case::{Failed, Options, Target, Verdict};
+use crate::wire::Scenario;
 
 /// The Debian package of each tool.
 pub const TOOLS: &[(&str, &str)] = &[("curl", "curl"), ("wrk", "wrk"), ("h2load", "nghttp2-client"), ("ab", "apache2-utils")];

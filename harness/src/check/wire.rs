@@ -8,7 +8,8 @@ use std::time::{Duration, Instant};
 use super::values::{parse_http_date, random_bytes, unix_now_s, Rng};
 use crate::wire::client::{is_timeout, parse_response, show, Conn, Response};
 use crate::wire::request::{get, post_json};
-use super::{Failed, Options, Scenario, Target};
+use super::case::{Failed, Options, Target};
+use crate::wire::Scenario;
 use crate::wire::{HELLO_BODY, HELLO_RESPONSE, PLAINTEXT_BODY};
 
 const MIB: usize = 1 << 20;

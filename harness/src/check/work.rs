@@ -4,7 +4,7 @@
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
-use super::{Failed, Options, Target};
+use super::case::{Failed, Options, Target};
 use crate::wire::client::{show, Conn, Response};
 use crate::wire::request::get;
 use crate::wire::{counter_path, decimal_response, parse_decimal, work_path, COUNTER_KEYS, DEFAULT_WORK_US, MAX_WORK_US};

@@ -1,5 +1,6 @@
-//! The subcommands other than `load`: list, bench, check, responses, versions, report. Each turns parsed
-//! arguments into work and prints the outcome; this is the layer that wires the rooms together.
+//! Every subcommand: list, bench, build, responses, versions, report, compare and agent here, check and
+//! load in files of their own. Each turns parsed arguments into work and prints the outcome; this is the
+//! layer that wires the rooms together.
 
 pub mod check;
 pub mod load;
@@ -13,7 +14,8 @@ use crate::catalog::build::Builder;
 use crate::catalog::requires::{self, Readiness, System};
 use crate::catalog::{Catalog, Contestant};
 use crate::cli::bench::BenchArgs;
-use crate::cli::{BuildArgs, ListArgs, ReportArgs, ResponsesArgs, SelectArgs};
+use crate::cli::compare::CompareArgs;
+use crate::cli::{AgentArgs, BuildArgs, ListArgs, ReportArgs, ResponsesArgs, SelectArgs};
 use crate::report::table::{Align, Table};
 use crate::report::{self, markdown};
 use crate::launch::{self, Prepared, ServerSetup, Started};
@@ -340,4 +342,14 @@ pub fn report(args: ReportArgs, ui: &Ui) -> anyhow::Result<()> {
         ui.line(&format!("wrote {}", w.display()));
     }
     Ok(())
+}
+
+/// `serverbench compare`: B/A of two runs, and its gate.
+pub fn compare(args: CompareArgs) -> anyhow::Result<()> {
+    crate::compare::run(&args.run_a, &args.run_b, args.options())
+}
+
+/// `serverbench agent`: the server host's side of a run, answering the harness on standard input and output.
+pub fn agent(args: AgentArgs) -> anyhow::Result<()> {
+    crate::remote::agent::serve(&args.catalog, &args.work, args.rebuild)
 }
