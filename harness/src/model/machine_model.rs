@@ -48,15 +48,6 @@ pub fn default_slope(metric: Metric) -> f64 {
     }
 }
 
-/// The name a metric's fit is stored under.
-pub fn metric_key(metric: Metric) -> &'static str {
-    match metric {
-        Metric::RequestsPerS => "requests_per_s",
-        Metric::P99 => "p99",
-        Metric::CpuPerRequest => "cpu_per_request",
-    }
-}
-
 /// Fits the model on the run's rounds as they are and sets every counted round's factors (and its
 /// `drift_factor`, the second stage of req/s); the run's `machine_model` says what it did. Loads at a fixed
 /// rate are left as measured: the client paces their req/s.
@@ -173,7 +164,7 @@ fn refit_group(measurements: &mut [Measurement], group: &[usize]) -> Option<Mach
         }
         let pct = |v: Option<f64>| v.map(|s| s * 100.0);
         metrics.push(MetricFit {
-            metric: metric_key(metric).to_string(),
+            metric: metric.key().to_string(),
             slope: slopes.pooled,
             slope_from: if slopes.fitted { "fitted" } else { "default" }.to_string(),
             scatter_pct: pct(slope::median_scatter(&before)),

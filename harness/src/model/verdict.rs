@@ -30,6 +30,18 @@ impl Metric {
             Metric::CpuPerRequest => "cpu",
         }
     }
+    /// The name stored in run.json (`machine_model`'s `metric`).
+    pub fn key(self) -> &'static str {
+        match self {
+            Metric::RequestsPerS => "requests_per_s",
+            Metric::P99 => "p99",
+            Metric::CpuPerRequest => "cpu_per_request",
+        }
+    }
+    /// The figure whose `key` this is.
+    pub fn from_key(key: &str) -> Option<Metric> {
+        Metric::ALL.into_iter().find(|m| m.key() == key)
+    }
     pub fn higher_is_better(self) -> bool {
         self == Metric::RequestsPerS
     }
@@ -99,5 +111,18 @@ impl Verdict {
             Verdict::Machine => "machine",
             Verdict::Untested => "untested",
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Metric;
+
+    #[test]
+    fn every_figure_is_found_again_by_its_stored_name_and_nothing_else_is() {
+        for m in Metric::ALL {
+            assert_eq!(Metric::from_key(m.key()), Some(m));
+        }
+        assert_eq!(Metric::from_key("req/s"), None, "the display name is not the stored one");
     }
 }

@@ -2,6 +2,7 @@
 //! disturbed, rounds flagged cpu-drift, the spread of the CPU speed probes and of the cross-CPU probe,
 //! interference and the waits for quiet CPUs.
 
+use crate::model::verdict::Metric;
 use crate::model::{RunResult, FLAG_CPU_DRIFT, FLAG_DISTURBED};
 use crate::stats::rounds::median;
 
@@ -56,10 +57,9 @@ fn model_taken_out(fit: &crate::model::machine_model::MachineFit) -> String {
         .metrics
         .iter()
         .map(|m| {
-            let name = match m.metric.as_str() {
-                "requests_per_s" => "req/s",
-                "cpu_per_request" => "CPU/req",
-                other => other,
+            let name: &str = match Metric::from_key(&m.metric) {
+                Some(metric) => metric.name(),
+                None => &m.metric,
             };
             let scatter = match (m.scatter_pct, m.scatter_adjusted_pct, m.explained_pct()) {
                 (Some(b), Some(a), Some(e)) => format!(", round-to-round scatter {b:.1}% → {a:.1}% ({e:.0}% explained)"),
