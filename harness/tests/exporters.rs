@@ -8,7 +8,7 @@ use serverbench::model::*;
 use serverbench::stats::histogram::new_latency_histogram;
 
 /// A round of `requests` in 2 s whose latencies are `latencies_us`, repeated to fill the histogram.
-fn round(index: u32, warmup: bool, requests: u64, latencies_us: &[u64], cpu_s: f64, flags: &[&str]) -> Round {
+fn round(index: u32, warmup: bool, requests: u64, latencies_us: &[u64], cpu_s: f64, flags: &[Flag]) -> Round {
     // One read and one write per request, an epoll_wait per 50, and a few other calls.
     let syscalls = SyscallCounts {
         total: Some(2 * requests + requests / 50 + 7),
@@ -19,7 +19,7 @@ fn round(index: u32, warmup: bool, requests: u64, latencies_us: &[u64], cpu_s: f
         latency.record(us * 1000 + i as u64 % 7).unwrap();
     }
     let status = StatusCounts { s2xx: requests, ..StatusCounts::default() };
-    let unsaturated = flags.contains(&FLAG_UNSATURATED);
+    let unsaturated = flags.contains(&Flag::Unsaturated);
     Round {
         index,
         warmup,
@@ -35,7 +35,7 @@ fn round(index: u32, warmup: bool, requests: u64, latencies_us: &[u64], cpu_s: f
             unserved_at_start: None,
             per_connection: None,
             connections_served: Some(64),
-            errors: ErrorCounts { timeout: if flags.contains(&FLAG_ERRORS) { 3 } else { 0 }, ..Default::default() },
+            errors: ErrorCounts { timeout: if flags.contains(&Flag::Errors) { 3 } else { 0 }, ..Default::default() },
             status,
             duration_s: 2.0,
             bytes_read: requests * 51,
@@ -93,7 +93,7 @@ fn round(index: u32, warmup: bool, requests: u64, latencies_us: &[u64], cpu_s: f
         client_limit_pct: Some(95.0),
         saturation: None,
         limit: unsaturated.then(|| LIMIT_SERVER_SLEEPING.to_string()),
-        flags: flags.iter().map(|f| f.to_string()).collect(),
+        flags: flags.to_vec(),
         hosts: Vec::new(),
         machine: Default::default(),
     }
@@ -158,7 +158,7 @@ fn model() -> RunResult {
         latency_ns: Some(p99_us * 1000),
         errors: 0,
         pass,
-        flags: if achieved < 0.98 * rate { vec![FLAG_RATE_NOT_HELD.into()] } else { vec![] },
+        flags: if achieved < 0.98 * rate { vec![Flag::RateNotHeld] } else { vec![] },
     };
     run.measurements[0].capacity = Some(Capacity {
         slo: slo.clone(),
@@ -278,7 +278,7 @@ fn unsearched_model() -> RunResult {
                 vec![
                     round(1, true, 180_000, &[300, 350, 400], 1.9, &[]),
                     round(1, false, 200_000, &[300, 350, 400], 1.9, &[]),
-                    round(2, false, 204_000, &[310, 340, 420, 5000], 1.95, &[FLAG_ERRORS]),
+                    round(2, false, 204_000, &[310, 340, 420, 5000], 1.95, &[Flag::Errors]),
                     round(3, false, 198_000, &[290, 360, 410], 1.9, &[]),
                 ],
             ),
@@ -287,9 +287,9 @@ fn unsearched_model() -> RunResult {
                 MeasurementStatus::Measured,
                 None,
                 vec![
-                    round(1, false, 150_000, &[400, 450], 1.5, &[FLAG_CLIENT_BOUND]),
-                    round(2, false, 152_000, &[400, 460], 1.5, &[FLAG_CLIENT_BOUND]),
-                    round(3, false, 149_000, &[410, 450], 1.6, &[FLAG_UNSATURATED]),
+                    round(1, false, 150_000, &[400, 450], 1.5, &[Flag::ClientBound]),
+                    round(2, false, 152_000, &[400, 460], 1.5, &[Flag::ClientBound]),
+                    round(3, false, 149_000, &[410, 450], 1.6, &[Flag::Unsaturated]),
                 ],
             ),
             wrk,
@@ -362,7 +362,7 @@ fn a_figure_that_could_not_be_measured_is_absent_not_zero() {
     let name = m.contestant.clone();
     let r = m.rounds.iter_mut().find(|r| !r.warmup).unwrap();
     r.server = ServerUsage { cpu_s: None, cpu_source: None, utilisation_pct: None, cpu_us_per_request: None, peak_rss_bytes: None, pss_bytes: None, ..r.server.clone() };
-    r.flags.push(FLAG_SERVER_UNPROBED.into());
+    r.flags.push(Flag::ServerUnprobed);
     let refused = "perf_event_open on CPU 1 refused";
     (r.server.syscalls, r.server.syscalls_per_request, r.server.syscalls_method) = (None, None, None);
     r.server.syscalls_unavailable = Some(refused.into());
@@ -661,7 +661,7 @@ fn both_busy_rounds_are_counted_in_every_table_and_in_compare_s_notes() {
     let before = model();
     let mut run = before.clone();
     let m = run.measurements.iter_mut().find(|m| m.contestant == "c-epoll" && m.status == MeasurementStatus::Measured).unwrap();
-    m.rounds.iter_mut().filter(|r| r.counts()).take(2).for_each(|r| r.flags.push(FLAG_BOTH_BUSY.into()));
+    m.rounds.iter_mut().filter(|r| r.counts()).take(2).for_each(|r| r.flags.push(Flag::BothBusy));
     let s = m.summary();
     assert_eq!((s.both_busy_rounds, s.client_bound_rounds), (2, 0));
     let flag = format!("both-busy 2/{}", s.rounds);
@@ -689,8 +689,8 @@ fn keepalive_lost_and_server_closes_are_counted_apart_in_every_table() {
     let mut run = model();
     let m = run.measurements.iter_mut().find(|m| m.contestant == "c-epoll" && m.status == MeasurementStatus::Measured).unwrap();
     let mut counted = m.rounds.iter_mut().filter(|r| r.counts());
-    counted.next().unwrap().flags.extend([FLAG_KEEPALIVE_LOST.into(), FLAG_SERVER_CLOSES.into()]);
-    counted.for_each(|r| r.flags.push(FLAG_SERVER_CLOSES.into()));
+    counted.next().unwrap().flags.extend([Flag::KeepaliveLost, Flag::ServerCloses]);
+    counted.for_each(|r| r.flags.push(Flag::ServerCloses));
     let s = m.summary();
     assert_eq!((s.keepalive_lost_rounds, s.server_closes_rounds), (1, s.rounds));
     let flags = format!("keepalive-lost 1/{0}, server-closes {0}/{0}", s.rounds);

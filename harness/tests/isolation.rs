@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use serverbench::catalog::Catalog;
 use serverbench::cli::bench::BenchArgs;
-use serverbench::model::{RunResult, FLAG_DISTURBED};
+use serverbench::model::{RunResult, Flag};
 use serverbench::os::cpus::CpuSet;
 use serverbench::run::options::{BenchOptions, Rounds};
 use serverbench::ui::{Ui, Verbosity};
@@ -104,7 +104,7 @@ fn only_the_measured_server_runs_and_the_harness_keeps_off_its_cpus() {
     for r in busy.rounds.iter() {
         let foreign = r.machine.foreign_pct.expect("foreign time was read");
         // Not disturbed: below 3% or within the two ticks of /proc's rounding (4% of a 0.5 s round).
-        assert!(!r.has_flag(FLAG_DISTURBED), "cost-busy's round shared its CPU: {foreign:.1}% foreign");
+        assert!(!r.has_flag(&Flag::Disturbed), "cost-busy's round shared its CPU: {foreign:.1}% foreign");
         assert!(r.server.utilisation_pct.unwrap() > 85.0, "{:?}", r.server);
     }
     assert!(common::processes_mentioning(tmp.path()).is_empty());
@@ -149,7 +149,7 @@ fn a_cpu_hog_disturbs_the_rounds_it_overlaps_and_they_are_run_again() {
     assert_eq!(hogged_rounds.len(), 2, "the hog ran beside two rounds, then was stopped");
     for &n in &hogged_rounds {
         let r = measured[n - 1];
-        assert!(r.has_flag(FLAG_DISTURBED), "round {n} ran beside the hog: {:?}, {:.1}% foreign", r.flags, r.machine.foreign_pct.unwrap_or(-1.0));
+        assert!(r.has_flag(&Flag::Disturbed), "round {n} ran beside the hog: {:?}, {:.1}% foreign", r.flags, r.machine.foreign_pct.unwrap_or(-1.0));
         assert!(r.machine.foreign_pct.unwrap() > 20.0, "{:?}", r.machine);
     }
     let s = m.summary();

@@ -8,7 +8,7 @@ mod synthetic;
 
 use std::path::Path;
 
-use serverbench::model::{RunResult, FLAG_CPU_DRIFT};
+use serverbench::model::{RunResult, Flag};
 use serverbench::report::html;
 use serverbench::stats::histogram::{new_latency_histogram, to_base64};
 use serverbench::model::Interval;
@@ -27,7 +27,7 @@ fn stalled_run() -> RunResult {
     let m = run.measurements.iter_mut().find(|m| m.contestant == "c-epoll" && m.scenario == "hello" && m.connections == 16).unwrap();
     let mut measured = m.rounds.iter_mut().filter(|r| !r.warmup);
     measured.next();
-    measured.next().unwrap().flags.push(FLAG_CPU_DRIFT.into());
+    measured.next().unwrap().flags.push(Flag::CpuDrift);
     let third = measured.next().unwrap();
     let mut slow = new_latency_histogram();
     slow.record_n(200_000_000, 40).unwrap();
@@ -50,7 +50,7 @@ fn each_server_is_drawn_over_the_run_with_its_flagged_rounds_and_its_worst_inter
     let servers = synthetic::base_configs().iter().filter(|c| c.scenario == "hello" && c.connections == 16).count();
     assert_eq!(panels.len(), servers, "a panel per server");
     let epoll = panels.iter().find(|p| p.contains(">c-epoll</text>")).expect("c-epoll's panel");
-    assert!(epoll.contains(&format!(">{FLAG_CPU_DRIFT}</text>")), "the cpu-drift round is named");
+    assert!(epoll.contains(&format!(">{}</text>", Flag::CpuDrift)), "the cpu-drift round is named");
     assert!(epoll.contains("measured round 2: cpu-drift"), "and shaded with its name");
     assert!(epoll.contains("warm-up round 1: warm-up"), "the warm-up round is shaded");
     // Every round of every server is on the same time axis: the same seconds under every panel.

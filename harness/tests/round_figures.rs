@@ -16,7 +16,7 @@ use std::time::Duration;
 use serverbench::catalog::Catalog;
 use serverbench::cli::bench::BenchArgs;
 use serverbench::run::options::BenchOptions;
-use serverbench::model::{ConnectionsSummary, CpuSource, Measurement, MeasurementStatus, MeasurementSummary, Round, FLAG_CLIENT_BOUND, LIMIT_SERVER_SLEEPING, FLAG_ERRORS, FLAG_KEEPALIVE_LOST, FLAG_SERVER_CLOSES, FLAG_RAMP_INCOMPLETE, FLAG_RATE_NOT_HELD, FLAG_UNFAIR, FLAG_UNSATURATED, SERVER_BOUND};
+use serverbench::model::{ConnectionsSummary, CpuSource, Measurement, MeasurementStatus, MeasurementSummary, Round, LIMIT_SERVER_SLEEPING, Flag, Saturation};
 use serverbench::run::rounds::{run_round, RoundPlan};
 use serverbench::launch::server::{free_port, Launch, Server};
 use serverbench::ui::{Ui, Verbosity};
@@ -120,8 +120,8 @@ fn a_server_that_starves_half_its_connections_is_flagged_unfair() {
     let spread = r.load.per_connection.expect("a spread over the connections");
     assert_eq!(spread.starved, 2, "{spread:?}");
     assert!(spread.jain.is_some_and(|j| (j - 0.5).abs() < 0.05), "{spread:?}");
-    assert!(r.has_flag(FLAG_UNFAIR), "{:?}", r.flags);
-    assert!(r.has_flag(FLAG_RAMP_INCOMPLETE) && r.load.unserved_at_start == Some(2), "{:?} {:?}", r.flags, r.load.unserved_at_start);
+    assert!(r.has_flag(&Flag::Unfair), "{:?}", r.flags);
+    assert!(r.has_flag(&Flag::RampIncomplete) && r.load.unserved_at_start == Some(2), "{:?} {:?}", r.flags, r.load.unserved_at_start);
     assert!(r.load.requests > 0, "{:?}", r.load);
     // Every connection established (the round ran), two served: the summary keeps the figures and the
     // tables say so.
@@ -130,7 +130,7 @@ fn a_server_that_starves_half_its_connections_is_flagged_unfair() {
     let summary = MeasurementSummary { connections: Some(connections), ..Default::default() };
     assert_eq!(summary.served_flag().as_deref(), Some("served 2/4 connections"));
     for fair in one_round("busy", 4).flags.iter().chain(&one_round("failing", 4).flags) {
-        assert!(fair != FLAG_UNFAIR && fair != FLAG_RAMP_INCOMPLETE, "a fair server flagged {fair}");
+        assert!(*fair != Flag::Unfair && *fair != Flag::RampIncomplete, "a fair server flagged {fair}");
     }
 }
 
@@ -152,7 +152,7 @@ fn a_capacity_search_finds_the_known_capacity() {
     assert!((capacity / expected - 1.0).abs() <= 0.15, "capacity {capacity:.0}/s for {expected:.0}/s: {:#?}", found.steps);
     let failed = found.bracket.1.unwrap_or_else(|| panic!("no rate failed: {:#?}", found.steps));
     assert!(failed > capacity && failed / capacity <= serverbench::load::search::PRECISION, "{capacity}..{failed}");
-    assert!(found.steps.iter().any(|s| !s.pass && s.flags.iter().any(|f| f == FLAG_RATE_NOT_HELD)), "{:#?}", found.steps);
+    assert!(found.steps.iter().any(|s| !s.pass && s.flags.contains(&Flag::RateNotHeld)), "{:#?}", found.steps);
 }
 
 fn a_known_cost_per_request_is_measured_as_such() {
@@ -163,8 +163,8 @@ fn a_known_cost_per_request_is_measured_as_such() {
         assert!((per_request_us / COST_US - 1.0).abs() <= 0.15, "{per_request_us:.0} us per request for a {COST_US} us spin");
         assert!(busy_pct >= 85.0, "a server spinning on every request is saturated: {busy_pct:.1}%");
         assert!(r.load.requests > 0 && r.load.errors.total() == 0, "{:?}", r.load.errors);
-        assert!(!r.flags.iter().any(|f| f == FLAG_CLIENT_BOUND), "{:?}", r.flags);
-        assert_eq!(r.saturation.as_deref(), Some(SERVER_BOUND), "{busy_pct:.1}% busy");
+        assert!(!r.flags.contains(&Flag::ClientBound), "{:?}", r.flags);
+        assert_eq!(r.saturation.as_deref(), Some(Saturation::ServerBound.name()), "{busy_pct:.1}% busy");
         assert_eq!(r.limit, None, "a server-bound round has no other limit");
         let threads = r.server.threads.expect("the server's thread states were read");
         assert!(threads.samples > 0 && threads.running > threads.sleeping, "{threads:?}");
@@ -181,9 +181,9 @@ fn a_server_that_sleeps_shows_a_low_cpu_share() {
         assert!(busy_pct < 40.0, "a server asleep 2 ms per request: {busy_pct:.1}% busy");
         assert!(r.load.requests > 0 && r.load.errors.total() == 0, "{:?}", r.load.errors);
         // Neither side was busy: not client-bound, but unsaturated (the limit is the server's sleep).
-        assert!(!r.flags.iter().any(|f| f == FLAG_CLIENT_BOUND), "{:?}", r.flags);
-        assert!(r.has_flag(FLAG_UNSATURATED), "{:?}, client limit {:?}", r.flags, r.client_limit_pct);
-        assert_eq!(r.saturation.as_deref(), Some(FLAG_UNSATURATED));
+        assert!(!r.flags.contains(&Flag::ClientBound), "{:?}", r.flags);
+        assert!(r.has_flag(&Flag::Unsaturated), "{:?}, client limit {:?}", r.flags, r.client_limit_pct);
+        assert_eq!(r.saturation.as_deref(), Some(Saturation::Unsaturated.name()));
         // Its one thread was asleep at most samples, and the round says so.
         let threads = r.server.threads.expect("the server's thread states were read");
         assert!(threads.samples > 0 && 2 * threads.sleeping > threads.thread_samples(), "{threads:?}");
@@ -206,7 +206,7 @@ fn a_busy_polling_client_is_not_the_limit_of_a_sleeping_server() {
     assert_eq!(r.load.poll, "busy");
     assert!(r.load.requests > 0 && r.load.errors.total() == 0, "{:?}", r.load.errors);
     assert!(r.load.client_poll_s > r.load.client_work_s(), "poll {} s, work {} s", r.load.client_poll_s, r.load.client_work_s());
-    assert_eq!(r.saturation.as_deref(), Some(FLAG_UNSATURATED), "client limit {:?}, client CPU {} s", r.client_limit_pct, r.load.client_cpu_s);
+    assert_eq!(r.saturation.as_deref(), Some(Saturation::Unsaturated.name()), "client limit {:?}, client CPU {} s", r.client_limit_pct, r.load.client_cpu_s);
 }
 
 /// One round of `known_cost.py --<behaviour>` straight through the round runner: the pre-measurement check
@@ -257,8 +257,8 @@ fn a_client_that_limits_the_round_is_flagged_from_measured_figures() {
     let (server_pct, client_pct) = (r.server.utilisation_pct.unwrap(), r.client_busy_pct.unwrap());
     assert!(r.load.requests > 0 && r.load.errors.total() == 0, "{:?}", r.load.errors);
     assert!(server_pct < 50.0 && client_pct >= 90.0, "server {server_pct:.1}% busy, client {client_pct:.1}%");
-    assert!(r.flags.iter().any(|f| f == FLAG_CLIENT_BOUND), "server {server_pct:.1}%, client {client_pct:.1}%: {:?}", r.flags);
-    assert_eq!(r.saturation.as_deref(), Some(FLAG_CLIENT_BOUND));
+    assert!(r.flags.contains(&Flag::ClientBound), "server {server_pct:.1}%, client {client_pct:.1}%: {:?}", r.flags);
+    assert_eq!(r.saturation.as_deref(), Some(Saturation::ClientBound.name()));
     assert!(r.client_limit_pct.unwrap() >= 90.0 && r.load.thread_cpu_s.len() == r.load.threads, "{:?}", r.load.thread_cpu_s);
 
     // Three client threads on the one client CPU: no thread is busy alone, and the client is still the limit.
@@ -266,7 +266,7 @@ fn a_client_that_limits_the_round_is_flagged_from_measured_figures() {
     assert_eq!(r.load.threads, 3);
     let busiest = r.load.thread_cpu_s.iter().copied().fold(0.0, f64::max) / r.load.duration_s * 100.0;
     assert!(busiest < 90.0, "one thread of three on one CPU was {busiest:.1}% busy");
-    assert_eq!(r.saturation.as_deref(), Some(FLAG_CLIENT_BOUND), "client limit {:?}, server {:?}", r.client_limit_pct, r.server.utilisation_pct);
+    assert_eq!(r.saturation.as_deref(), Some(Saturation::ClientBound.name()), "client limit {:?}, server {:?}", r.client_limit_pct, r.server.utilisation_pct);
 }
 
 /// A server that answers with `Connection: close` and then closes: every answer is valid and none was
@@ -277,8 +277,8 @@ fn a_server_that_closes_after_each_answer_is_flagged_server_closes() {
     assert_eq!(r.load.errors.total(), 0, "{:?}", r.load.errors);
     assert!(r.load.server_closes > 0 && r.load.reconnects > 0, "closes {}, reconnects {}", r.load.server_closes, r.load.reconnects);
     assert_eq!(r.load.keepalive_lost, 0, "no request was outstanding at a close");
-    assert!(r.has_flag(FLAG_SERVER_CLOSES), "{:?}", r.flags);
-    assert!(!r.has_flag(FLAG_KEEPALIVE_LOST) && !r.has_flag(FLAG_ERRORS), "{:?}", r.flags);
+    assert!(r.has_flag(&Flag::ServerCloses), "{:?}", r.flags);
+    assert!(!r.has_flag(&Flag::KeepaliveLost) && !r.has_flag(&Flag::Errors), "{:?}", r.flags);
 }
 
 /// A server that answers every other request with a 500: only the valid half counts as requests.
@@ -291,8 +291,8 @@ fn a_server_that_fails_half_its_answers_counts_half() {
     assert_eq!(l.errors.status, l.status.s5xx, "every 500 is an error");
     // Each connection alternates valid and failed answers: at the window's edges they differ by one at most.
     assert!(l.requests.abs_diff(l.errors.status) <= connections as u64, "{} valid, {} failed", l.requests, l.errors.status);
-    assert!(r.has_flag(FLAG_ERRORS), "{:?}", r.flags);
-    assert!(!r.has_flag(FLAG_KEEPALIVE_LOST), "{:?}", r.flags);
+    assert!(r.has_flag(&Flag::Errors), "{:?}", r.flags);
+    assert!(!r.has_flag(&Flag::KeepaliveLost), "{:?}", r.flags);
 }
 
 /// A rate four times what the server can answer (it spins 2 ms per request: at most 500 a second).
@@ -315,7 +315,7 @@ fn a_rate_the_server_cannot_hold_is_flagged() {
     assert!(m.measured_rounds().count() > 0, "no round counted; flags: {:?}", m.rounds.iter().map(|r| &r.flags).collect::<Vec<_>>());
     for r in m.measured_rounds() {
         assert!(r.load.requests_per_s() < 0.98 * 2000.0, "{} answers/s", r.load.requests_per_s());
-        assert!(r.has_flag(FLAG_RATE_NOT_HELD), "{:?}", r.flags);
+        assert!(r.has_flag(&Flag::RateNotHeld), "{:?}", r.flags);
         assert!(r.load.backlog > 0, "the timetable ran ahead of the answers: a backlog");
     }
 }

@@ -96,7 +96,7 @@ fn an_old_run_reads_its_clean_closes_apart_from_keepalive_lost() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/runs/closes-in-keepalive-lost");
     let run = serverbench::report::load(&dir).unwrap();
     let seen = |run: &RunResult| -> Vec<(bool, u32, u64, u64, Vec<String>)> {
-        run.measurements[0].rounds.iter().map(|r| (r.warmup, r.index, r.load.keepalive_lost, r.load.server_closes, r.flags.clone())).collect()
+        run.measurements[0].rounds.iter().map(|r| (r.warmup, r.index, r.load.keepalive_lost, r.load.server_closes, r.flags.iter().map(ToString::to_string).collect())).collect()
     };
     let flags = |f: &[&str]| f.iter().map(|s| s.to_string()).collect::<Vec<_>>();
     let expected = vec![

@@ -23,7 +23,7 @@ pub use baseline::{Baseline, Regime, Source};
 pub use gate::{FailOn, Regressed};
 pub use verdict::{Change, Expected, Metric, Rules, Verdict, DEFAULT_ALPHA, DEFAULT_NOISE_PCT, DEFAULT_SPREADS};
 
-use crate::model::{Measurement, RunResult, FLAG_BOTH_BUSY, FLAG_CLIENT_BOUND};
+use crate::model::{Measurement, RunResult, Flag};
 use crate::stats::rank::mann_whitney;
 use crate::stats::rounds::median;
 
@@ -311,8 +311,8 @@ pub fn compare_with_control(a: &RunResult, b: &RunResult, rules: Rules, control:
                 .collect();
             let mut notes = Vec::new();
             for (side, m) in [("A", p.a), ("B", p.b)] {
-                for flag in [FLAG_CLIENT_BOUND, FLAG_BOTH_BUSY] {
-                    let bound = m.measured_rounds().filter(|r| r.has_flag(flag)).count();
+                for flag in [Flag::ClientBound, Flag::BothBusy] {
+                    let bound = m.measured_rounds().filter(|r| r.has_flag(&flag)).count();
                     if bound > 0 {
                         notes.push(format!("{flag} in {side} ({bound}/{} rounds)", m.measured_rounds().count()));
                     }

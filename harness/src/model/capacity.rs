@@ -25,7 +25,7 @@ pub struct SearchStep {
     pub pass: bool,
     /// The round's flags (`disturbed`, `rate-not-held`, ...).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub flags: Vec<String>,
+    pub flags: Vec<super::flag::Flag>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -4,17 +4,42 @@
 
 use serde::{Deserialize, Serialize};
 
-/// The server was not busy while the client was: the round measured the client.
-pub const FLAG_CLIENT_BOUND: &str = "client-bound";
-/// The server's CPUs and the client's limit were both at `BUSY_THRESHOLD_PCT` or more: the figure belongs
-/// to both sides, and a faster client could have drawn more from the server (or not).
-pub const FLAG_BOTH_BUSY: &str = "both-busy";
-/// Neither the server nor the client was busy: the limit was elsewhere (too few connections, a server that
-/// sleeps or waits on a lock, the network).
-pub const FLAG_UNSATURATED: &str = "unsaturated";
-/// The round's saturation when the server's CPUs were at least `BUSY_THRESHOLD_PCT` busy: the number
-/// measures the server (a state, not a flag).
-pub const SERVER_BOUND: &str = "server-bound";
+use super::flag::Flag;
+
+/// Who limited a round (a state stored as `saturation`; all but `server-bound` raise a flag of the same name).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Saturation {
+    /// The server's CPUs were at least `BUSY_THRESHOLD_PCT` busy: the number measures the server.
+    ServerBound,
+    /// The server's CPUs and the client's limit were both busy.
+    BothBusy,
+    /// The server was not busy while the client was: the round measured the client.
+    ClientBound,
+    /// Neither side was busy: the limit was elsewhere.
+    Unsaturated,
+}
+
+impl Saturation {
+    /// The name stored in a round's `saturation`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Saturation::ServerBound => "server-bound",
+            Saturation::BothBusy => "both-busy",
+            Saturation::ClientBound => "client-bound",
+            Saturation::Unsaturated => "unsaturated",
+        }
+    }
+
+    /// The flag a round raises for it: none where the server was the limit.
+    pub fn flag(self) -> Option<Flag> {
+        match self {
+            Saturation::ServerBound => None,
+            Saturation::BothBusy => Some(Flag::BothBusy),
+            Saturation::ClientBound => Some(Flag::ClientBound),
+            Saturation::Unsaturated => Some(Flag::Unsaturated),
+        }
+    }
+}
 
 /// At or above this share of its CPUs the server is saturated (both-busy when the client's limit is at or
 /// above it too); below it, with the client's limit at or above it, the round is client-bound; with
@@ -25,14 +50,14 @@ pub const BUSY_THRESHOLD_PCT: f64 = 90.0;
 /// (docs/methodology.md, "Saturation"): `server-bound`, `both-busy`, `client-bound` or `unsaturated`; none
 /// when a figure it needs is absent. The states exclude each other: `client-bound` needs the server below
 /// the threshold, `both-busy` at or above it.
-pub fn saturation(server_pct: Option<f64>, client_limit_pct: Option<f64>) -> Option<&'static str> {
+pub fn saturation(server_pct: Option<f64>, client_limit_pct: Option<f64>) -> Option<Saturation> {
     let busy = |pct: f64| pct >= BUSY_THRESHOLD_PCT;
     match (server_pct, client_limit_pct) {
-        (Some(server), Some(client)) if busy(server) && busy(client) => Some(FLAG_BOTH_BUSY),
+        (Some(server), Some(client)) if busy(server) && busy(client) => Some(Saturation::BothBusy),
         // The server's limit alone says whose figure it is; the client's, unread, cannot make it shared.
-        (Some(server), _) if busy(server) => Some(SERVER_BOUND),
-        (Some(_), Some(client)) if busy(client) => Some(FLAG_CLIENT_BOUND),
-        (Some(_), Some(_)) => Some(FLAG_UNSATURATED),
+        (Some(server), _) if busy(server) => Some(Saturation::ServerBound),
+        (Some(_), Some(client)) if busy(client) => Some(Saturation::ClientBound),
+        (Some(_), Some(_)) => Some(Saturation::Unsaturated),
         _ => None,
     }
 }
@@ -200,12 +225,12 @@ mod tests {
 
     #[test]
     fn saturation_names_the_side_at_its_limit_and_both_when_both_are() {
-        assert_eq!(saturation(Some(95.0), Some(80.0)), Some(SERVER_BOUND));
-        assert_eq!(saturation(Some(95.0), Some(92.0)), Some(FLAG_BOTH_BUSY));
-        assert_eq!(saturation(Some(90.0), Some(90.0)), Some(FLAG_BOTH_BUSY), "the threshold itself is busy");
-        assert_eq!(saturation(Some(89.9), Some(95.0)), Some(FLAG_CLIENT_BOUND), "client-bound and both-busy exclude each other");
-        assert_eq!(saturation(Some(50.0), Some(50.0)), Some(FLAG_UNSATURATED));
-        assert_eq!(saturation(Some(95.0), None), Some(SERVER_BOUND), "an unread client cannot make a round shared");
+        assert_eq!(saturation(Some(95.0), Some(80.0)), Some(Saturation::ServerBound));
+        assert_eq!(saturation(Some(95.0), Some(92.0)), Some(Saturation::BothBusy));
+        assert_eq!(saturation(Some(90.0), Some(90.0)), Some(Saturation::BothBusy), "the threshold itself is busy");
+        assert_eq!(saturation(Some(89.9), Some(95.0)), Some(Saturation::ClientBound), "client-bound and both-busy exclude each other");
+        assert_eq!(saturation(Some(50.0), Some(50.0)), Some(Saturation::Unsaturated));
+        assert_eq!(saturation(Some(95.0), None), Some(Saturation::ServerBound), "an unread client cannot make a round shared");
         assert_eq!(saturation(None, Some(95.0)), None, "never on a missing server figure");
         assert_eq!(saturation(Some(50.0), None), None);
     }

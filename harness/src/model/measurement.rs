@@ -4,8 +4,8 @@
 use serde::{Deserialize, Serialize};
 
 use super::capacity::Capacity;
-use super::closes::{separate_closes, FLAG_KEEPALIVE_LOST, FLAG_SERVER_CLOSES};
-use super::limit::{FLAG_BOTH_BUSY, FLAG_CLIENT_BOUND, FLAG_UNSATURATED};
+use super::closes::separate_closes;
+use super::flag::Flag;
 use super::round_load::{ConnectionsSummary, ErrorCounts, RoundLoad};
 use super::rounds_summary::RoundsSummary;
 use super::server::{CostBreakdown, CpuSource, ServerUsage, SyscallCounts, SyscallsPerRequest};
@@ -13,39 +13,8 @@ use super::latency_points::LatencyPoints;
 use super::machine_fit::MachineFactors;
 use crate::stats::histogram::{new_latency_histogram, LatencySummary};
 
-/// Rate mode: the valid responses per second fell short of the rate asked by more than
-/// `1 - load::search::RATE_HELD_SHARE` (Lancet's rule: within 2%): the server (or the client) could not
-/// hold the rate, and the latency figures are those of an overloaded system, not of the rate asked.
-pub const FLAG_RATE_NOT_HELD: &str = "rate-not-held";
-/// The measured window opened with connections never served: the ramp's limit passed while the server
-/// was still accepting or answering its first requests, and the round ranks a server not yet in steady state.
-pub const FLAG_RAMP_INCOMPLETE: &str = "ramp-incomplete";
-/// The connections were served unevenly: some got nothing in the window, or Jain's index over their
-/// responses was below `UNFAIR_JAIN`.
-pub const FLAG_UNFAIR: &str = "unfair";
-/// Below this Jain's index the round is unfair (0.5 is half the connections served, the other half
-/// starved; a fair closed-loop round is above 0.95 on this machine).
-pub const UNFAIR_JAIN: f64 = 0.8;
 /// How long a bench round waits for every connection to be served before its window opens.
 pub const RAMP_LIMIT: std::time::Duration = std::time::Duration::from_secs(5);
-/// Some requests failed.
-pub const FLAG_ERRORS: &str = "errors";
-/// The round was cut short by Ctrl-C.
-pub const FLAG_INTERRUPTED: &str = "interrupted";
-/// The server's process tree could not be read from /proc: its CPU and memory are absent, not zero.
-pub const FLAG_SERVER_UNPROBED: &str = "server-unprobed";
-/// Something else used the server's CPUs, or the hypervisor took them (steal), for more than
-/// `DISTURBED_THRESHOLD_PCT` of the window: the round is kept in run.json but left out of the summary.
-pub const FLAG_DISTURBED: &str = "disturbed";
-/// The CPUs ran at a speed more than `DRIFT_THRESHOLD` away from the run's median around this round (the
-/// speed probe). A warning, not a verdict: the round stays in the summary (on the machines this was tuned
-/// on the probe beside a round did not predict its req/s well enough to judge it; docs/methodology.md).
-pub const FLAG_CPU_DRIFT: &str = "cpu-drift";
-/// Foreign or steal time above this share of a CPU's window disturbs a round...
-pub const DISTURBED_THRESHOLD_PCT: f64 = 3.0;
-/// ... when it is also more than this many clock ticks: /proc counts in ticks (10 ms), and the difference
-/// of two counters read at both ends of a window can be off by two without anything having run.
-pub const DISTURBED_MIN_TICKS: f64 = 2.0;
 /// A probe speed below (1 − this) or above 1 / (1 − this) times the run's median marks cpu-drift.
 pub const DRIFT_THRESHOLD: f64 = 0.20;
 /// A cross-CPU probe (`os::speed::cross_cpu`) below this share of the run's median, or above its inverse,
@@ -136,7 +105,7 @@ pub struct Round {
     /// the other states.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limit: Option<String>,
-    pub flags: Vec<String>,
+    pub flags: Vec<Flag>,
     /// With client hosts: each host's share of `load`, which is their exact merge.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub hosts: Vec<super::HostLoad>,
@@ -262,8 +231,8 @@ fn read_rounds<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<Round>, D::
 }
 
 impl Round {
-    pub fn has_flag(&self, flag: &str) -> bool {
-        self.flags.iter().any(|f| f == flag)
+    pub fn has_flag(&self, flag: &Flag) -> bool {
+        self.flags.contains(flag)
     }
 
     /// req/s at the machine model's reference state (`model::machine_model`): as measured divided by the
@@ -288,7 +257,7 @@ impl Round {
 
     /// A measured round that counts in the summary: not a warm-up, not disturbed.
     pub fn counts(&self) -> bool {
-        !self.warmup && !self.has_flag(FLAG_DISTURBED)
+        !self.warmup && !self.has_flag(&Flag::Disturbed)
     }
 
     /// The round's latency: from its histogram, or what an external tool printed.
@@ -389,11 +358,11 @@ impl MeasurementSummary {
     /// The flags of who limited the rounds as the tables print them, "client-bound 2/16", "both-busy
     /// 3/16"; empty when no round had them (`unsaturated_flag` says the rest).
     pub fn bound_flags(&self) -> Vec<String> {
-        self.flags_of_rounds([(FLAG_CLIENT_BOUND, self.client_bound_rounds), (FLAG_BOTH_BUSY, self.both_busy_rounds)])
+        self.flags_of_rounds([(Flag::ClientBound, self.client_bound_rounds), (Flag::BothBusy, self.both_busy_rounds)])
     }
 
     /// Each flag with the rounds that had it, "flag k/n", in the order given; those no round had left out.
-    fn flags_of_rounds<const N: usize>(&self, counts: [(&str, usize); N]) -> Vec<String> {
+    fn flags_of_rounds<const N: usize>(&self, counts: [(Flag, usize); N]) -> Vec<String> {
         counts.into_iter().filter(|(_, n)| *n > 0).map(|(flag, n)| format!("{flag} {n}/{}", self.rounds)).collect()
     }
 
@@ -402,13 +371,13 @@ impl MeasurementSummary {
     pub fn unsaturated_flag(&self) -> Option<String> {
         let limits = super::limit::limits_words(&self.unsaturated_limits);
         let why = if limits.is_empty() { String::new() } else { format!(" ({limits})") };
-        (self.unsaturated_rounds > 0).then(|| format!("{FLAG_UNSATURATED} {}/{}{why}", self.unsaturated_rounds, self.rounds))
+        (self.unsaturated_rounds > 0).then(|| format!("{} {}/{}{why}", Flag::Unsaturated, self.unsaturated_rounds, self.rounds))
     }
 
     /// How the server ended connections as the tables print it, "keepalive-lost 2/16", "server-closes
     /// 16/16"; empty when it ended none.
     pub fn closes_flags(&self) -> Vec<String> {
-        self.flags_of_rounds([(FLAG_KEEPALIVE_LOST, self.keepalive_lost_rounds), (FLAG_SERVER_CLOSES, self.server_closes_rounds)])
+        self.flags_of_rounds([(Flag::KeepaliveLost, self.keepalive_lost_rounds), (Flag::ServerCloses, self.server_closes_rounds)])
     }
 
     /// The rounds whose server CPU is in clock ticks as the tables print them, "cpu-from-ticks 3/16"; None
@@ -463,8 +432,8 @@ impl Measurement {
 
     pub fn summary(&self) -> MeasurementSummary {
         let rounds: Vec<&Round> = self.measured_rounds().collect();
-        let rounds_disturbed = self.rounds.iter().filter(|r| !r.warmup && r.has_flag(FLAG_DISTURBED)).count();
-        let rounds_cpu_drift = rounds.iter().filter(|r| r.has_flag(FLAG_CPU_DRIFT)).count();
+        let rounds_disturbed = self.rounds.iter().filter(|r| !r.warmup && r.has_flag(&Flag::Disturbed)).count();
+        let rounds_cpu_drift = rounds.iter().filter(|r| r.has_flag(&Flag::CpuDrift)).count();
         let rounds_cpu_from_ticks = rounds.iter().filter(|r| r.server.cpu_source == Some(CpuSource::Ticks)).count();
         if rounds.is_empty() {
             return MeasurementSummary { response_bytes: self.response_bytes, rounds_disturbed, rounds_cpu_drift, rounds_cpu_from_ticks, ..Default::default() };
@@ -526,17 +495,17 @@ impl Measurement {
             client_busy_pct: mean(&|r| r.client_busy_pct),
             latency_ns,
             latency_from_histogram: with_histogram,
-            client_bound_rounds: rounds.iter().filter(|r| r.flags.iter().any(|f| f == FLAG_CLIENT_BOUND)).count(),
-            both_busy_rounds: rounds.iter().filter(|r| r.has_flag(FLAG_BOTH_BUSY)).count(),
-            unsaturated_rounds: rounds.iter().filter(|r| r.has_flag(FLAG_UNSATURATED)).count(),
+            client_bound_rounds: rounds.iter().filter(|r| r.has_flag(&Flag::ClientBound)).count(),
+            both_busy_rounds: rounds.iter().filter(|r| r.has_flag(&Flag::BothBusy)).count(),
+            unsaturated_rounds: rounds.iter().filter(|r| r.has_flag(&Flag::Unsaturated)).count(),
             unsaturated_limits: super::limit::count_limits(
-                rounds.iter().filter(|r| r.has_flag(FLAG_UNSATURATED)).filter_map(|r| r.limit.as_deref()),
+                rounds.iter().filter(|r| r.has_flag(&Flag::Unsaturated)).filter_map(|r| r.limit.as_deref()),
             ),
-            keepalive_lost_rounds: rounds.iter().filter(|r| r.has_flag(FLAG_KEEPALIVE_LOST)).count(),
-            server_closes_rounds: rounds.iter().filter(|r| r.has_flag(FLAG_SERVER_CLOSES)).count(),
-            rate_not_held_rounds: rounds.iter().filter(|r| r.has_flag(FLAG_RATE_NOT_HELD)).count(),
-            ramp_incomplete_rounds: rounds.iter().filter(|r| r.has_flag(FLAG_RAMP_INCOMPLETE)).count(),
-            unfair_rounds: rounds.iter().filter(|r| r.has_flag(FLAG_UNFAIR)).count(),
+            keepalive_lost_rounds: rounds.iter().filter(|r| r.has_flag(&Flag::KeepaliveLost)).count(),
+            server_closes_rounds: rounds.iter().filter(|r| r.has_flag(&Flag::ServerCloses)).count(),
+            rate_not_held_rounds: rounds.iter().filter(|r| r.has_flag(&Flag::RateNotHeld)).count(),
+            ramp_incomplete_rounds: rounds.iter().filter(|r| r.has_flag(&Flag::RampIncomplete)).count(),
+            unfair_rounds: rounds.iter().filter(|r| r.has_flag(&Flag::Unfair)).count(),
             // What the load saw (echo's message size, json's own sequence numbers); else the verified size.
             response_bytes: rounds.iter().map(|r| r.load.response_bytes).find(|b| *b > 0).or(self.response_bytes),
         }

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use super::round_load::RoundLoad;
 
 /// The server's whole process tree during one round, from /proc. A figure that could not be read is
-/// absent (null in run.json) and the round carries FLAG_SERVER_UNPROBED.
+/// absent (null in run.json) and the round carries Flag::ServerUnprobed.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ServerUsage {
     /// The CPU time of every process of the tree (threads included) over the round, from the source

@@ -6,7 +6,7 @@
 
 use super::svg::{sig3, Unit};
 use crate::model::ranks::{self, PlaceRange, Places};
-use crate::model::{Measurement, MeasurementSummary, RunResult, FLAG_CLIENT_BOUND, FLAG_CPU_DRIFT, FLAG_UNSATURATED};
+use crate::model::{Measurement, MeasurementSummary, RunResult, Flag};
 
 /// How the groups are made, said once above them.
 pub const GROUPS_NOTE: &str = "Groups of rows that cannot be told apart: within a group every row's range of places in its \
@@ -33,10 +33,10 @@ type RoundsWith = fn(&MeasurementSummary) -> usize;
 /// The flags that qualify a table's numbers, each with the rounds of a row's summary that carry it; the
 /// first screen counts the rows and the rounds of each. A flag the rounds gain (`both-busy`: both the server
 /// and the client at their limit) takes its place here with its count.
-const QUALIFIERS: &[(&str, RoundsWith)] = &[
-    (FLAG_CLIENT_BOUND, |s| s.client_bound_rounds),
-    (FLAG_UNSATURATED, |s| s.unsaturated_rounds),
-    (FLAG_CPU_DRIFT, |s| s.rounds_cpu_drift),
+const QUALIFIERS: &[(Flag, RoundsWith)] = &[
+    (Flag::ClientBound, |s| s.client_bound_rounds),
+    (Flag::Unsaturated, |s| s.unsaturated_rounds),
+    (Flag::CpuDrift, |s| s.rounds_cpu_drift),
 ];
 
 /// What one table of the run shows.

@@ -15,10 +15,7 @@ use super::html_page::{esc, facts, Cell, Page, Table};
 use super::svg::{self, Axis, Bar, BarChart, BarGroup, LineChart, Scale, Series, Unit};
 use super::Exporter;
 use crate::model::ranks::Places;
-use crate::model::{
-    ContestantStatus, MeasurementStatus, MeasurementSummary, RoundsSummary, RunResult, SyscallsPerRequest, FLAG_CLIENT_BOUND,
-    FLAG_UNFAIR, UNFAIR_JAIN,
-};
+use crate::model::{ContestantStatus, MeasurementStatus, MeasurementSummary, RoundsSummary, RunResult, SyscallsPerRequest, UNFAIR_JAIN, Flag};
 use crate::os::syscalls::{KINDS, OTHER};
 use crate::wire::Scenario;
 
@@ -162,10 +159,11 @@ fn header(page: &mut Page, run: &RunResult) {
          Beside each throughput bar, the row's range of places in its table by req/s: bars whose ranges \
          overlap (places 3–11, places 5–9) are not told apart by their rounds, whatever order their medians \
          take. Each throughput bar names the server's concurrency style (thread, stackful, stackless, callback) beside it; \
-         the bars are grouped by model. Latency percentiles come from the HdrHistogram of all measured rounds merged. A hatched bar marked {FLAG_CLIENT_BOUND} had rounds in which the server was not busy \
+         the bars are grouped by model. Latency percentiles come from the HdrHistogram of all measured rounds merged. A hatched bar marked {client_bound} had rounds in which the server was not busy \
          (below 90% of its CPUs) while the client was: those req/s measure the client, not the server; a row flagged both-busy had rounds where both were at 90% or more. Server \
          CPU and memory cover the server's whole process tree. Click a table header to sort by that column.",
-        crate::stats::rounds::MIN_FOR_CI
+        crate::stats::rounds::MIN_FOR_CI,
+        client_bound = Flag::ClientBound
     ));
 }
 
@@ -184,7 +182,7 @@ fn configuration(page: &mut Page, run: &RunResult, id: &str, scenario: &str, row
             value: rounds.map_or(f64::NAN, |s| s.median),
             ci95: rounds.and_then(|s| s.ci95),
             flag: (r.s.client_bound_rounds > 0)
-                .then(|| format!("{FLAG_CLIENT_BOUND} ({}/{} rounds)", r.s.client_bound_rounds, r.s.rounds)),
+                .then(|| format!("{} ({}/{} rounds)", Flag::ClientBound, r.s.client_bound_rounds, r.s.rounds)),
             place: places_text(r.places.requests_per_s),
             parts: vec![],
         })
@@ -305,8 +303,8 @@ fn fairness(page: &mut Page, id: &str, scenario: &str, rows: &[&Row]) {
         let (p, secs) = (round.load.per_connection?, round.load.duration_s);
         let flag = match (p.starved, p.jain) {
             (0, Some(j)) if j >= UNFAIR_JAIN => None,
-            (0, j) => Some(format!("{FLAG_UNFAIR}: Jain {}", j.map_or(ABSENT.to_string(), |j| format!("{j:.2}")))),
-            (n, _) => Some(format!("{FLAG_UNFAIR}: {n} starved")),
+            (0, j) => Some(format!("{}: Jain {}", Flag::Unfair, j.map_or(ABSENT.to_string(), |j| format!("{j:.2}")))),
+            (n, _) => Some(format!("{}: {n} starved", Flag::Unfair)),
         };
         Some(Bar {
             label: r.m.contestant.clone(),

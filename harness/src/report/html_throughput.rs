@@ -5,7 +5,7 @@
 use super::format::{capacity, capacity_header, int, pct, ABSENT};
 use super::html_page::{opt_num, Cell, Table};
 use super::html_rows::Row;
-use crate::model::{MeasurementStatus, FLAG_RAMP_INCOMPLETE, FLAG_RATE_NOT_HELD, FLAG_UNFAIR};
+use crate::model::{MeasurementStatus, Flag};
 use crate::model::ranks::PlaceRange;
 
 /// After "95% CI ±", when some row was found by a capacity search.
@@ -64,14 +64,14 @@ pub(super) fn throughput_table(id: &str, rows: &[&Row]) -> Table {
             flags.extend(r.s.bound_flags());
             flags.extend(r.s.unsaturated_flag());
             if r.s.ramp_incomplete_rounds > 0 {
-                flags.push(format!("{FLAG_RAMP_INCOMPLETE} {}/{}", r.s.ramp_incomplete_rounds, r.s.rounds));
+                flags.push(format!("{} {}/{}", Flag::RampIncomplete, r.s.ramp_incomplete_rounds, r.s.rounds));
             }
             if r.s.unfair_rounds > 0 {
-                flags.push(format!("{FLAG_UNFAIR} {}/{}", r.s.unfair_rounds, r.s.rounds));
+                flags.push(format!("{} {}/{}", Flag::Unfair, r.s.unfair_rounds, r.s.rounds));
             }
             flags.extend(r.s.served_flag());
             if r.s.rate_not_held_rounds > 0 {
-                flags.push(format!("{FLAG_RATE_NOT_HELD} {}/{}", r.s.rate_not_held_rounds, r.s.rounds));
+                flags.push(format!("{} {}/{}", Flag::RateNotHeld, r.s.rate_not_held_rounds, r.s.rounds));
             }
             flags.extend(r.s.closes_flags());
             flags.extend(r.s.cpu_from_ticks_flag());

@@ -10,11 +10,11 @@ use super::format::ABSENT;
 use super::html_page::{Cell, Page, Table};
 use super::html_rows::Row;
 use super::svg::{esc, log_ticks, nice_ticks, tick, Unit, PALETTE};
-use crate::model::{Round, FLAG_CPU_DRIFT, FLAG_DISTURBED, FLAG_RAMP_INCOMPLETE};
+use crate::model::{Round, Flag};
 use crate::model::Intervals;
 
 /// The round flags that say the machine or the ramp moved the figures: shaded where the round ran.
-const MARKED_FLAGS: [&str; 3] = [FLAG_CPU_DRIFT, FLAG_DISTURBED, FLAG_RAMP_INCOMPLETE];
+static MARKED_FLAGS: [Flag; 3] = [Flag::CpuDrift, Flag::Disturbed, Flag::RampIncomplete];
 /// Panels open at once up to this many servers; with more, the figure is folded until asked for.
 const OPEN_UP_TO: usize = 8;
 /// Between two rounds laid end to end when the run did not record when each began.
@@ -101,7 +101,7 @@ struct RoundView<'a> {
     started_s: Option<f64>,
     duration_s: f64,
     intervals: &'a Intervals,
-    flags: &'a [String],
+    flags: &'a [Flag],
 }
 
 impl<'a> RoundView<'a> {
@@ -141,7 +141,7 @@ fn spans<'a>(rounds: impl IntoIterator<Item = RoundView<'a>>) -> Vec<Span> {
             .collect();
         let end_s = start_s + window_s.max(intervals.length_ms / 1e3);
         next_s = end_s + GAP_S;
-        let marks = MARKED_FLAGS.iter().copied().filter(|f| r.flags.iter().any(|g| g == f)).collect();
+        let marks = MARKED_FLAGS.iter().filter(|f| r.flags.contains(f)).map(Flag::name).collect();
         out.push(Span { index: r.index, warmup: r.warmup, start_s, end_s, marks, points });
     }
     out
@@ -278,7 +278,7 @@ fn legend() -> String {
     let _ = write!(
         s,
         r#"<span style="background:{WARMUP_FILL};padding:0 4px">warm-up round</span> <span style="background:{FLAG_FILL};padding:0 4px">round flagged {}</span></p>"#,
-        MARKED_FLAGS.join(", ")
+        MARKED_FLAGS.iter().map(Flag::name).collect::<Vec<_>>().join(", ")
     );
     s
 }
@@ -343,18 +343,18 @@ mod tests {
         Intervals { length_ms: 100.0, each }
     }
 
-    fn view<'a>(index: u32, warmup: bool, started_s: Option<f64>, intervals: &'a Intervals, flags: &'a [String]) -> RoundView<'a> {
+    fn view<'a>(index: u32, warmup: bool, started_s: Option<f64>, intervals: &'a Intervals, flags: &'a [Flag]) -> RoundView<'a> {
         RoundView { index, warmup, started_s, duration_s: intervals.each.len() as f64 * 0.1, intervals, flags }
     }
 
     #[test]
     fn rounds_sit_where_they_began_and_a_stall_is_an_interval_of_its_own() {
         let (warm, stalled) = (series(vec![interval(100, MS); 3]), series(vec![interval(100, MS), interval(0, 0), interval(3, 200 * MS)]));
-        let flags = [FLAG_DISTURBED.to_string(), "client-bound".to_string()];
+        let flags = [Flag::Disturbed, Flag::ClientBound];
         let s = spans([view(1, true, Some(0.0), &warm, &[]), view(1, false, Some(2.0), &stalled, &flags)]);
         assert_eq!(s.len(), 2);
         assert!(s[0].warmup && s[0].marks.is_empty());
-        assert_eq!(s[1].marks, [FLAG_DISTURBED], "only the flags of the machine and the ramp are shaded");
+        assert_eq!(s[1].marks, [Flag::Disturbed.name()], "only the flags of the machine and the ramp are shaded");
         let p = &s[1].points;
         assert!((p[0].t_s - 2.05).abs() < 1e-9 && (p[2].t_s - 2.25).abs() < 1e-9, "{p:?}");
         assert!((p[0].rps - 1000.0).abs() < 1e-6);
@@ -373,11 +373,11 @@ mod tests {
     #[test]
     fn a_panel_shades_flagged_rounds_and_breaks_lines_at_empty_intervals() {
         let stalled = series(vec![interval(100, MS), interval(0, 0), interval(100, MS), interval(3, 200 * MS)]);
-        let flags = [FLAG_CPU_DRIFT.to_string()];
+        let flags = [Flag::CpuDrift];
         let t = Track { label: "c-epoll".into(), spans: spans([view(1, false, Some(0.0), &stalled, &flags)]) };
         let sc = Scales { x_hi: 1.0, rate_hi: 1000.0, rate_ticks: vec![0.0, 500.0, 1000.0], latency: (1e5, 1e9) };
         let svg = panel("x-p0", &t, &sc);
-        assert!(svg.contains(FLAG_CPU_DRIFT) && svg.contains(FLAG_FILL), "the flagged round is shaded and named");
+        assert!(svg.contains(Flag::CpuDrift.name()) && svg.contains(FLAG_FILL), "the flagged round is shaded and named");
         assert!(svg.contains(">c-epoll</text>"));
         // p50 breaks at the empty interval: a dot before it, a line after.
         assert_eq!(svg.matches("<title>round 1 p50</title>").count(), 2);

@@ -5,10 +5,7 @@ use super::format::{capacity, capacity_header, int, load_average, mib, ms, one, 
 use super::table::{Align, Table};
 use super::Exporter;
 use crate::model::ranks;
-use crate::model::{
-    ContestantStatus, Measurement, MeasurementStatus, MeasurementSummary, RunResult, FLAG_RAMP_INCOMPLETE, FLAG_RATE_NOT_HELD,
-    FLAG_UNFAIR,
-};
+use crate::model::{ContestantStatus, Measurement, MeasurementStatus, MeasurementSummary, RunResult, Flag};
 
 pub const FILE_NAME: &str = "summary.md";
 
@@ -266,14 +263,14 @@ fn flags(m: &Measurement, s: &MeasurementSummary) -> String {
     f.extend(s.bound_flags());
     f.extend(s.unsaturated_flag());
     if s.ramp_incomplete_rounds > 0 {
-        f.push(format!("{FLAG_RAMP_INCOMPLETE} {}/{}", s.ramp_incomplete_rounds, s.rounds));
+        f.push(format!("{} {}/{}", Flag::RampIncomplete, s.ramp_incomplete_rounds, s.rounds));
     }
     if s.unfair_rounds > 0 {
-        f.push(format!("{FLAG_UNFAIR} {}/{}", s.unfair_rounds, s.rounds));
+        f.push(format!("{} {}/{}", Flag::Unfair, s.unfair_rounds, s.rounds));
     }
     f.extend(s.served_flag());
     if s.rate_not_held_rounds > 0 {
-        f.push(format!("{FLAG_RATE_NOT_HELD} {}/{}", s.rate_not_held_rounds, s.rounds));
+        f.push(format!("{} {}/{}", Flag::RateNotHeld, s.rate_not_held_rounds, s.rounds));
     }
     f.extend(s.closes_flags());
     if s.errors.total() > 0 {

@@ -3,7 +3,7 @@
 //! interference and the waits for quiet CPUs.
 
 use crate::model::verdict::Metric;
-use crate::model::{RunResult, FLAG_CPU_DRIFT, FLAG_DISTURBED};
+use crate::model::{RunResult, Flag};
 use crate::stats::rounds::median;
 
 pub fn describe(run: &RunResult) -> String {
@@ -13,11 +13,13 @@ pub fn describe(run: &RunResult) -> String {
         return "no rounds yet".into();
     }
     let measured = rounds.iter().filter(|r| !r.warmup).count();
-    let count = |flag: &str| rounds.iter().filter(|r| !r.warmup && r.has_flag(flag)).count();
+    let count = |flag: Flag| rounds.iter().filter(|r| !r.warmup && r.has_flag(&flag)).count();
     let mut parts = vec![format!(
-        "{measured} measured rounds, {} left out as {FLAG_DISTURBED} (and run again), {} flagged {FLAG_CPU_DRIFT} (kept)",
-        count(FLAG_DISTURBED),
-        count(FLAG_CPU_DRIFT)
+        "{measured} measured rounds, {} left out as {disturbed} (and run again), {} flagged {cpu_drift} (kept)",
+        count(Flag::Disturbed),
+        count(Flag::CpuDrift),
+        disturbed = Flag::Disturbed,
+        cpu_drift = Flag::CpuDrift
     )];
     if probed.is_empty() {
         parts.push("no CPU speed probes".into());

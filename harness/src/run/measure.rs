@@ -6,7 +6,7 @@ use crate::catalog::Contestant;
 use crate::launch::{ServerSetup, Started};
 use crate::model::{Measurement, MeasurementStatus, Round};
 
-use crate::model::FLAG_CPU_DRIFT;
+use crate::model::Flag;
 use crate::os::cpus::{pin_process, PinnedProcess};
 
 use super::levels::{levels, Level};
@@ -392,7 +392,7 @@ impl Runner<'_, '_> {
         round.machine.probes_ms = Some(probes_s * 1e3);
         round.machine.round_s = Some(round_s);
         if judged.drifted() {
-            round.flags.push(FLAG_CPU_DRIFT.to_string());
+            round.flags.push(Flag::CpuDrift);
         }
         round.machine.cpu_speed = judged.speeds;
         round.machine.speed_index = judged.speed_index;

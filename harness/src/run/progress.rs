@@ -1,6 +1,6 @@
 //! The progress text of a benchmark: a line per round (with -v) and one per finished measurement.
 
-use crate::model::{limit_words, Measurement, Round, FLAG_UNSATURATED};
+use crate::model::{limit_words, Measurement, Round, Flag};
 use crate::report::format::{mib, one, or_absent, pct, us};
 
 /// The line printed with -v after each round.
@@ -19,9 +19,9 @@ pub fn round_line(name: &str, scenario: &str, connections: usize, r: &Round) -> 
 
 /// The round's flags, `unsaturated` with its limit: "unsaturated (server sleeping)".
 fn round_flags(r: &Round) -> Vec<String> {
-    let flag = |f: &String| match &r.limit {
-        Some(limit) if f == FLAG_UNSATURATED => format!("{f} ({})", limit_words(limit)),
-        _ => f.clone(),
+    let flag = |f: &Flag| match &r.limit {
+        Some(limit) if *f == Flag::Unsaturated => format!("{f} ({})", limit_words(limit)),
+        _ => f.to_string(),
     };
     r.flags.iter().map(flag).collect()
 }

@@ -9,9 +9,8 @@ use crate::launch::round_watch::ServerSide;
 use crate::load::search::RATE_HELD_SHARE;
 use crate::load::{self, LoadConfig, Mode, Stop, Workload};
 use crate::model::{
-    close_flags, saturation, unsaturated_limit, CpuSource, LimitInputs, Round, RoundMachine, ServerUsage, SyscallsPerRequest, DISTURBED_MIN_TICKS, DISTURBED_THRESHOLD_PCT, FLAG_DISTURBED, FLAG_ERRORS,
-    FLAG_INTERRUPTED, FLAG_RAMP_INCOMPLETE, FLAG_RATE_NOT_HELD, FLAG_SERVER_UNPROBED, FLAG_UNFAIR,
-    RAMP_LIMIT, UNFAIR_JAIN, FLAG_UNSATURATED, SERVER_BOUND,
+    judge, saturation, unsaturated_limit, CpuSource, LimitInputs, Round, RoundFacts, RoundMachine, Saturation, ServerUsage, SyscallsPerRequest,
+    RAMP_LIMIT,
 };
 use crate::os::cpustat::{ticks_per_s, CpuStat, CpuTimes};
 
@@ -190,19 +189,12 @@ pub fn run_round<S: RoundServer>(server: &mut S, plan: &RoundPlan, index: u32, w
     } else {
         hosts.iter().filter_map(|h| h.client_limit_pct).reduce(f64::max)
     };
-    let mut flags = Vec::new();
-    if cpu_s.is_none() {
-        flags.push(FLAG_SERVER_UNPROBED.to_string());
-    }
     // Never on a missing figure: the rule needs both sides measured.
     let saturation = saturation(utilisation_pct, client_limit_pct);
     // Rate and think-time rounds are paced by the client by design: neither side busy is their normal
     // state, so it is recorded (`saturation`) but not raised as a flag.
     let paced = plan.rate().is_some() || matches!(o.mode, ModeKind::Latency);
-    if let Some(state) = saturation.filter(|s| *s != SERVER_BOUND && !(paced && *s == FLAG_UNSATURATED)) {
-        flags.push(state.to_string());
-    }
-    let limit = (saturation == Some(FLAG_UNSATURATED)).then(|| {
+    let limit = (saturation == Some(Saturation::Unsaturated)).then(|| {
         unsaturated_limit(&LimitInputs {
             threads: usage.threads.as_ref(),
             in_flight: plan.connections * o.pipeline.max(1) as usize,
@@ -211,21 +203,6 @@ pub fn run_round<S: RoundServer>(server: &mut S, plan: &RoundPlan, index: u32, w
             paced,
         })
     });
-    if load.errors.total() > 0 {
-        flags.push(FLAG_ERRORS.to_string());
-    }
-    flags.extend(close_flags(load.keepalive_lost, load.server_closes).map(String::from));
-    if load.unserved_at_start.is_some_and(|n| n > 0) {
-        flags.push(FLAG_RAMP_INCOMPLETE.to_string());
-    }
-    if load.per_connection.is_some_and(|s| s.starved > 0 || s.jain.is_some_and(|j| j < UNFAIR_JAIN)) {
-        flags.push(FLAG_UNFAIR.to_string());
-    }
-    if let Some(rate) = plan.rate() {
-        if load.requests_per_s() < RATE_HELD_SHARE * rate {
-            flags.push(FLAG_RATE_NOT_HELD.to_string());
-        }
-    }
     // With CPUs shared (`--cpus shared`) the client's own threads run on the server's CPUs too: they are
     // part of the measurement, not foreign to it.
     let own_cpu_s = cpu_s.map(|s| s + if shared_cpus { load.client_cpu_s } else { 0.0 });
@@ -238,17 +215,19 @@ pub fn run_round<S: RoundServer>(server: &mut S, plan: &RoundPlan, index: u32, w
         machine.listen_overflows = Some(after.0.saturating_sub(before.0));
         machine.listen_drops = Some(after.1.saturating_sub(before.1));
     }
-    // A share of the window, and more than the counters' rounding (a 0.5 s round is 50 ticks a CPU, so two
-    // ticks of rounding alone would be 4%).
-    let beyond = |pct: Option<f64>, cpus: usize| {
-        pct.is_some_and(|p| p > DISTURBED_THRESHOLD_PCT && p / 100.0 * wall_s * cpus as f64 * ticks_per_s() > DISTURBED_MIN_TICKS)
-    };
-    if beyond(machine.foreign_pct, o.server_cpus.len().max(1)) || beyond(machine.steal_pct, 1) {
-        flags.push(FLAG_DISTURBED.to_string());
-    }
-    if load.interrupted {
-        flags.push(FLAG_INTERRUPTED.to_string());
-    }
+    let load = crate::model::RoundLoad::from(load);
+    let flags = judge(&RoundFacts {
+        load: &load,
+        server_probed: cpu_s.is_some(),
+        saturation,
+        paced,
+        rate: plan.rate().map(|rate| (rate, RATE_HELD_SHARE)),
+        foreign_pct: machine.foreign_pct,
+        steal_pct: machine.steal_pct,
+        wall_s,
+        server_cpus: o.server_cpus.len(),
+        ticks_per_s: ticks_per_s(),
+    });
     let syscalls: Option<crate::model::SyscallCounts> = usage.syscalls.map(Into::into);
     // The server's CPUs' own counters over the window, where nothing but the server is meant to run there.
     let own_cpus = match (&stat_before, &stat_after) {
@@ -276,12 +255,12 @@ pub fn run_round<S: RoundServer>(server: &mut S, plan: &RoundPlan, index: u32, w
             syscalls_unavailable: usage.syscalls_unavailable,
             syscalls,
         },
-        load: load.into(),
+        load,
         client_syscalls: client_count.and_then(|c| c.counted()).map(Into::into),
         tool_latency_ns,
         client_busy_pct,
         client_limit_pct,
-        saturation: saturation.map(String::from),
+        saturation: saturation.map(|s| s.name().to_string()),
         limit: limit.map(String::from),
         flags,
         hosts,

@@ -2,7 +2,7 @@
 //! objective, found by `load::search` from open-loop rate rounds run between the same probes as any round.
 
 use crate::load::search::{judge_figures, search, SearchResult, Slo, Step};
-use crate::model::FLAG_DISTURBED;
+use crate::model::Flag;
 
 use super::runner::{Live, Runner};
 use super::options::SyscallCounting;
@@ -66,11 +66,11 @@ impl Runner<'_, '_> {
                 }
                 let round = round?;
                 anyhow::ensure!(!round.load.interrupted, "interrupted");
-                if round.has_flag(FLAG_DISTURBED) && attempt < STEP_ATTEMPTS {
+                if round.has_flag(&Flag::Disturbed) && attempt < STEP_ATTEMPTS {
                     continue;
                 }
                 let load = &round.load;
-                return Ok(Step { flags: round.flags.clone(), ..judge_figures(slo, rate, load.requests_per_s(), &load.latency, load.errors.total()) });
+                return Ok(Step { flags: round.flags.iter().map(Flag::to_string).collect(), ..judge_figures(slo, rate, load.requests_per_s(), &load.latency, load.errors.total()) });
             }
         })
     }

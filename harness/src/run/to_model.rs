@@ -174,7 +174,7 @@ impl From<search::SearchResult> for model::Capacity {
             bracket,
             steps: steps
                 .into_iter()
-                .map(|search::Step { rate, achieved, latency_ns, errors, pass, flags }| model::SearchStep { rate, achieved, latency_ns, errors, pass, flags })
+                .map(|search::Step { rate, achieved, latency_ns, errors, pass, flags }| model::SearchStep { rate, achieved, latency_ns, errors, pass, flags: flags.iter().map(|f| model::Flag::named(f)).collect() })
                 .collect(),
         }
     }
