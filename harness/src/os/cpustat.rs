@@ -81,9 +81,10 @@ impl CpuStat {
 
 /// `cpus` count as quiet when they were busy at most this share of a slice.
 const QUIET_BUSY_SHARE: f64 = 0.2;
-const QUIET_SLICE: std::time::Duration = std::time::Duration::from_millis(50);
+/// Every round pays one slice (docs/methodology.md, "Quiet before each round"): two ticks a CPU.
+const QUIET_SLICE: std::time::Duration = std::time::Duration::from_millis(20);
 
-/// Waits until `cpus` are quiet (busy at most a fifth of a 50 ms slice), at most `limit`; the time waited
+/// Waits until `cpus` are quiet (busy at most a fifth of a 20 ms slice), at most `limit`; the time waited
 /// in ms beyond the first slice, absent when /proc/stat cannot be read.
 pub fn wait_quiet(cpus: &[usize], limit: std::time::Duration) -> Option<f64> {
     let started = std::time::Instant::now();

@@ -53,6 +53,20 @@ impl RoundPlan<'_> {
 }
 
 /// The engine's configuration for a round.
+/// The window of the extra round that counts system calls, at most: its figures are calls and CPU time
+/// per request, and a quarter of a second holds some thousands of requests of the slowest contestant.
+pub const COUNTING_WINDOW: std::time::Duration = std::time::Duration::from_millis(250);
+
+/// A round's measured window: the run's, or at most `COUNTING_WINDOW` for the extra counting round,
+/// whose time would otherwise be that of a measured round (43 of them in a default run).
+fn window(plan: &RoundPlan, asked: std::time::Duration) -> std::time::Duration {
+    if plan.count_syscalls && plan.opts.syscall_counts == SyscallCounting::Extra {
+        asked.min(COUNTING_WINDOW)
+    } else {
+        asked
+    }
+}
+
 pub fn load_config(plan: &RoundPlan, target: std::net::SocketAddr) -> anyhow::Result<LoadConfig> {
     let o = plan.opts;
     let mut workload = Workload::for_scenario(plan.scenario, o.pipeline, plan.micro)
@@ -73,7 +87,7 @@ pub fn load_config(plan: &RoundPlan, target: std::net::SocketAddr) -> anyhow::Re
             (None, _) => Mode::Throughput,
         },
         stop: match o.stop {
-            StopRule::Duration(d) => Stop::Duration { warmup: std::time::Duration::ZERO, measure: d },
+            StopRule::Duration(d) => Stop::Duration { warmup: std::time::Duration::ZERO, measure: window(plan, d) },
             StopRule::Requests(n) => Stop::RequestsPerConnection(n),
         },
         workload,
@@ -315,5 +329,36 @@ mod tests {
         // Steal and interrupts are not the server's, but not another process's either.
         let stolen = CpuTimes { user: 1, system: 1, interrupts: 3, idle: 25, steal: 20 };
         assert!(foreign_pct(&stolen, 0.02, 0.5, 100.0) < 1e-9);
+    }
+
+    fn plan(opts: &BenchOptions, count_syscalls: bool) -> RoundPlan<'_> {
+        RoundPlan {
+            opts,
+            contestant: "c-epoll",
+            scenario: "hello",
+            micro: true,
+            connections: 64,
+            response_bytes: 0,
+            workdir: Path::new("."),
+            rate: None,
+            workers: 1,
+            count_syscalls,
+            hosts: None,
+            ramp_served: None,
+        }
+    }
+
+    #[test]
+    fn only_the_extra_counting_round_is_cut_to_a_quarter_second() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+        let opts = |args: &[&str]| crate::cli::bench::BenchArgs::parse(args).unwrap().options(root, Vec::new()).unwrap();
+        let extra = opts(&["-d", "2s"]);
+        let every = opts(&["-d", "2s", "--syscall-counts", "rounds"]);
+        let two = std::time::Duration::from_secs(2);
+        assert_eq!(window(&plan(&extra, true), two), COUNTING_WINDOW, "the extra round counts calls per request");
+        assert_eq!(window(&plan(&extra, false), two), two, "a measured round keeps the run's window");
+        assert_eq!(window(&plan(&every, true), two), two, "with --syscall-counts rounds every measured round counts, at full length");
+        let short = std::time::Duration::from_millis(100);
+        assert_eq!(window(&plan(&extra, true), short), short, "never longer than asked");
     }
 }
