@@ -64,7 +64,7 @@ impl AbArgs {
                 anyhow::bail!("--change-band and --same-band apply to an A/B run (--baseline REV or --ab DIR_A DIR_B); `serverbench compare` takes --noise")
             }
             (None, None) => return Ok(None),
-            (Some(rev), _) => AbSource::Baseline(crate::run::ab_sides::resolve_revision(catalog_root, rev)?),
+            (Some(rev), _) => AbSource::Baseline(crate::run::ab::sides::resolve_revision(catalog_root, rev)?),
             (None, Some(dirs)) => {
                 if let Some((side, dir)) = ["A", "B"].iter().zip(dirs).find(|(_, d)| !d.join("contestant.toml").is_file()) {
                     anyhow::bail!("--ab: {side}'s folder {} holds no contestant.toml", dir.display());

@@ -4,7 +4,7 @@
 //! process tree (`measure`, `rounds`), stops the servers, and keeps the result model current. It knows
 //! nothing of output formats: after every pass of rounds (and when it stops) it hands the model to a `save`
 //! callback. An A/B run (`--baseline REV`, `--ab DIR_A DIR_B`) measures two versions of one contestant in
-//! pairs of rounds instead (`ab_sides`, `ab`, `ab_measure`).
+//! pairs of rounds instead (`ab/`).
 //!
 //! A server keeps running across all rounds and connection counts of a scenario: warm-up exists to warm
 //! the process that is then measured (JIT compilers, allocator pools, page faults), which a restart per
@@ -12,8 +12,6 @@
 //! nothing of theirs runs on the server's CPUs during another's round (`machine` says what else did).
 
 pub mod ab;
-mod ab_measure;
-pub mod ab_sides;
 mod client_syscalls;
 mod conformance;
 pub mod control;
@@ -107,7 +105,7 @@ pub fn bench(
     };
     // An A/B run's two versions (a baseline checked out under the results folder until the run ends).
     let sides = match opts.ab {
-        Some(_) => Some(ab_sides::Sides::resolve(opts, catalog, &opts.out_dir.join(".ab-worktrees").join(run_id))?),
+        Some(_) => Some(ab::sides::Sides::resolve(opts, catalog, &opts.out_dir.join(".ab-worktrees").join(run_id))?),
         None => None,
     };
     let mut selected = match &sides {

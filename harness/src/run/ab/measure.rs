@@ -1,7 +1,7 @@
 //! An A/B run as the runner does it: both versions built (each with its own catalog's shared files and
 //! build stamps), with `--check` checked, started and verified like any contestant; then warm-up rounds
-//! and the pairs of `ab.rs`, each round between the usual probes and the wait for quiet server CPUs
-//! (`measure.rs`), the other version frozen. Unlike a catalog run, which reports a failed contestant and
+//! and the pairs of `pairs.rs`, each round between the usual probes and the wait for quiet server CPUs
+//! (`run/measure.rs`), the other version frozen. Unlike a catalog run, which reports a failed contestant and
 //! goes on, an A/B run without one of its versions has no answer: a version that does not build, start,
 //! pass its checks or answer correctly, or that fails in a round, ends the run with an error that names it.
 
@@ -13,13 +13,14 @@ use crate::model::verdict::Metric;
 use crate::model::MeasurementStatus;
 use crate::stats::paired::PairedRatio;
 
-use super::ab::{first_of, run_pairs, Measured, PairPlan, PairedRounds};
-use super::ab_sides::{Sides, Version};
-use super::conformance::Suite;
-use super::measure::{extra_rounds, Pass, Slot, COUNTING_ATTEMPTS};
-use super::prepare::Readiness;
-use super::progress::measurement_line;
-use super::runner::{Live, Runner};
+use crate::run::conformance::Suite;
+use crate::run::measure::{extra_rounds, Pass, Slot, COUNTING_ATTEMPTS};
+use crate::run::prepare::Readiness;
+use crate::run::progress::measurement_line;
+use crate::run::runner::{Live, Runner};
+
+use super::pairs::{first_of, run_pairs, Measured, PairPlan, PairedRounds};
+use super::sides::{Sides, Version};
 
 /// A version that ended the run: which, what it could not do, why, and its log.
 fn failed(v: &Version, side: Side, what: &str, reason: &str, log: Option<&Path>) -> anyhow::Error {
@@ -33,7 +34,7 @@ fn failed(v: &Version, side: Side, what: &str, reason: &str, log: Option<&Path>)
 
 impl Runner<'_, '_> {
     /// The whole A/B run after the run's record exists: builds, checks, servers, rounds, pairs.
-    pub(super) fn ab(&mut self, sides: &Sides, suite: Option<&dyn Suite>) -> anyhow::Result<()> {
+    pub(in crate::run) fn ab(&mut self, sides: &Sides, suite: Option<&dyn Suite>) -> anyhow::Result<()> {
         let o = self.opts;
         self.run.ab = Some(AbRun { a: sides.a.record.clone(), b: sides.b.record.clone(), pairs: Vec::new(), ended: None });
         self.ui.start(2, "building");

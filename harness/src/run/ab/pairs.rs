@@ -8,14 +8,14 @@
 //! (neither was disturbed by other work on the server's CPUs) and both served requests.
 //!
 //! The loop is generic over how one round of one version is measured (`PairedRounds`): the runner measures
-//! real servers (`ab_measure.rs`), a test a fake machine.
+//! real servers (`measure.rs`), a test a fake machine.
 
 pub use crate::model::ab::MIN_PAIRS;
 use crate::model::ab::{AbEstimate, AbPair, Bands, Side};
 use crate::model::verdict::Metric;
 use crate::stats::paired::{paired_ratio, PairedRatio};
 
-use super::options::Rounds;
+use crate::run::options::Rounds;
 
 /// What the loop reads of one round.
 #[derive(Debug, Clone, Copy, PartialEq)]

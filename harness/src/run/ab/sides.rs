@@ -13,7 +13,7 @@ use anyhow::Context as _;
 use crate::catalog::{Catalog, Contestant};
 use crate::model::ab::{AbSide, Side};
 
-use super::options::{AbSource, BenchOptions, Revision};
+use crate::run::options::{AbSource, BenchOptions, Revision};
 
 /// The revision `rev` of the repository that holds `catalog_root`; an error that says what is wrong when
 /// there is no repository or no such commit.
@@ -207,7 +207,7 @@ mod tests {
 
     #[test]
     fn a_revision_names_its_commit_and_the_catalogs_place() {
-        let Some(root) = crate::testing::checkout_or_skip("run::ab_sides::tests::a_revision_names_its_commit_and_the_catalogs_place") else { return };
+        let Some(root) = crate::testing::checkout_or_skip("run::ab::sides::tests::a_revision_names_its_commit_and_the_catalogs_place") else { return };
         let r = resolve_revision(&root.join("contestants"), "HEAD").unwrap();
         assert_eq!(r.commit.len(), 40);
         assert_eq!(r.catalog_in_repo, Path::new("contestants"));
