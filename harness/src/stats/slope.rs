@@ -6,8 +6,9 @@
 //! others; its own slope, fitted on its few points alone, would be mostly noise, so it is shrunk toward the
 //! pooled one by how much the series' own points can tell (an empirical-Bayes random-slope estimate:
 //! weight τ² / (τ² + se²), where se² is the sampling variance of its own slope and τ² the spread of the true
-//! slopes between series, by the method of moments: the observed variance of the own slopes less their
-//! mean sampling variance; C. N. Morris, "Parametric empirical Bayes inference", JASA 78, 1983).
+//! slopes between series, by DerSimonian and Laird's precision-weighted moments; C. N. Morris, "Parametric
+//! empirical Bayes inference", JASA 78, 1983). Only a series whose points support a slope of its own takes
+//! part: they span the covariate, and no one of them carries a third of the fit.
 
 /// One observation: its series, its value and its covariate (both on a log scale).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -35,6 +36,18 @@ pub const MIN_OBSERVATIONS: usize = 12;
 pub const MIN_SPREAD_LN: f64 = 0.1;
 /// The fewest points of a series whose own slope is considered at all.
 const MIN_OWN: usize = 4;
+/// The least standard deviation of a series' own covariate (log scale) whose own slope is considered: its
+/// rounds met more than one regime (regimes differ 2.5x to 5x, 0.9 to 1.6 on this scale). Within one
+/// regime the rate wanders by some 10% from probe to probe, which is noise in the covariate, not a
+/// regime: a server whose 16 rounds read 3,400 to 4,800 got an own slope of 2.5 and, shrunk, read its
+/// req/s at the reference 3x of what was measured.
+pub const MIN_OWN_SPREAD_LN: f64 = 0.3;
+/// The largest share of a series' own fit that one of its points may carry (its leverage, x² / Σx² about
+/// the series' mean) for the series to keep part of its own slope: beyond it, one or two rounds in another
+/// regime decide the slope. On a day when the rate sat near 4,400 and a few rounds read 20,000 to 36,000,
+/// such series read own slopes of −0.4 to +2.5 where the pooled one was +0.16, and their req/s at the
+/// reference came out 0.8x to 3x of what was measured.
+const MAX_LEVERAGE: f64 = 1.0 / 3.0;
 
 /// Fits the slope of value on covariate within series, pooled, with each series' own deviation shrunk.
 /// `default` stands in where the observations span too little of the covariate.
@@ -52,34 +65,43 @@ pub fn fit(observations: &[Observation], default: f64) -> Slopes {
     // The residual variance about the pooled fit, with one level per series and the slope taken out.
     let dof = n.saturating_sub(series + 1).max(1) as f64;
     let sigma2 = centred.iter().map(|(_, x, y)| (y - pooled * x).powi(2)).sum::<f64>() / dof;
-    // Each series' own slope and its sampling variance.
-    let own: Vec<Option<(f64, f64, f64)>> = (0..series)
+    // Each series' own slope and its sampling variance, where its points support one: enough of them,
+    // spanning more than one regime (`MIN_OWN_SPREAD_LN`), and none carrying more than `MAX_LEVERAGE` of
+    // the fit.
+    let own: Vec<Option<(f64, f64)>> = (0..series)
         .map(|s| {
             let points: Vec<(f64, f64)> = centred.iter().filter(|(k, _, _)| *k == s).map(|(_, x, y)| (*x, *y)).collect();
             let sxx: f64 = points.iter().map(|(x, _)| x * x).sum();
             let spread = (sxx / points.len().max(1) as f64).sqrt();
-            (points.len() >= MIN_OWN && sxx > 0.0).then(|| (points.iter().map(|(x, y)| x * y).sum::<f64>() / sxx, sigma2 / sxx, spread))
+            let leverage = points.iter().map(|(x, _)| x * x / sxx).fold(0.0, f64::max);
+            (points.len() >= MIN_OWN && sxx > 0.0 && spread >= MIN_OWN_SPREAD_LN && leverage <= MAX_LEVERAGE)
+                .then(|| (points.iter().map(|(x, y)| x * y).sum::<f64>() / sxx, sigma2 / sxx))
         })
         .collect();
-    let with: Vec<(f64, f64)> = own.iter().flatten().map(|(b, se2, _)| (*b, *se2)).collect();
-    let tau2 = if with.len() >= 3 {
-        let mean = with.iter().map(|(b, _)| b).sum::<f64>() / with.len() as f64;
-        let var = with.iter().map(|(b, _)| (b - mean).powi(2)).sum::<f64>() / (with.len() - 1) as f64;
-        (var - with.iter().map(|(_, se2)| se2).sum::<f64>() / with.len() as f64).max(0.0)
-    } else {
-        0.0
-    };
+    let tau2 = between_series_variance(&own.iter().flatten().copied().collect::<Vec<_>>());
     let by_series = own
         .iter()
         .map(|o| match o {
-            // A series whose own rounds span the covariate as little as a run whose slope is not fitted keeps
-            // the pooled slope: its own is noise divided by almost nothing (a server measured in one regime
-            // read a slope of 1.2 over rates 4,000 to 4,700, and its req/s at the reference came out 2.7x).
-            Some((b, se2, spread)) if tau2 > 0.0 && *spread >= MIN_SPREAD_LN => pooled + tau2 / (tau2 + se2) * (b - pooled),
+            Some((b, se2)) if tau2 > 0.0 => pooled + tau2 / (tau2 + se2) * (b - pooled),
             _ => pooled,
         })
         .collect();
     Slopes { pooled, fitted: true, by_series }
+}
+
+/// The variance of the true slopes between series, from their own slopes and sampling variances, by
+/// DerSimonian and Laird's estimator (each slope weighted by its precision, so that a series whose points
+/// say little moves it little; R. DerSimonian and N. Laird, "Meta-analysis in clinical trials", Controlled
+/// Clinical Trials 7, 1986). 0 with fewer than three series.
+fn between_series_variance(own: &[(f64, f64)]) -> f64 {
+    if own.len() < 3 || own.iter().any(|(_, se2)| *se2 <= 0.0) {
+        return 0.0;
+    }
+    let w: Vec<f64> = own.iter().map(|(_, se2)| 1.0 / se2).collect();
+    let (sw, sw2): (f64, f64) = (w.iter().sum(), w.iter().map(|w| w * w).sum());
+    let mean = own.iter().zip(&w).map(|((b, _), w)| w * b).sum::<f64>() / sw;
+    let q: f64 = own.iter().zip(&w).map(|((b, _), w)| w * (b - mean).powi(2)).sum();
+    ((q - (own.len() - 1) as f64) / (sw - sw2 / sw)).max(0.0)
 }
 
 /// Each observation's series, covariate and value about its series' means.
@@ -188,5 +210,23 @@ mod tests {
         }
         let s = fit(&obs, 0.0);
         assert!(s.fitted && (s.by_series[5] - s.pooled).abs() < 1e-12, "{s:?}");
+    }
+
+    #[test]
+    fn a_series_whose_slope_one_round_decides_takes_the_pooled_slope() {
+        // Five series span both regimes; a sixth sat in one regime but for a single round in the other,
+        // which read 60% high: that round alone would give it a slope of about 0.3, and the others 0.15.
+        let mut obs = observations(&[0.15; 5], 8, jitter);
+        for i in 0..16 {
+            let (covariate, value) = if i == 7 { (1.1, 5.0 + 0.47 + 1.1 * 0.15) } else { (-0.8 + jitter(i) / 4.0, 5.0 - 0.8 * 0.15 + jitter(i + 3)) };
+            obs.push(Observation { series: 5, value, covariate });
+        }
+        let s = fit(&obs, 0.0);
+        assert!(s.fitted && (s.by_series[5] - s.pooled).abs() < 1e-12, "{s:?}");
+        // Spread over both regimes, the same rounds would keep part of their own slope.
+        let mut spread = observations(&[0.15; 5], 8, jitter);
+        spread.extend(observations(&[0.0, 0.0, 0.0, 0.0, 0.0, 0.45], 16, jitter).into_iter().filter(|o| o.series == 5));
+        let s = fit(&spread, 0.0);
+        assert!(s.by_series[5] > s.pooled + 0.1, "{s:?}");
     }
 }
