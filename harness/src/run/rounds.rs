@@ -7,9 +7,9 @@ use std::sync::Arc;
 
 use crate::launch::round_watch::ServerSide;
 use crate::load::search::RATE_HELD_SHARE;
-use crate::load::{self, LoadConfig, Mode, Stop, Workload};
+use crate::load::{self, LoadConfig, LoadReport, Mode, Stop, WindowWatch, Workload};
 use crate::model::{
-    judge, saturation, unsaturated_limit, CpuSource, LimitInputs, Round, RoundFacts, RoundMachine, Saturation, ServerUsage, SyscallsPerRequest,
+    judge, saturation, unsaturated_limit, CpuSource, HostLoad, LatencyPoints, LimitInputs, Round, RoundFacts, RoundMachine, Saturation, ServerUsage, SyscallsPerRequest,
     RAMP_LIMIT,
 };
 use crate::os::cpustat::{ticks_per_s, CpuStat, CpuTimes};
@@ -112,11 +112,59 @@ fn not_counted(when: SyscallCounting) -> &'static str {
     }
 }
 
+/// What drove a round's load: the client's report, the latency an external tool printed, and the client
+/// hosts' own shares where they drove it.
+struct Driven {
+    report: LoadReport,
+    tool_latency_ns: Option<LatencyPoints>,
+    hosts: Vec<HostLoad>,
+}
+
+/// The round's load from where the options say it comes: the built-in engine here or on client hosts, or
+/// an external tool. `watch` learns the edges of the measured window; `client_count` counts the client's
+/// calls around a tool's run (the engine marks its own window).
+fn drive_load(target: std::net::SocketAddr, plan: &RoundPlan, watch: WindowWatch, client_count: Option<&ClientCount>, stop: &Arc<AtomicBool>) -> anyhow::Result<Driven> {
+    let o = plan.opts;
+    match (o.tool, plan.hosts) {
+        (Tool::Builtin, Some(remote)) => {
+            let cfg = load_config(plan, target)?;
+            let merged = remote.run(&cfg, plan.scenario, plan.micro, stop, Some(watch))?;
+            Ok(Driven { report: merged.report, tool_latency_ns: None, hosts: merged.hosts })
+        }
+        (Tool::Builtin, None) => {
+            let cfg = load_config(plan, target)?;
+            Ok(Driven { report: load::run_watched(&cfg, stop.clone(), Some(watch))?, tool_latency_ns: None, hosts: Vec::new() })
+        }
+        (tool, _) => {
+            let label = format!("{}.{}.c{}", plan.contestant, plan.scenario, plan.connections);
+            client_count.iter().for_each(|c| c.mark(load::Edge::Open));
+            let run = ToolRun {
+                tool,
+                target,
+                scenario: plan.scenario,
+                connections: plan.connections,
+                threads: o.client_threads,
+                pipeline: o.pipeline,
+                stop: o.stop,
+                timeout: o.timeout,
+                cpus: &o.client_cpus,
+                workdir: plan.workdir,
+                label: &label,
+                repo_root: &o.repo_root,
+                connection_per_request: o.connection_per_request,
+            };
+            let ran = tools::run(&run, stop);
+            client_count.iter().for_each(|c| c.mark(load::Edge::Close));
+            let (report, tool_latency_ns) = ran?;
+            Ok(Driven { report, tool_latency_ns, hosts: Vec::new() })
+        }
+    }
+}
+
 /// Runs one round. An error means the load could not run at all (not that requests failed: those are
 /// counted in the round).
 pub fn run_round<S: RoundServer>(server: &mut S, plan: &RoundPlan, index: u32, warmup: bool, stop: &Arc<AtomicBool>) -> anyhow::Result<Round> {
     let o = plan.opts;
-    let label = format!("{}.{}.c{}", plan.contestant, plan.scenario, plan.connections);
     // Whether the client's threads run on the server's machine: only then are the client CPUs and the
     // server's CPUs of one machine (with a server host or client hosts, they are not).
     let client_beside_server = server.is_here() && plan.hosts.is_none();
@@ -140,44 +188,21 @@ pub fn run_round<S: RoundServer>(server: &mut S, plan: &RoundPlan, index: u32, w
         Some(count) => count.around(probe.marks()),
         None => probe.marks(),
     };
-    let mut hosts = Vec::new();
-    let outcome = match (o.tool, plan.hosts) {
-        (Tool::Builtin, Some(remote)) => load_config(plan, server.addr())
-            .and_then(|cfg| remote.run(&cfg, plan.scenario, plan.micro, stop, Some(watch)))
-            .map(|m| {
-                hosts = m.hosts;
-                (m.report, None)
-            }),
-        (Tool::Builtin, None) => {
-            load_config(plan, server.addr()).and_then(|cfg| load::run_watched(&cfg, stop.clone(), Some(watch))).map(|r| (r, None))
-        }
-        (tool, _) => {
-            client_count.iter().for_each(|c| c.mark(load::Edge::Open));
-            let ran = tools::run(
-            &ToolRun {
-                tool,
-                target: server.addr(),
-                scenario: plan.scenario,
-                connections: plan.connections,
-                threads: o.client_threads,
-                pipeline: o.pipeline,
-                stop: o.stop,
-                timeout: o.timeout,
-                cpus: &o.client_cpus,
-                workdir: plan.workdir,
-                label: &label,
-                repo_root: &o.repo_root,
-                connection_per_request: o.connection_per_request,
-            },
-            stop,
-            );
-            client_count.iter().for_each(|c| c.mark(load::Edge::Close));
-            ran
-        }
-    };
+    let outcome = drive_load(server.addr(), plan, watch, client_count.as_ref(), stop);
     let side = server.end_round(probe);
-    let (mut load, tool_latency_ns) = outcome?;
-    let ServerSide { usage, wall_s, stat_before, stat_after, listen_before, listen_after } = side?;
+    let driven = outcome?;
+    let side = side?;
+    Ok(figures(plan, index, warmup, driven, side, client_count, client_beside_server, shared_cpus))
+}
+
+/// The round's figures and flags from what the client and the server's side read of it: CPU and its
+/// share of the window, who limited it, the machine's interference, the server's costs and calls.
+// The round's coordinates and both sides' readings, as `run_round` holds them.
+#[allow(clippy::too_many_arguments)]
+fn figures(plan: &RoundPlan, index: u32, warmup: bool, driven: Driven, side: ServerSide, client_count: Option<ClientCount>, client_beside_server: bool, shared_cpus: bool) -> Round {
+    let o = plan.opts;
+    let Driven { report: mut load, tool_latency_ns, hosts } = driven;
+    let ServerSide { usage, wall_s, stat_before, stat_after, listen_before, listen_after } = side;
     if load.response_bytes == 0 {
         load.response_bytes = plan.response_bytes;
     }
@@ -191,18 +216,7 @@ pub fn run_round<S: RoundServer>(server: &mut S, plan: &RoundPlan, index: u32, w
         (None, None) => (None, None),
     };
     let utilisation_pct = cpu_s.filter(|_| wall_s > 0.0).map(|cpu_s| cpu_s / (wall_s * cpus as f64) * 100.0);
-    // The engine reports client CPU over its measured window; a tool's is probed over the whole run.
-    let client_window_s = if o.tool == Tool::Builtin && load.duration_s > 0.0 { load.duration_s } else { wall_s };
-    // A busy-polling client is busy by design: its share is its work, without the polls that found nothing.
-    let client_busy_pct =
-        (client_window_s > 0.0).then(|| load.client_work_s() / (client_window_s * load.threads.max(1) as f64) * 100.0);
-    // The client's limit (`client_limit_pct`); with client hosts, the most limited host's, each host
-    // judged over its own window and threads.
-    let client_limit_pct = if hosts.is_empty() {
-        load.client_limit_pct(client_window_s, o.client_cpus.len())
-    } else {
-        hosts.iter().filter_map(|h| h.client_limit_pct).reduce(f64::max)
-    };
+    let (client_busy_pct, client_limit_pct) = client_shares(o, &load, &hosts, wall_s);
     // Never on a missing figure: the rule needs both sides measured.
     let saturation = saturation(utilisation_pct, client_limit_pct);
     // Rate and think-time rounds are paced by the client by design: neither side busy is their normal
@@ -225,10 +239,7 @@ pub fn run_round<S: RoundServer>(server: &mut S, plan: &RoundPlan, index: u32, w
     let client_cpus: &[usize] = if client_beside_server { o.client_cpus.cpus() } else { &[] };
     let mut machine = interference(o, own_cpu_s, wall_s, stat_before.as_ref(), stat_after.as_ref(), client_cpus);
     // Over the whole round, ramp included: a listener overflows while connections are being set up.
-    if let (Some(before), Some(after)) = (listen_before, listen_after) {
-        machine.listen_overflows = Some(after.0.saturating_sub(before.0));
-        machine.listen_drops = Some(after.1.saturating_sub(before.1));
-    }
+    (machine.listen_overflows, machine.listen_drops) = listen_since(listen_before, listen_after);
     let load = crate::model::RoundLoad::from(load);
     let flags = judge(&RoundFacts {
         load: &load,
@@ -248,7 +259,7 @@ pub fn run_round<S: RoundServer>(server: &mut S, plan: &RoundPlan, index: u32, w
         (Some(before), Some(after)) if !shared_cpus => after.since(before, o.server_cpus.cpus()),
         _ => None,
     };
-    Ok(Round {
+    Round {
         index,
         warmup,
         server: ServerUsage {
@@ -279,7 +290,30 @@ pub fn run_round<S: RoundServer>(server: &mut S, plan: &RoundPlan, index: u32, w
         flags,
         hosts,
         machine,
-    })
+    }
+}
+
+/// The client's busy share of its window and its limit (`client_limit_pct`), in percent; with client
+/// hosts, the most limited host's, each host judged over its own window and threads.
+fn client_shares(o: &BenchOptions, load: &LoadReport, hosts: &[HostLoad], wall_s: f64) -> (Option<f64>, Option<f64>) {
+    // The engine reports client CPU over its measured window; a tool's is probed over the whole run.
+    let window_s = if o.tool == Tool::Builtin && load.duration_s > 0.0 { load.duration_s } else { wall_s };
+    // A busy-polling client is busy by design: its share is its work, without the polls that found nothing.
+    let busy_pct = (window_s > 0.0).then(|| load.client_work_s() / (window_s * load.threads.max(1) as f64) * 100.0);
+    let limit_pct = if hosts.is_empty() {
+        load.client_limit_pct(window_s, o.client_cpus.len())
+    } else {
+        hosts.iter().filter_map(|h| h.client_limit_pct).reduce(f64::max)
+    };
+    (busy_pct, limit_pct)
+}
+
+/// The listener's overflows and drops between two readings of the kernel's counters, where both were read.
+fn listen_since(before: Option<(u64, u64)>, after: Option<(u64, u64)>) -> (Option<u64>, Option<u64>) {
+    match (before, after) {
+        (Some(b), Some(a)) => (Some(a.0.saturating_sub(b.0)), Some(a.1.saturating_sub(b.1))),
+        _ => (None, None),
+    }
 }
 
 /// Foreign time on the server's CPUs (what ran there besides the server's tree) and steal on the server's
