@@ -222,49 +222,85 @@ fn status_of(answer: &[u8]) -> Option<u16> {
     std::str::from_utf8(rest.get(2..5)?).ok()?.parse().ok()
 }
 
-/// `drop_connections` connections opened at once, all of which must be established (a third send a
-/// request, a third half of one, a third nothing), then all closed at once, half of them with a reset.
-pub fn drop_many(t: &Target, o: &Options) -> Result<String, Failed> {
-    let n = o.drop_connections;
-    crate::os::limits::ensure_open_files(n as u64 + 256).map_err(|e| Failed(format!("{e:#}")))?;
-    let full = request(t);
-    let mut fds: Vec<RawFd> = Vec::with_capacity(n);
-    let mut refused = 0;
-    for _ in 0..n {
-        match socket::connect_nonblocking(&t.addr, None) {
-            Ok((fd, _)) => fds.push(fd),
-            Err(_) => refused += 1,
+/// How many handshakes are in flight at once while the drop's connections are opened: a burst of 5,000
+/// SYNs overflows a listen backlog of 1,024 even at a server that accepts promptly, and the kernel's SYN
+/// backoff (1, 3, 7 s) then decides the check rather than the server.
+const CONNECT_WINDOW: usize = 256;
+
+/// How long the opening may go without one more connection established before it gives up.
+const CONNECT_STALL: Duration = Duration::from_secs(5);
+
+/// The drop's connections: every socket opened, which of them were established, how many were refused
+/// and how many never got through (still connecting, or never started, when the opening stalled).
+struct Opened {
+    fds: Vec<RawFd>,
+    connected: Vec<bool>,
+    refused: usize,
+    stalled: usize,
+}
+
+/// Opens `n` non-blocking connections, at most `CONNECT_WINDOW` of them handshaking at a time, until all
+/// are established or refused or `CONNECT_STALL` passes without progress.
+fn open_many(addr: &std::net::SocketAddr, n: usize) -> Opened {
+    let mut o = Opened { fds: Vec::with_capacity(n), connected: Vec::with_capacity(n), refused: 0, stalled: 0 };
+    let mut pending: Vec<usize> = Vec::new();
+    let mut started = 0;
+    let mut progress = Instant::now();
+    while started < n || !pending.is_empty() {
+        while started < n && pending.len() < CONNECT_WINDOW {
+            started += 1;
+            match socket::connect_nonblocking(addr, None) {
+                Ok((fd, done)) => {
+                    o.fds.push(fd);
+                    o.connected.push(done);
+                    if !done {
+                        pending.push(o.fds.len() - 1);
+                    }
+                }
+                Err(_) => o.refused += 1,
+            }
         }
-    }
-    // Wait (bounded) for the handshakes, so that all of them reach the server before the drop.
-    let deadline = Instant::now() + Duration::from_secs(5);
-    let mut connected = vec![false; fds.len()];
-    let mut pending: Vec<usize> = (0..fds.len()).collect();
-    while !pending.is_empty() && Instant::now() < deadline {
+        if progress.elapsed() >= CONNECT_STALL {
+            o.stalled = pending.len() + (n - started);
+            break;
+        }
         let mut polls: Vec<libc::pollfd> =
-            pending.iter().map(|&i| libc::pollfd { fd: fds[i], events: libc::POLLOUT, revents: 0 }).collect();
+            pending.iter().map(|&i| libc::pollfd { fd: o.fds[i], events: libc::POLLOUT, revents: 0 }).collect();
         // An interrupted wait leaves every revents 0: those sockets are asked again.
         let _ = socket::poll(&mut polls, 100);
-        let mut still = Vec::new();
+        let mut still = Vec::with_capacity(pending.len());
         for (k, &i) in pending.iter().enumerate() {
             let r = polls[k].revents;
             if r == 0 {
                 still.push(i);
-            } else if r & (libc::POLLERR | libc::POLLHUP) == 0 && socket::socket_error(fds[i]) == 0 {
-                connected[i] = true;
+            } else if r & (libc::POLLERR | libc::POLLHUP) == 0 && socket::socket_error(o.fds[i]) == 0 {
+                o.connected[i] = true;
+                progress = Instant::now();
             } else {
-                refused += 1;
+                o.refused += 1;
+                progress = Instant::now();
             }
         }
         pending = still;
     }
+    o
+}
+
+/// `drop_connections` connections opened (at most `CONNECT_WINDOW` handshaking at a time), all of which
+/// must be established (a third send a request, a third half of one, a third nothing), then all closed
+/// at once, half of them with a reset.
+pub fn drop_many(t: &Target, o: &Options) -> Result<String, Failed> {
+    let n = o.drop_connections;
+    crate::os::limits::ensure_open_files(n as u64 + 256).map_err(|e| Failed(format!("{e:#}")))?;
+    let full = request(t);
+    let Opened { fds, connected, refused, stalled } = open_many(&t.addr, n);
     let up = connected.iter().filter(|c| **c).count();
     let mut note = format!("{up} of {n} connections established");
     if refused > 0 {
         note.push_str(&format!(", {refused} refused or failed"));
     }
-    if !pending.is_empty() {
-        note.push_str(&format!(", {} still connecting after 5 s", pending.len()));
+    if stalled > 0 {
+        note.push_str(&format!(", {stalled} not through after {} s without progress", CONNECT_STALL.as_secs()));
     }
     if up < n {
         for &fd in &fds {
