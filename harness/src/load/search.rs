@@ -64,9 +64,11 @@ impl Slo {
     }
 }
 
-/// One round of a search.
+/// One round of a search; `F` is what its flags are where a benchmark ran it (the load generator's own
+/// search raises none).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Step {
+#[serde(bound(deserialize = "F: Deserialize<'de>"))]
+pub struct Step<F = String> {
     pub rate: f64,
     /// Valid responses per second.
     pub achieved: f64,
@@ -76,20 +78,21 @@ pub struct Step {
     pub pass: bool,
     /// The round's flags where a benchmark ran it (`disturbed`, `rate-not-held`, ...).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub flags: Vec<String>,
+    pub flags: Vec<F>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct SearchResult {
+#[serde(bound(deserialize = "F: Deserialize<'de>"))]
+pub struct SearchResult<F = String> {
     pub slo: Slo,
     /// The highest passing rate; absent when no rate passed.
     pub capacity_rps: Option<f64>,
     /// The highest passing and the lowest failing rate.
     pub bracket: (Option<f64>, Option<f64>),
-    pub steps: Vec<Step>,
+    pub steps: Vec<Step<F>>,
 }
 
-impl SearchResult {
+impl<F> SearchResult<F> {
     /// "41200 req/s (passed at 41200, failed at 43100)", or why there is no figure.
     pub fn describe(&self) -> String {
         match self.bracket {
@@ -108,7 +111,7 @@ pub fn judge(slo: &Slo, rate: f64, r: &LoadReport) -> Step {
 
 /// `judge` on a round's figures wherever they are kept: valid responses per second, the corrected latency
 /// histogram and the count of errors.
-pub fn judge_figures(slo: &Slo, rate: f64, achieved: f64, latency: &hdrhistogram::Histogram<u64>, errors: u64) -> Step {
+pub fn judge_figures<F>(slo: &Slo, rate: f64, achieved: f64, latency: &hdrhistogram::Histogram<u64>, errors: u64) -> Step<F> {
     let latency_ns = (!latency.is_empty()).then(|| latency.value_at_quantile(slo.quantile));
     let pass = achieved >= RATE_HELD_SHARE * rate && errors == 0 && latency_ns.is_some_and(|l| l < slo.bound_ns);
     Step { rate, achieved, latency_ns, errors, pass, flags: Vec::new() }
@@ -117,7 +120,7 @@ pub fn judge_figures(slo: &Slo, rate: f64, achieved: f64, latency: &hdrhistogram
 /// Searches from `start_rps`, one round per step: `run_step(rate)` runs it and judges it (with `judge`).
 /// `window_s` is the length of a step's measured window: no rate is tried whose steps would hold fewer than
 /// `Slo::min_responses`.
-pub fn search(slo: &Slo, start_rps: f64, window_s: f64, mut run_step: impl FnMut(f64) -> anyhow::Result<Step>) -> anyhow::Result<SearchResult> {
+pub fn search<F>(slo: &Slo, start_rps: f64, window_s: f64, mut run_step: impl FnMut(f64) -> anyhow::Result<Step<F>>) -> anyhow::Result<SearchResult<F>> {
     let (mut lo, mut hi): (Option<f64>, Option<f64>) = (None, None);
     let mut steps = Vec::new();
     let lowest = (slo.min_responses() / window_s.max(1e-3)).max(1.0);
@@ -221,7 +224,7 @@ mod tests {
         // Every step fails: a p99 needs 1,000 responses, so with steps of 2 s the search stops at 500/s
         // instead of halving down to 1/s, and says how far down it went.
         let slo = Slo::parse("p99<1ms").unwrap();
-        let got = search(&slo, 40_000.0, 2.0, |rate| Ok(Step { rate, achieved: rate, latency_ns: Some(5_000_000), errors: 0, pass: false, flags: vec![] })).unwrap();
+        let got = search(&slo, 40_000.0, 2.0, |rate| Ok(Step::<String> { rate, achieved: rate, latency_ns: Some(5_000_000), errors: 0, pass: false, flags: vec![] })).unwrap();
         let lowest = got.steps.iter().map(|s| s.rate).fold(f64::MAX, f64::min);
         assert_eq!(lowest, 500.0, "{:?}", got.steps);
         assert_eq!(got.describe(), "none (every rate tried failed, down to 500 req/s)");

@@ -75,6 +75,14 @@ impl Flag {
     /// The name in run.json, the tables and the documentation.
     pub fn name(&self) -> &str {
         match self {
+            Flag::Other(name) => name,
+            known => known.known_name().expect("every flag but Other has a name of its own"),
+        }
+    }
+
+    /// The name of a flag this version raises; none for `Other`.
+    pub fn known_name(&self) -> Option<&'static str> {
+        Some(match self {
             Flag::ClientBound => "client-bound",
             Flag::BothBusy => "both-busy",
             Flag::Unsaturated => "unsaturated",
@@ -88,8 +96,8 @@ impl Flag {
             Flag::CpuDrift => "cpu-drift",
             Flag::KeepaliveLost => "keepalive-lost",
             Flag::ServerCloses => "server-closes",
-            Flag::Other(name) => name,
-        }
+            Flag::Other(_) => return None,
+        })
     }
 
     /// The flag of that name; `Other` for a name this version does not raise.

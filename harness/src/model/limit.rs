@@ -20,14 +20,9 @@ pub enum Saturation {
 }
 
 impl Saturation {
-    /// The name stored in a round's `saturation`.
+    /// The name stored in a round's `saturation`: its flag's, or `server-bound`, which raises none.
     pub fn name(self) -> &'static str {
-        match self {
-            Saturation::ServerBound => "server-bound",
-            Saturation::BothBusy => "both-busy",
-            Saturation::ClientBound => "client-bound",
-            Saturation::Unsaturated => "unsaturated",
-        }
+        self.flag().and_then(|flag| flag.known_name()).unwrap_or("server-bound")
     }
 
     /// The flag a round raises for it: none where the server was the limit.

@@ -71,7 +71,12 @@ fn model_taken_out(fit: &crate::model::machine_model::MachineFit) -> String {
         })
         .collect();
     let without = if fit.rounds_without_cross_cpu > 0 {
-        format!(", {} of {} rounds without a cross-CPU probe within 10x of it (drift stage only)", fit.rounds_without_cross_cpu, fit.rounds)
+        format!(
+            ", {} of {} rounds without a cross-CPU probe within {}x of it (drift stage only)",
+            fit.rounds_without_cross_cpu,
+            fit.rounds,
+            crate::model::machine_model::CROSS_CPU_RANGE
+        )
     } else {
         String::new()
     };

@@ -43,6 +43,8 @@ pub(super) struct Speeds {
     pub server: Vec<CpuSpeed>,
     pub client: Vec<CpuSpeed>,
     pub cross_per_ms: Option<f64>,
+    /// The last round's probe after it, standing as this round's probe before: already in the history.
+    pub reused: bool,
 }
 
 /// What the probes around a round say of it.
@@ -91,8 +93,13 @@ impl<'a> MachineWatch<'a> {
     /// The probe before a round: the last round's probe after it when that ended within `PROBE_REUSE`,
     /// else a new one.
     pub(super) fn probe_before(&mut self) -> Speeds {
+        self.probe_before_at(Instant::now())
+    }
+
+    /// `probe_before` at the instant `now`.
+    fn probe_before_at(&mut self, now: Instant) -> Speeds {
         match self.last_after.take() {
-            Some((at, speeds)) if at.elapsed() <= PROBE_REUSE => speeds,
+            Some((at, speeds)) if now.saturating_duration_since(at) <= PROBE_REUSE => Speeds { reused: true, ..speeds },
             _ => self.probe(),
         }
     }
@@ -117,12 +124,12 @@ impl<'a> MachineWatch<'a> {
                     (Some(&s), Some(&c)) if !server.contains(&c) => speed::cross_cpu(c, s, CROSS_PROBE),
                     _ => None,
                 };
-                Speeds { server: server_speeds, client, cross_per_ms }
+                Speeds { server: server_speeds, client, cross_per_ms, reused: false }
             }
             ServerCpus::There(host, cpus) => std::thread::scope(|scope| {
                 let there = scope.spawn(|| host.probe(cpus, PROBE_EACH).unwrap_or_default());
                 let client = speed::probe(&self.client_cpus, PROBE_EACH);
-                Speeds { server: there.join().unwrap_or_default(), client, cross_per_ms: None }
+                Speeds { server: there.join().unwrap_or_default(), client, cross_per_ms: None, reused: false }
             }),
         }
     }
@@ -138,13 +145,15 @@ impl<'a> MachineWatch<'a> {
 
     /// The round's speeds (the mean of the probes before and after, per CPU) and the user-loop probe
     /// furthest from the run's median of its CPU, as a ratio to it (absent until `MIN_PROBES` exist); then
-    /// adds both probes to the run's history. The syscall loop is recorded but not judged: on the 2-CPU VMs
+    /// adds both probes to the run's history (a reused probe before is there already). The syscall loop is recorded but not judged: on the 2-CPU VMs
     /// this was tuned on it swings by 25% between probes while req/s follows it only weakly (correlation
     /// 0.1 to 0.6), where the user loop held within 2% on a quiet machine and fell to 0.45x in the slow
     /// stretches that halve a round (docs/methodology.md).
     pub(super) fn judge(&mut self, before: &Speeds, after: &Speeds) -> Judged {
         let roles = |s: &Speeds| -> Vec<(&'static str, CpuSpeed)> { s.server.iter().map(|c| ("server", *c)).chain(s.client.iter().map(|c| ("client", *c))).collect() };
         let crosses: Vec<f64> = [before.cross_per_ms, after.cross_per_ms].into_iter().flatten().collect();
+        let new_crosses: Vec<f64> = [before.cross_per_ms.filter(|_| !before.reused), after.cross_per_ms].into_iter().flatten().collect();
+        let new_before = if before.reused { Vec::new() } else { roles(before) };
         let (before, after) = (roles(before), roles(after));
         let mut furthest: Option<f64> = None;
         for (role, s) in before.iter().chain(&after) {
@@ -157,7 +166,7 @@ impl<'a> MachineWatch<'a> {
                 }
             }
         }
-        for (role, s) in before.iter().chain(&after) {
+        for (role, s) in new_before.iter().chain(&after) {
             self.history.entry((*role, s.cpu, true)).or_default().push(s.user_per_ms);
             self.history.entry((*role, s.cpu, false)).or_default().push(s.syscall_per_ms);
         }
@@ -184,7 +193,7 @@ impl<'a> MachineWatch<'a> {
                 }
             }
         }
-        self.cross_history.extend(&crosses);
+        self.cross_history.extend(&new_crosses);
         let cross_per_ms = (!crosses.is_empty()).then(|| crosses.iter().sum::<f64>() / crosses.len() as f64);
         Judged { speeds, speed_index: furthest, cross_per_ms, cross_index }
     }
@@ -203,16 +212,32 @@ mod tests {
     fn a_round_that_starts_right_after_the_last_takes_its_probe_and_a_later_one_probes_anew() {
         let mut watch = MachineWatch::new(ServerCpus::Here(vec![0]), &[]);
         let after = watch.probe_after();
-        let before = watch.probe_before();
+        let at = watch.last_after.as_ref().unwrap().0;
+        let before = watch.probe_before_at(at + PROBE_REUSE);
+        assert!(before.reused && !after.reused);
         assert_eq!(before.server.len(), 1);
         assert_eq!(before.server[0].user_per_ms, after.server[0].user_per_ms, "taken from the last probe");
         // Taken once only: the round after that one probes again.
-        let again = watch.probe_before();
+        let again = watch.probe_before_at(at);
+        assert!(!again.reused);
         assert_ne!(again.server[0].user_per_ms, after.server[0].user_per_ms, "a probe of its own");
         let after = watch.probe_after();
-        std::thread::sleep(PROBE_REUSE + Duration::from_millis(50));
-        let later = watch.probe_before();
+        let at = watch.last_after.as_ref().unwrap().0;
+        let later = watch.probe_before_at(at + PROBE_REUSE + Duration::from_millis(1));
+        assert!(!later.reused);
         assert_ne!(later.server[0].user_per_ms, after.server[0].user_per_ms, "too old to stand for the round");
+    }
+
+    #[test]
+    fn a_reused_probe_enters_the_history_once() {
+        let mut w = MachineWatch::new(ServerCpus::Here(vec![1]), &[0]);
+        let probe = |cross: f64| Speeds { server: vec![speed(1, 1000.0, 100.0)], client: vec![speed(0, 1000.0, 100.0)], cross_per_ms: Some(cross), reused: false };
+        w.judge(&probe(1.0), &probe(2.0));
+        // The next round's probe before is the last one's after.
+        w.judge(&Speeds { reused: true, ..probe(2.0) }, &probe(3.0));
+        assert_eq!(w.cross_history, [1.0, 2.0, 3.0]);
+        assert_eq!(w.history[&("server", 1, true)].len(), 3);
+        assert_eq!(w.history[&("client", 0, false)].len(), 3);
     }
 
     fn speed(cpu: usize, user: f64, syscall: f64) -> CpuSpeed {
@@ -222,7 +247,7 @@ mod tests {
     #[test]
     fn a_slow_probe_is_judged_against_the_runs_median() {
         let mut w = MachineWatch::new(ServerCpus::Here(vec![1]), &[0]);
-        let usual = Speeds { server: vec![speed(1, 1000.0, 100.0)], client: vec![speed(0, 1000.0, 100.0)], cross_per_ms: None };
+        let usual = Speeds { server: vec![speed(1, 1000.0, 100.0)], client: vec![speed(0, 1000.0, 100.0)], cross_per_ms: None, reused: false };
         // Too few probes yet (two a round): no judgement.
         for _ in 0..3 {
             assert_eq!(w.judge(&usual, &usual).speed_index, None);
@@ -231,7 +256,7 @@ mod tests {
         assert_eq!(index, Some(1.0));
         assert_eq!(speeds.iter().map(|s| s.role.as_str()).collect::<Vec<_>>(), ["client", "server"]);
         // CPU 1's user loop at 0.45x after the round (a slow stretch that began inside it).
-        let slow = Speeds { server: vec![speed(1, 450.0, 72.0)], client: vec![speed(0, 1000.0, 100.0)], cross_per_ms: None };
+        let slow = Speeds { server: vec![speed(1, 450.0, 72.0)], client: vec![speed(0, 1000.0, 100.0)], cross_per_ms: None, reused: false };
         let Judged { speeds, speed_index: index, .. } = w.judge(&usual, &slow);
         assert_eq!(index, Some(0.45));
         assert!(drifted(index.unwrap()));
@@ -243,7 +268,7 @@ mod tests {
     fn the_same_cpu_number_on_two_machines_is_judged_apart() {
         // The server host's CPU 0 runs at twice the speed of this machine's CPU 0, which the client uses.
         let mut w = MachineWatch::new(ServerCpus::Here(vec![0]), &[0]);
-        let usual = Speeds { server: vec![speed(0, 2000.0, 100.0)], client: vec![speed(0, 1000.0, 100.0)], cross_per_ms: None };
+        let usual = Speeds { server: vec![speed(0, 2000.0, 100.0)], client: vec![speed(0, 1000.0, 100.0)], cross_per_ms: None, reused: false };
         for _ in 0..3 {
             w.judge(&usual, &usual);
         }
@@ -257,7 +282,7 @@ mod tests {
         // The loops hold; the cross-CPU rate falls from about 6,900 to 2,400 a ms (the host moved a vCPU away
         // from the other's cache), as it did on the 2-CPU VM while c-epoll fell to 0.70x.
         let mut w = MachineWatch::new(ServerCpus::Here(vec![1]), &[0]);
-        let at = |cross: f64| Speeds { server: vec![speed(1, 1000.0, 100.0)], client: vec![speed(0, 1000.0, 100.0)], cross_per_ms: Some(cross) };
+        let at = |cross: f64| Speeds { server: vec![speed(1, 1000.0, 100.0)], client: vec![speed(0, 1000.0, 100.0)], cross_per_ms: Some(cross), reused: false };
         for cross in [6900.0, 7400.0, 6200.0] {
             let j = w.judge(&at(cross), &at(cross));
             assert!(!j.drifted() && j.cross_per_ms == Some(cross));

@@ -52,13 +52,13 @@ impl RoundPlan<'_> {
     }
 }
 
-/// The engine's configuration for a round.
 /// The window of the extra round that counts system calls, at most: its figures are calls and CPU time
 /// per request, and a quarter of a second holds some thousands of requests of the slowest contestant.
 pub const COUNTING_WINDOW: std::time::Duration = std::time::Duration::from_millis(250);
 
 /// A round's measured window: the run's, or at most `COUNTING_WINDOW` for the extra counting round,
-/// whose time would otherwise be that of a measured round (43 of them in a default run).
+/// whose time would otherwise be that of a measured round (43 of them in a default run). The built-in
+/// engine's only (here or on client hosts): an external tool's rounds all last the run's `-d`.
 fn window(plan: &RoundPlan, asked: std::time::Duration) -> std::time::Duration {
     if plan.count_syscalls && plan.opts.syscall_counts == SyscallCounting::Extra {
         asked.min(COUNTING_WINDOW)
@@ -67,6 +67,7 @@ fn window(plan: &RoundPlan, asked: std::time::Duration) -> std::time::Duration {
     }
 }
 
+/// The engine's configuration for a round.
 pub fn load_config(plan: &RoundPlan, target: std::net::SocketAddr) -> anyhow::Result<LoadConfig> {
     let o = plan.opts;
     let mut workload = Workload::for_scenario(plan.scenario, o.pipeline, plan.micro)

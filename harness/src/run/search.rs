@@ -47,7 +47,7 @@ impl Runner<'_, '_> {
         }
     }
 
-    fn search_one(&mut self, slo: &Slo, scenario: &str, l: &mut Live, connections: usize, start: f64) -> anyhow::Result<SearchResult> {
+    fn search_one(&mut self, slo: &Slo, scenario: &str, l: &mut Live, connections: usize, start: f64) -> anyhow::Result<SearchResult<Flag>> {
         let mut index = 0;
         let window_s = match self.opts.stop {
             super::options::StopRule::Duration(d) => d.as_secs_f64(),
@@ -70,7 +70,7 @@ impl Runner<'_, '_> {
                     continue;
                 }
                 let load = &round.load;
-                return Ok(Step { flags: round.flags.iter().map(Flag::to_string).collect(), ..judge_figures(slo, rate, load.requests_per_s(), &load.latency, load.errors.total()) });
+                return Ok(Step { flags: round.flags.clone(), ..judge_figures(slo, rate, load.requests_per_s(), &load.latency, load.errors.total()) });
             }
         })
     }

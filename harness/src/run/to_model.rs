@@ -165,8 +165,8 @@ pub(super) fn cost_of_threads(c: ThreadCost, own_cpus: Option<CpuTimes>) -> Opti
     })
 }
 
-impl From<search::SearchResult> for model::Capacity {
-    fn from(s: search::SearchResult) -> model::Capacity {
+impl From<search::SearchResult<model::Flag>> for model::Capacity {
+    fn from(s: search::SearchResult<model::Flag>) -> model::Capacity {
         let search::SearchResult { slo, capacity_rps, bracket, steps } = s;
         model::Capacity {
             slo: model::Objective { text: slo.text, quantile: slo.quantile, bound_ns: slo.bound_ns },
@@ -174,7 +174,7 @@ impl From<search::SearchResult> for model::Capacity {
             bracket,
             steps: steps
                 .into_iter()
-                .map(|search::Step { rate, achieved, latency_ns, errors, pass, flags }| model::SearchStep { rate, achieved, latency_ns, errors, pass, flags: flags.iter().map(|f| model::Flag::named(f)).collect() })
+                .map(|search::Step { rate, achieved, latency_ns, errors, pass, flags }| model::SearchStep { rate, achieved, latency_ns, errors, pass, flags })
                 .collect(),
         }
     }
