@@ -1,6 +1,8 @@
 //! The shape of the harness's sources, checked: no folder of `harness/src` holds a circle of files (file A
 //! uses file B ... uses file A), and no file is over `SHAPE_MAX_LINES` lines without its tests. A circle
 //! makes a folder one piece that can only be read, changed and tested whole; a long file is read least.
+//! In `run/`, which every benchmark goes through, no function is over `RUN_MAX_FN_LINES` lines either: a
+//! long one there did three jobs at once.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -31,6 +33,39 @@ fn no_file_over_600_lines_without_its_tests() {
         }
     }
     assert!(long.is_empty(), "files over {SHAPE_MAX_LINES} lines without their tests (split them by what they own):\n{}", long.join("\n"));
+}
+
+/// The most lines a function of `run/` may have, its tests not counted.
+const RUN_MAX_FN_LINES: usize = 80;
+/// The files of `run/` whose functions may be longer: the field-by-field conversions to the model, as long
+/// as the model's types.
+const RUN_LONG_FN_FILES: &[&str] = &["to_model"];
+
+#[test]
+fn no_function_in_run_over_80_lines() {
+    let mut long = Vec::new();
+    for (folder, files) in shape_folders() {
+        let module = shape_module_path(&folder);
+        if module.first().map(String::as_str) != Some("run") {
+            continue;
+        }
+        for name in files.iter().filter(|n| !RUN_LONG_FN_FILES.contains(&n.as_str())) {
+            let text = std::fs::read_to_string(folder.join(format!("{name}.rs"))).unwrap();
+            for (function, line, lines) in shape_functions(&shape_code(&shape_without_tests(&text))) {
+                if lines > RUN_MAX_FN_LINES {
+                    long.push(format!("src/{}/{name}.rs:{line}: fn {function}, {lines} lines", module.join("/")));
+                }
+            }
+        }
+    }
+    assert!(long.is_empty(), "functions of run/ over {RUN_MAX_FN_LINES} lines (split them by the jobs they do):\n{}", long.join("\n"));
+}
+
+/// The function finder, on code whose functions are known.
+#[test]
+fn the_function_finder_measures_bodies_only() {
+    let code = "pub(super) fn a(x: [u8; 4]) -> u8 {\n    let f = |y: u8| { y };\n    f(x[0])\n}\ntrait T {\n    fn decl(&self);\n}\nfn b<F: Fn(u8) -> u8>(f: F, g: fn(u8)) {\n}\n";
+    assert_eq!(shape_functions(code), [("a".to_string(), 1, 4), ("b".to_string(), 8, 2)]);
 }
 
 /// The finder itself, on graphs whose circles are known.
@@ -186,6 +221,54 @@ fn shape_public_items(code: &str) -> Vec<String> {
         }
     }
     names
+}
+
+/// Every function with a body in `code` (comments and strings blanked): its name, the line its `fn` is on
+/// (from 1) and its length in lines, from that line to the one that closes its body.
+fn shape_functions(code: &str) -> Vec<(String, usize, usize)> {
+    let bytes = code.as_bytes();
+    let ident = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+    let line_of = |at: usize| code[..at].matches('\n').count() + 1;
+    let mut found = Vec::new();
+    let mut i = 0;
+    while let Some(at) = code[i..].find("fn ").map(|p| p + i) {
+        i = at + 3;
+        if at > 0 && ident(bytes[at - 1]) {
+            continue;
+        }
+        let name: String = code[i..].trim_start().chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
+        if name.is_empty() {
+            continue;
+        }
+        // The body opens at the first `{` of the signature; a `;` outside brackets first ends a declaration.
+        let mut depth = 0i32;
+        let mut open = None;
+        for (k, b) in bytes.iter().enumerate().skip(i) {
+            match b {
+                b'(' | b'[' => depth += 1,
+                b')' | b']' => depth -= 1,
+                b';' if depth == 0 => break,
+                b'{' => {
+                    open = Some(k);
+                    break;
+                }
+                _ => {}
+            }
+        }
+        let Some(open) = open else { continue };
+        let mut braces = 0i32;
+        let close = bytes[open..].iter().position(|b| {
+            braces += match b {
+                b'{' => 1,
+                b'}' => -1,
+                _ => 0,
+            };
+            braces == 0
+        });
+        let end = close.map_or(bytes.len() - 1, |c| open + c);
+        found.push((name, line_of(at), line_of(end) - line_of(at) + 1));
+    }
+    found
 }
 
 /// The text without its `#[cfg(test)] mod tests { ... }` block.

@@ -33,6 +33,7 @@ mod to_model;
 
 pub use conformance::Suite;
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
@@ -113,19 +114,99 @@ pub fn bench(
         None => catalog.select(&opts.selection)?,
     };
     anyhow::ensure!(!selected.is_empty(), "no contestant matches the filters; see `serverbench list`");
-    let control = match control::wanted(opts) {
+    let control = the_control(opts, catalog, ui)?;
+    let contestants = records(&selected, control.as_ref());
+    selected.extend(control.as_ref());
+    let tools = tool_versions(opts, run_dir, ui, stop, &selected)?;
+    // An A/B run reads two manifests only, which either parse or end it.
+    let catalog_errors = if sides.is_some() { Vec::new() } else { catalog.errors.iter().map(ToString::to_string).collect() };
+    let mut run = new_run(opts, run_id, contestants, catalog_errors, tools);
+    let (server_host, hosts) = prepare_hosts(opts, ui, &mut run)?;
+    announce(ui, &run, sides.as_ref(), &opts.notes);
+    save(&run)?;
+
+    let seed = run.config.shuffle_seed.unwrap_or_default();
+    let mut runner = Runner {
+        opts,
+        catalog,
+        run_dir,
+        ui,
+        stop,
+        run: &mut run,
+        save: &mut save,
+        machine: machine_watch(opts, server_host.as_ref(), hosts.is_none()),
+        shuffle: fastrand::Rng::with_seed(seed),
+        hosts: hosts.as_ref(),
+        server_host: server_host.as_ref(),
+    };
+    // An A/B run that failed still ends its record (and removes its baseline's worktree) before it says why.
+    let outcome = match &sides {
+        Some(sides) => runner.ab(sides, suite),
+        None => catalog_run(&mut runner, &selected, suite),
+    };
+    let interrupted = runner.stopped();
+    finish(&mut run, interrupted, began.elapsed().as_secs_f64(), saves_s.get());
+    save(&run)?;
+    ui.finish();
+    outcome?;
+    Ok(run)
+}
+
+/// The control, where the run has one; a run that asked for it but cannot have it says why and goes on.
+fn the_control(opts: &BenchOptions, catalog: &Catalog, ui: &Ui) -> anyhow::Result<Option<Contestant>> {
+    Ok(match control::wanted(opts) {
         Ok(()) => Some(control::load(&opts.repo_root, catalog)?),
         Err(control::NoControl::NotAsked) => None,
         Err(why) => {
             ui.warn(&format!("no control in this run: {why}"));
             None
         }
-    };
-    let contestants = records(&selected, control.as_ref());
-    selected.extend(control.as_ref());
-    // A contestant with a version command names the toolchain its build used (a JDK that
-    // contestants/java/find-jdk.sh chose, not the first `java` on PATH); PATH's is recorded only for the
-    // languages of those without one.
+    })
+}
+
+/// What a person should know before the first build: broken manifests, an A/B run's two versions, the
+/// options' notes.
+fn announce(ui: &Ui, run: &RunResult, sides: Option<&ab::sides::Sides>, notes: &[String]) {
+    for e in run.catalog_errors.iter() {
+        ui.warn(&format!("invalid manifest: {e}"));
+    }
+    if let Some(s) = sides {
+        ui.line(&format!("A/B run: A is {} ({}), B is {} ({})", s.a.record.name, s.a.record.from, s.b.record.name, s.b.record.from));
+    }
+    for note in notes {
+        ui.warn(&format!("note: {note}"));
+    }
+}
+
+/// The speed probes and the wait for quiet CPUs: they read the server's CPUs where it runs, and this
+/// machine's client CPUs only when the load runs here.
+fn machine_watch<'a>(opts: &BenchOptions, server_host: Option<&'a ServerHost>, load_here: bool) -> machine::MachineWatch<'a> {
+    machine::MachineWatch::new(
+        match server_host {
+            Some(host) => machine::ServerCpus::There(host, opts.server_cpus.cpus().to_vec()),
+            None => machine::ServerCpus::Here(opts.server_cpus.cpus().to_vec()),
+        },
+        if load_here { opts.client_cpus.cpus() } else { &[] },
+    )
+}
+
+/// A catalog run's phases: the contestants prepared, checked with `--check`, then measured.
+fn catalog_run(runner: &mut Runner, selected: &[&Contestant], suite: Option<&dyn Suite>) -> anyhow::Result<()> {
+    let ready = runner.prepare(selected)?;
+    if let Some(suite) = suite.filter(|_| runner.opts.check && !runner.stopped()) {
+        runner.check(suite, &ready)?;
+    }
+    if !runner.stopped() {
+        runner.measure(&ready)?;
+    }
+    Ok(())
+}
+
+/// The versions of the toolchains and of the load tool the run uses, the tool installed or built first
+/// where it is missing. A contestant with a version command names the toolchain its build used (a JDK that
+/// contestants/java/find-jdk.sh chose, not the first `java` on PATH); PATH's is recorded only for the
+/// languages of those without one.
+fn tool_versions(opts: &BenchOptions, run_dir: &Path, ui: &Ui, stop: &Arc<AtomicBool>, selected: &[&Contestant]) -> anyhow::Result<BTreeMap<String, String>> {
     let mut languages: Vec<&str> = selected.iter().filter(|c| c.version.is_none()).map(|c| c.language.as_str()).collect();
     languages.sort();
     languages.dedup();
@@ -147,27 +228,32 @@ pub fn bench(
     } else {
         None
     };
-    let mut run = RunResult {
+    Ok(environment::tool_versions(&languages, &tool_version).into_iter().chain(hey_version.map(|v| ("hey".to_string(), v))).collect())
+}
+
+/// The run's model before its first round: every record pending, the machine's facts and the options.
+fn new_run(opts: &BenchOptions, run_id: &str, contestants: Vec<ContestantRecord>, catalog_errors: Vec<String>, tools: BTreeMap<String, String>) -> RunResult {
+    RunResult {
         schema: SCHEMA,
         run_id: run_id.to_string(),
         started_utc: environment::utc_timestamp(SystemTime::now()),
         finished_utc: None,
         interrupted: false,
-        environment: environment::capture(
-            environment::tool_versions(&languages, &tool_version).into_iter().chain(hey_version.map(|v| ("hey".to_string(), v))).collect(),
-            opts.command_line.clone(),
-        ),
+        environment: environment::capture(tools, opts.command_line.clone()),
         config: opts.record(),
         contestants,
         measurements: Vec::new(),
-        // An A/B run reads two manifests only, which either parse or end it.
-        catalog_errors: if sides.is_some() { Vec::new() } else { catalog.errors.iter().map(ToString::to_string).collect() },
+        catalog_errors,
         checks: Vec::new(),
         ab: None,
         time_spent: None,
         machine_model: Vec::new(),
-    };
-    // Before anything is built: a host that cannot be used stops the run at once, naming it.
+    }
+}
+
+/// The server host and the client hosts, prepared before anything is built: a host that cannot be used
+/// stops the run at once, naming it. Their facts go into the run's environment.
+fn prepare_hosts(opts: &BenchOptions, ui: &Ui, run: &mut RunResult) -> anyhow::Result<(Option<ServerHost>, Option<ClientHosts>)> {
     let remote = &opts.remote;
     let server_host = match (&remote.server_host, &remote.server_catalog) {
         (Some(spec), Some(catalog)) => {
@@ -184,54 +270,11 @@ pub fn bench(
         run.environment.client_hosts = hosts.records();
         Some(hosts)
     };
-    for e in run.catalog_errors.iter() {
-        ui.warn(&format!("invalid manifest: {e}"));
-    }
-    if let Some(s) = &sides {
-        ui.line(&format!("A/B run: A is {} ({}), B is {} ({})", s.a.record.name, s.a.record.from, s.b.record.name, s.b.record.from));
-    }
-    for note in &opts.notes {
-        ui.warn(&format!("note: {note}"));
-    }
-    save(&run)?;
+    Ok((server_host, hosts))
+}
 
-    let seed = run.config.shuffle_seed.unwrap_or_default();
-    let mut runner = Runner {
-        opts,
-        catalog,
-        run_dir,
-        ui,
-        stop,
-        run: &mut run,
-        save: &mut save,
-        // The speed probes and the wait for quiet CPUs read the server's CPUs where it runs, and this
-        // machine's client CPUs only when the load runs here.
-        machine: machine::MachineWatch::new(
-            match &server_host {
-                Some(host) => machine::ServerCpus::There(host, opts.server_cpus.cpus().to_vec()),
-                None => machine::ServerCpus::Here(opts.server_cpus.cpus().to_vec()),
-            },
-            if hosts.is_some() { &[] } else { opts.client_cpus.cpus() },
-        ),
-        shuffle: fastrand::Rng::with_seed(seed),
-        hosts: hosts.as_ref(),
-        server_host: server_host.as_ref(),
-    };
-    // An A/B run that failed still ends its record (and removes its baseline's worktree) before it says why.
-    let outcome = match &sides {
-        Some(sides) => runner.ab(sides, suite),
-        None => {
-            let ready = runner.prepare(&selected)?;
-            if let Some(suite) = suite.filter(|_| opts.check && !runner.stopped()) {
-                runner.check(suite, &ready)?;
-            }
-            if !runner.stopped() {
-                runner.measure(&ready)?;
-            }
-            Ok(())
-        }
-    };
-    let interrupted = runner.stopped();
+/// The run's end: what had not finished is marked interrupted, the time it ended and where its time went.
+fn finish(run: &mut RunResult, interrupted: bool, took_s: f64, saves_s: f64) {
     for m in run.measurements.iter_mut() {
         if matches!(m.status, MeasurementStatus::Pending | MeasurementStatus::Running) {
             m.status = MeasurementStatus::Interrupted;
@@ -240,11 +283,7 @@ pub fn bench(
     run.interrupted = interrupted;
     run.finished_utc = Some(environment::utc_timestamp(SystemTime::now()));
     environment::finish(&mut run.environment);
-    run.time_spent = Some(TimeSpent::of(&run.measurements, began.elapsed().as_secs_f64(), saves_s.get()));
-    save(&run)?;
-    ui.finish();
-    outcome?;
-    Ok(run)
+    run.time_spent = Some(TimeSpent::of(&run.measurements, took_s, saves_s));
 }
 
 #[cfg(test)]

@@ -5,6 +5,7 @@ use std::path::Path;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
+use crate::launch::probe::Usage;
 use crate::launch::round_watch::ServerSide;
 use crate::load::search::RATE_HELD_SHARE;
 use crate::load::{self, LoadConfig, LoadReport, Mode, Stop, WindowWatch, Workload};
@@ -209,13 +210,7 @@ fn figures(plan: &RoundPlan, index: u32, warmup: bool, driven: Driven, side: Ser
     }
 
     let cpus = o.server_cpus.len().max(1);
-    // The threads' exact run time where it holds the whole window; the ticks, which keep the time of
-    // threads and processes that ended inside it, where it does not.
-    let (cpu_s, cpu_source) = match (usage.cpu_exact_s, usage.cpu_s) {
-        (Some(exact), _) => (Some(exact), Some(CpuSource::Schedstat)),
-        (None, Some(ticks)) => (Some(ticks), Some(CpuSource::Ticks)),
-        (None, None) => (None, None),
-    };
+    let (cpu_s, cpu_source) = server_cpu_s(&usage);
     let utilisation_pct = cpu_s.filter(|_| wall_s > 0.0).map(|cpu_s| cpu_s / (wall_s * cpus as f64) * 100.0);
     let (client_busy_pct, client_limit_pct) = client_shares(o, &load, &hosts, wall_s);
     // Never on a missing figure: the rule needs both sides measured.
@@ -254,7 +249,6 @@ fn figures(plan: &RoundPlan, index: u32, warmup: bool, driven: Driven, side: Ser
         server_cpus: o.server_cpus.len(),
         ticks_per_s: ticks_per_s(),
     });
-    let syscalls: Option<crate::model::SyscallCounts> = usage.syscalls.map(Into::into);
     // The server's CPUs' own counters over the window, where nothing but the server is meant to run there.
     let own_cpus = match (&stat_before, &stat_after) {
         (Some(before), Some(after)) if !shared_cpus => after.since(before, o.server_cpus.cpus()),
@@ -263,24 +257,7 @@ fn figures(plan: &RoundPlan, index: u32, warmup: bool, driven: Driven, side: Ser
     Round {
         index,
         warmup,
-        server: ServerUsage {
-            cpu_s,
-            cpu_source,
-            wall_s,
-            cpus,
-            utilisation_pct,
-            cpu_us_per_request: cpu_s.filter(|_| load.requests > 0).map(|cpu_s| cpu_s * 1e6 / load.requests as f64),
-            peak_rss_bytes: usage.peak_rss_bytes,
-            pss_bytes: usage.pss_bytes,
-            processes: usage.members.len(),
-            threads: usage.threads,
-            workers: crate::model::worker_balance(&usage.thread_cpu_s, plan.workers),
-            cost: usage.thread_cost.and_then(|c| cost_of_threads(c, own_cpus)),
-            syscalls_per_request: syscalls.as_ref().and_then(|c| SyscallsPerRequest::of(c, load.requests)),
-            syscalls_method: usage.syscalls_method,
-            syscalls_unavailable: usage.syscalls_unavailable,
-            syscalls,
-        },
+        server: server_usage(plan, usage, (cpu_s, cpu_source), wall_s, utilisation_pct, load.requests, own_cpus),
         load,
         client_syscalls: client_count.and_then(|c| c.counted()).map(Into::into),
         tool_latency_ns,
@@ -291,6 +268,50 @@ fn figures(plan: &RoundPlan, index: u32, warmup: bool, driven: Driven, side: Ser
         flags,
         hosts,
         machine,
+    }
+}
+
+/// The server's CPU time over the window and where it was read: the threads' exact run time where it
+/// holds the whole window; the ticks, which keep the time of threads and processes that ended inside it,
+/// where it does not.
+fn server_cpu_s(usage: &Usage) -> (Option<f64>, Option<CpuSource>) {
+    match (usage.cpu_exact_s, usage.cpu_s) {
+        (Some(exact), _) => (Some(exact), Some(CpuSource::Schedstat)),
+        (None, Some(ticks)) => (Some(ticks), Some(CpuSource::Ticks)),
+        (None, None) => (None, None),
+    }
+}
+
+/// The server's figures of a round from its side's reading: CPU (`server_cpu_s`) and its share of the
+/// window, memory, processes and threads, the balance of its workers, the cost of its threads against its
+/// CPUs' own counters (`own_cpus`) and its system calls, per request of the `requests` served.
+fn server_usage(
+    plan: &RoundPlan,
+    usage: Usage,
+    (cpu_s, cpu_source): (Option<f64>, Option<CpuSource>),
+    wall_s: f64,
+    utilisation_pct: Option<f64>,
+    requests: u64,
+    own_cpus: Option<CpuTimes>,
+) -> ServerUsage {
+    let syscalls: Option<crate::model::SyscallCounts> = usage.syscalls.map(Into::into);
+    ServerUsage {
+        cpu_s,
+        cpu_source,
+        wall_s,
+        cpus: plan.opts.server_cpus.len().max(1),
+        utilisation_pct,
+        cpu_us_per_request: cpu_s.filter(|_| requests > 0).map(|cpu_s| cpu_s * 1e6 / requests as f64),
+        peak_rss_bytes: usage.peak_rss_bytes,
+        pss_bytes: usage.pss_bytes,
+        processes: usage.members.len(),
+        threads: usage.threads,
+        workers: crate::model::worker_balance(&usage.thread_cpu_s, plan.workers),
+        cost: usage.thread_cost.and_then(|c| cost_of_threads(c, own_cpus)),
+        syscalls_per_request: syscalls.as_ref().and_then(|c| SyscallsPerRequest::of(c, requests)),
+        syscalls_method: usage.syscalls_method,
+        syscalls_unavailable: usage.syscalls_unavailable,
+        syscalls,
     }
 }
 

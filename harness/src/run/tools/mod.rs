@@ -78,58 +78,7 @@ pub fn run(t: &ToolRun, stop: &AtomicBool) -> anyhow::Result<(LoadReport, Option
     let name = t.tool.name();
     let ab_csv = t.workdir.join(format!("{}.{name}.csv", t.label));
     let url = format!("http://{}{}", t.target, request.path);
-    let (program, args) = match t.tool {
-        Tool::Wrk => {
-            let script = t.workdir.join(format!("wrk-{}.lua", t.scenario));
-            std::fs::write(&script, wrk_script(&request))?;
-            let secs = match t.stop {
-                StopRule::Duration(d) => d.as_secs_f64().ceil().max(1.0) as u64,
-                StopRule::Requests(_) => anyhow::bail!("wrk runs for a duration only"),
-            };
-            let mut a = vec![
-                format!("-t{threads}"),
-                format!("-c{}", t.connections),
-                format!("-d{secs}s"),
-                format!("--timeout={}s", t.timeout.as_secs().max(1)),
-                "-s".into(),
-                script.display().to_string(),
-                url,
-            ];
-            a.extend(["--".into(), t.pipeline.to_string()]);
-            ("wrk".to_string(), a)
-        }
-        Tool::H2load => {
-            let mut a = vec![
-                "--h1".into(),
-                format!("-t{threads}"),
-                format!("-c{}", t.connections),
-                format!("-m{}", t.pipeline),
-            ];
-            match t.stop {
-                StopRule::Duration(d) => a.push(format!("-D{}ms", d.as_millis().max(1))),
-                StopRule::Requests(n) => a.push(format!("-n{}", n * t.connections as u64)),
-            }
-            for (k, v) in &request.headers {
-                a.push(format!("-H{k}: {v}"));
-            }
-            if request.method == "POST" {
-                let body = t.workdir.join(format!("h2load-{}.body", t.scenario));
-                std::fs::write(&body, br#"{"sequence": 1}"#)?;
-                a.push(format!("-d{}", body.display()));
-            }
-            a.push(url);
-            ("h2load".to_string(), a)
-        }
-        Tool::Hey => {
-            let a = hey::args(&request, &url, t.connections, threads, t.stop, t.timeout);
-            (hey::binary(t.repo_root).display().to_string(), a)
-        }
-        Tool::Ab => {
-            let _ = std::fs::remove_file(&ab_csv);
-            ("ab".to_string(), ab::args(&request, &url, t.connections, !t.connection_per_request, t.stop, t.timeout, &ab_csv)?)
-        }
-        Tool::Builtin => anyhow::bail!("the built-in generator is not an external tool"),
-    };
+    let (program, args) = command_line(t, &request, threads, url, &ab_csv)?;
 
     let out_path = t.workdir.join(format!("{}.{name}.out", t.label));
     let out = std::fs::File::create(&out_path)?;
@@ -191,4 +140,61 @@ pub fn run(t: &ToolRun, stop: &AtomicBool) -> anyhow::Result<(LoadReport, Option
         ..LoadReport::empty(threads, t.connections)
     };
     Ok((report, points))
+}
+
+/// The program and arguments that run `t`'s tool with `threads` threads against `url`: wrk's request
+/// script and h2load's body are written to the work folder first, ab's CSV of percentiles goes to `ab_csv`.
+fn command_line(t: &ToolRun, request: &HttpRequest, threads: usize, url: String, ab_csv: &Path) -> anyhow::Result<(String, Vec<String>)> {
+    Ok(match t.tool {
+        Tool::Wrk => {
+            let script = t.workdir.join(format!("wrk-{}.lua", t.scenario));
+            std::fs::write(&script, wrk_script(request))?;
+            let secs = match t.stop {
+                StopRule::Duration(d) => d.as_secs_f64().ceil().max(1.0) as u64,
+                StopRule::Requests(_) => anyhow::bail!("wrk runs for a duration only"),
+            };
+            let mut a = vec![
+                format!("-t{threads}"),
+                format!("-c{}", t.connections),
+                format!("-d{secs}s"),
+                format!("--timeout={}s", t.timeout.as_secs().max(1)),
+                "-s".into(),
+                script.display().to_string(),
+                url,
+            ];
+            a.extend(["--".into(), t.pipeline.to_string()]);
+            ("wrk".to_string(), a)
+        }
+        Tool::H2load => {
+            let mut a = vec![
+                "--h1".into(),
+                format!("-t{threads}"),
+                format!("-c{}", t.connections),
+                format!("-m{}", t.pipeline),
+            ];
+            match t.stop {
+                StopRule::Duration(d) => a.push(format!("-D{}ms", d.as_millis().max(1))),
+                StopRule::Requests(n) => a.push(format!("-n{}", n * t.connections as u64)),
+            }
+            for (k, v) in &request.headers {
+                a.push(format!("-H{k}: {v}"));
+            }
+            if request.method == "POST" {
+                let body = t.workdir.join(format!("h2load-{}.body", t.scenario));
+                std::fs::write(&body, br#"{"sequence": 1}"#)?;
+                a.push(format!("-d{}", body.display()));
+            }
+            a.push(url);
+            ("h2load".to_string(), a)
+        }
+        Tool::Hey => {
+            let a = hey::args(request, &url, t.connections, threads, t.stop, t.timeout);
+            (hey::binary(t.repo_root).display().to_string(), a)
+        }
+        Tool::Ab => {
+            let _ = std::fs::remove_file(ab_csv);
+            ("ab".to_string(), ab::args(request, &url, t.connections, !t.connection_per_request, t.stop, t.timeout, ab_csv)?)
+        }
+        Tool::Builtin => anyhow::bail!("the built-in generator is not an external tool"),
+    })
 }
