@@ -11,7 +11,8 @@ use serde_json::Value;
 use serverbench::run::options::Tool;
 
 /// `serverbench bench` on the http fixtures with one short round of four connections; returns run.json
-/// and the run folder.
+/// and the run folder. A round disturbed by the machine (steal reached 25-40% of a round here in
+/// stretches) is run again, up to eight times.
 fn bench(out: &str, args: &[&str]) -> (Value, PathBuf) {
     let _alone = common::one_bench_at_a_time();
     let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(out);
@@ -21,7 +22,7 @@ fn bench(out: &str, args: &[&str]) -> (Value, PathBuf) {
         .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/http"))
         .arg("-o")
         .arg(&out)
-        .args(["--no-install", "--warmup", "0", "--rounds", "1", "-d", "500ms", "-c", "4"])
+        .args(["--no-install", "--warmup", "0", "--rounds", "1", "--max-rounds", "8", "-d", "500ms", "-c", "4"])
         .args(args)
         .output()
         .expect("serverbench runs");

@@ -2,7 +2,9 @@
 //! uses file B ... uses file A), and no file is over `SHAPE_MAX_LINES` lines without its tests. A circle
 //! makes a folder one piece that can only be read, changed and tested whole; a long file is read least.
 //! In `run/`, which every benchmark goes through, no function is over `RUN_MAX_FN_LINES` lines either: a
-//! long one there did three jobs at once.
+//! long one there did three jobs at once. Every type of `run/` has all its `impl` blocks in one file, so
+//! that a method is found where its type is, and the phases of a benchmark hold at most `PHASE_MAX_FIELDS`
+//! fields each: the few they read.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -59,6 +61,65 @@ fn no_function_in_run_over_80_lines() {
         }
     }
     assert!(long.is_empty(), "functions of run/ over {RUN_MAX_FN_LINES} lines (split them by the jobs they do):\n{}", long.join("\n"));
+}
+
+/// The most fields a phase of a benchmark, or what the phases share, may hold.
+const PHASE_MAX_FIELDS: usize = 5;
+/// The phases of a benchmark and what they share, by file of `run/` and type.
+const PHASES: &[(&str, &str)] = &[
+    ("runner", "Context"),
+    ("runner", "Record"),
+    ("prepare", "Preparing"),
+    ("measure", "Measuring"),
+    ("probed", "Prober"),
+    ("ab/measure", "PairRounds"),
+];
+
+#[test]
+fn every_type_of_run_has_its_impl_blocks_in_one_file() {
+    let mut files_of: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    let mut declared: BTreeSet<String> = BTreeSet::new();
+    for (folder, files) in shape_folders() {
+        let module = shape_module_path(&folder);
+        if module.first().map(String::as_str) != Some("run") {
+            continue;
+        }
+        for name in files {
+            let code = shape_code(&shape_without_tests(&std::fs::read_to_string(folder.join(format!("{name}.rs"))).unwrap()));
+            let file = format!("src/{}/{name}.rs", module.join("/"));
+            declared.extend(shape_declared_types(&code));
+            for ty in shape_impl_types(&code) {
+                files_of.entry(ty).or_default().insert(file.clone());
+            }
+        }
+    }
+    assert!(declared.contains("Measuring") && files_of.contains_key("Measuring"), "the finder sees run/'s types: {declared:?}");
+    let spread: Vec<String> = files_of
+        .iter()
+        .filter(|(ty, files)| declared.contains(*ty) && files.len() > 1)
+        .map(|(ty, files)| format!("{ty}: {}", files.iter().cloned().collect::<Vec<_>>().join(", ")))
+        .collect();
+    assert!(spread.is_empty(), "types of run/ whose impl blocks are in several files (give each phase a type of its own file):\n{}", spread.join("\n"));
+}
+
+#[test]
+fn each_phase_of_a_benchmark_holds_at_most_5_fields() {
+    let run = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/run");
+    for (file, ty) in PHASES {
+        let code = shape_code(&std::fs::read_to_string(run.join(format!("{file}.rs"))).unwrap());
+        let fields = shape_struct_fields(&code, ty).unwrap_or_else(|| panic!("run/{file}.rs declares no struct {ty}"));
+        assert!(fields <= PHASE_MAX_FIELDS, "run/{file}.rs: {ty} holds {fields} fields; a phase holds the few it reads (at most {PHASE_MAX_FIELDS})");
+    }
+}
+
+/// The type and field finders, on code whose answers are known.
+#[test]
+fn the_type_finders_read_declarations_and_impl_headers() {
+    let code = "pub(super) struct A<'a> {\n    x: &'a str,\n    pub y: Vec<(u8, u8)>,\n    z: HashMap<u8, u8>,\n}\nenum E { One, Two }\nimpl<'a> A<'a> {\n}\nimpl std::fmt::Display for crate::x::E {\n}\nimpl<T: Into<u8>> From<T> for A<'_> {}\n";
+    assert_eq!(shape_declared_types(code), ["A", "E"]);
+    assert_eq!(shape_impl_types(code), ["A", "E", "A"]);
+    assert_eq!(shape_struct_fields(code, "A"), Some(3));
+    assert_eq!(shape_struct_fields(code, "B"), None);
 }
 
 /// The function finder, on code whose functions are known.
@@ -221,6 +282,70 @@ fn shape_public_items(code: &str) -> Vec<String> {
         }
     }
     names
+}
+
+/// The structs and enums `code` declares.
+fn shape_declared_types(code: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for line in code.lines() {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        if let Some(k) = words.iter().position(|w| *w == "struct" || *w == "enum") {
+            if let Some(name) = words.get(k + 1) {
+                found.push(shape_ident(name).to_string());
+            }
+        }
+    }
+    found
+}
+
+/// The type each `impl` block of `code` is for (the last segment of its path), in order.
+fn shape_impl_types(code: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for line in code.lines().map(str::trim_start).filter(|l| l.starts_with("impl ") || l.starts_with("impl<")) {
+        let header = line.split('{').next().unwrap_or_default();
+        // The generics of `impl<...>` first, brackets counted.
+        let mut rest = &header[4..];
+        if rest.starts_with('<') {
+            let mut depth = 0;
+            let end = rest.char_indices().find(|&(_, c)| {
+                depth += match c {
+                    '<' => 1,
+                    '>' => -1,
+                    _ => 0,
+                };
+                depth == 0
+            });
+            rest = &rest[end.map_or(rest.len(), |(k, _)| k + 1)..];
+        }
+        let target = rest.rsplit(" for ").next().unwrap_or(rest).trim().trim_start_matches('&');
+        let path = target.split(['<', ' ']).next().unwrap_or_default();
+        found.push(path.rsplit("::").next().unwrap_or_default().to_string());
+    }
+    found
+}
+
+/// How many fields `struct name { ... }` in `code` holds; none when `code` declares no such struct.
+fn shape_struct_fields(code: &str, name: &str) -> Option<usize> {
+    let at = code.match_indices("struct ").map(|(k, _)| k + 7).find(|&k| shape_ident(&code[k..]) == name)?;
+    let open = at + code[at..].find('{')?;
+    let mut depth = 0i32;
+    let mut fields = 0;
+    let mut entry = String::new();
+    for c in code[open + 1..].chars() {
+        match c {
+            '{' | '(' | '[' | '<' => depth += 1,
+            '}' if depth == 0 => break,
+            '}' | ')' | ']' | '>' => depth -= 1,
+            ',' if depth == 0 => {
+                fields += usize::from(!entry.trim().is_empty());
+                entry.clear();
+                continue;
+            }
+            _ => {}
+        }
+        entry.push(c);
+    }
+    Some(fields + usize::from(!entry.trim().is_empty()))
 }
 
 /// Every function with a body in `code` (comments and strings blanked): its name, the line its `fn` is on

@@ -17,7 +17,9 @@ use serverbench::catalog::Catalog;
 use serverbench::cli::bench::BenchArgs;
 use serverbench::run::options::BenchOptions;
 use serverbench::model::{ConnectionsSummary, CpuSource, Measurement, MeasurementStatus, MeasurementSummary, Round, LIMIT_SERVER_SLEEPING, Flag, Saturation};
-use serverbench::run::rounds::{run_round, RoundPlan};
+use serverbench::run::load_source::Engine;
+use serverbench::run::round_plan::RoundPlan;
+use serverbench::run::rounds::run_round;
 use serverbench::launch::server::{free_port, Launch, Server};
 use serverbench::ui::{Ui, Verbosity};
 
@@ -242,11 +244,10 @@ fn one_round_with(behaviour: &str, connections: usize, tweak: impl FnOnce(&mut B
         rate: None,
         workers: opts.workers,
         count_syscalls: false,
-        hosts: None,
         ramp_served: None,
     };
     let stop = Arc::new(AtomicBool::new(false));
-    let r = run_round(&mut server, &plan, 1, false, &stop).unwrap();
+    let r = run_round(&mut server, &Engine, &plan, 1, false, &stop).unwrap();
     server.stop(Duration::from_secs(2));
     r
 }

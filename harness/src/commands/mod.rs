@@ -166,10 +166,7 @@ fn ab_gate(opts: &run::options::BenchOptions, result: &RunResult) -> anyhow::Res
         .ab_estimates()
         .iter()
         .filter(|e| fail_on.trips(e.metric, e.verdict))
-        .map(|e| {
-            let ratio = e.ratio.map_or("no ratio".into(), |r| format!("{:.3}×", r.ratio));
-            format!("{} against {} · {configuration}: {} {ratio} {}", ab.b.name, ab.a.name, e.metric.name(), e.verdict.word())
-        })
+        .map(|e| crate::compare::Regressed::figure(&format!("{} against {}", ab.b.name, ab.a.name), &configuration, e.metric, e.ratio.map(|r| r.ratio), e.verdict))
         .collect();
     if list.is_empty() {
         return Ok(());

@@ -101,13 +101,17 @@ pub struct Regressed {
 impl Regressed {
     /// None when nothing tripped the gate.
     pub fn new(fail_on: &FailOn, tripped: &[(&Row, &Change)], lost: &[Lost]) -> Option<Regressed> {
-        let figures = tripped.iter().map(|(r, ch)| {
-            let ratio = ch.ratio.map_or("no ratio".into(), |x| format!("{x:.3}×"));
-            format!("{} · {}: {} {ratio} {}", r.key.contestant, r.key.configuration(), ch.metric.name(), ch.verdict.word())
-        });
+        let figures = tripped.iter().map(|(r, ch)| Regressed::figure(&r.key.contestant, &r.key.configuration(), ch.metric, ch.ratio, ch.verdict));
         let lost = lost.iter().map(|l| format!("{} · {}: {}", l.key.contestant, l.key.configuration(), l.why.text()));
         let list: Vec<String> = lost.chain(figures).collect();
         (!list.is_empty()).then(|| Regressed { spec: fail_on.spec(), list })
+    }
+
+    /// One tripped figure as the list says it: "ref-epoll · hello · throughput · 64 connections: req/s
+    /// 0.660× worse", `who` and `configuration` as the caller names them.
+    pub fn figure(who: &str, configuration: &str, metric: Metric, ratio: Option<f64>, verdict: Verdict) -> String {
+        let ratio = ratio.map_or("no ratio".into(), |x| format!("{x:.3}×"));
+        format!("{who} · {configuration}: {} {ratio} {}", metric.name(), verdict.word())
     }
 }
 

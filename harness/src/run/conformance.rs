@@ -10,7 +10,7 @@ use crate::launch::ServerSetup;
 use crate::model::checks::{CheckResult, ContestantChecks, Status};
 use crate::ui::Ui;
 
-use super::runner::Runner;
+use super::runner::{Context, Record};
 
 /// The conformance suite `bench --check` runs on each contestant before measuring (all but the slow scale
 /// check); `report` is called as each result comes in.
@@ -26,29 +26,27 @@ pub trait Suite {
     ) -> ContestantChecks;
 }
 
-impl Runner<'_, '_> {
-    /// Runs the suite on each contestant and records the outcome; a failed check is reported, not fatal.
-    pub(super) fn check(&mut self, suite: &dyn Suite, ready: &[&Contestant]) -> anyhow::Result<()> {
-        let o = self.opts;
-        let logs = self.run_dir.join("logs").join("checks");
-        std::fs::create_dir_all(&logs).map_err(|e| anyhow::anyhow!("cannot create {}: {e}", logs.display()))?;
-        for c in ready {
-            if self.stopped() {
-                break;
-            }
-            self.ui.status(format!("checking {}", c.name));
-            let ui = self.ui;
-            let server = ServerSetup { address: crate::launch::LOOPBACK, cpus: &o.server_cpus, workers: o.workers, start_timeout: o.start_timeout, timeout: o.timeout };
-            let outcome = suite.check(c, server, logs.clone(), ui, self.stop, &mut |r| {
-                if r.status == Status::Fail {
-                    ui.line(&format!("{} {} {}: FAIL: {}", r.contestant, r.scenario, r.check, r.reason.lines().next().unwrap_or_default()));
-                }
-            });
-            let total = outcome.results.len();
-            self.ui.line(&format!("{}: {} of {total} checks passed", c.name, total - outcome.failed()));
-            self.run.checks.push(outcome);
-            (self.save)(self.run)?;
+/// Runs the suite on each contestant and records the outcome; a failed check is reported, not fatal.
+pub(super) fn check(ctx: &Context, record: &mut Record, suite: &dyn Suite, ready: &[&Contestant]) -> anyhow::Result<()> {
+    let o = ctx.opts;
+    let logs = ctx.run_dir.join("logs").join("checks");
+    std::fs::create_dir_all(&logs).map_err(|e| anyhow::anyhow!("cannot create {}: {e}", logs.display()))?;
+    for c in ready {
+        if ctx.stopped() {
+            break;
         }
-        Ok(())
+        ctx.ui.status(format!("checking {}", c.name));
+        let ui = ctx.ui;
+        let server = ServerSetup { address: crate::launch::LOOPBACK, cpus: &o.server_cpus, workers: o.workers, start_timeout: o.start_timeout, timeout: o.timeout };
+        let outcome = suite.check(c, server, logs.clone(), ui, ctx.stop, &mut |r| {
+            if r.status == Status::Fail {
+                ui.line(&format!("{} {} {}: FAIL: {}", r.contestant, r.scenario, r.check, r.reason.lines().next().unwrap_or_default()));
+            }
+        });
+        let total = outcome.results.len();
+        ctx.ui.line(&format!("{}: {} of {total} checks passed", c.name, total - outcome.failed()));
+        record.run.checks.push(outcome);
+        record.save()?;
     }
+    Ok(())
 }

@@ -3,10 +3,10 @@
 //! latency is compared at equal utilisation rather than at one absolute rate that is light for one server
 //! and beyond another's capacity.
 
-use crate::model::MeasurementStatus;
+use crate::model::{MeasurementStatus, RunResult};
 
 use super::options::BenchOptions;
-use super::runner::{Live, Runner};
+use super::runner::Live;
 
 /// What one measurement of a server asks of it, beside its connection count.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -39,22 +39,20 @@ pub(super) fn levels(o: &BenchOptions) -> Vec<Level> {
     }
 }
 
-impl Runner<'_, '_> {
-    /// Sets the rate of every live server's measurement at `share` of its capacity (the median req/s of its
-    /// capacity measurement, level 0, as measured: the rate rounds run on the machine as it is, not at the
-    /// machine model's reference state); a server without one has that measurement failed with the reason.
-    pub(super) fn set_rates(&mut self, live: &[Live], ci: usize, li: usize, share: f64) {
-        for l in live.iter().filter(|l| !l.failed) {
-            let capacity = self.run.measurements[l.measurements[ci][0]].requests_per_s_as_measured().map(|s| s.median);
-            let mi = l.measurements[ci][li];
-            match capacity.filter(|c| *c > 0.0) {
-                Some(c) => self.run.measurements[mi].rate_rps = Some((c * share).max(1.0)),
-                None => {
-                    let m = &mut self.run.measurements[mi];
-                    if m.status == MeasurementStatus::Pending {
-                        m.status = MeasurementStatus::Failed;
-                        m.reason = Some("no capacity to take a share of: its throughput measurement has no rounds that count".into());
-                    }
+/// Sets the rate of every live server's measurement at `share` of its capacity (the median req/s of its
+/// capacity measurement, level 0, as measured: the rate rounds run on the machine as it is, not at the
+/// machine model's reference state); a server without one has that measurement failed with the reason.
+pub(super) fn set_rates(run: &mut RunResult, live: &[Live], ci: usize, li: usize, share: f64) {
+    for l in live.iter().filter(|l| !l.failed) {
+        let capacity = run.measurements[l.measurements[ci][0]].requests_per_s_as_measured().map(|s| s.median);
+        let mi = l.measurements[ci][li];
+        match capacity.filter(|c| *c > 0.0) {
+            Some(c) => run.measurements[mi].rate_rps = Some((c * share).max(1.0)),
+            None => {
+                let m = &mut run.measurements[mi];
+                if m.status == MeasurementStatus::Pending {
+                    m.status = MeasurementStatus::Failed;
+                    m.reason = Some("no capacity to take a share of: its throughput measurement has no rounds that count".into());
                 }
             }
         }

@@ -6,19 +6,34 @@ use crate::catalog::Contestant;
 use crate::launch::{ServerSetup, Started};
 use crate::model::{Measurement, MeasurementStatus, Round};
 
-use crate::model::Flag;
 use crate::os::cpus::{pin_process, PinnedProcess};
 
-use super::levels::{levels, Level};
+use super::levels::{levels, set_rates, Level};
 use super::options::{Rounds, SyscallCounting};
 use super::progress::{measurement_line, round_line};
-use super::rounds::{self, RoundPlan};
-use super::runner::{Live, Runner};
+use super::probed::Prober;
+use super::runner::{Context, Live, Record};
+use super::search::search_capacities;
 use super::served::Served;
 
-impl Runner<'_, '_> {
+/// The measuring phase: what it reads, the record it keeps every round in, the probes around the rounds
+/// and the order of the servers in each pass.
+pub(super) struct Measuring<'m, 'a, 's> {
+    pub(super) ctx: &'m Context<'a>,
+    pub(super) record: &'m mut Record<'a, 's>,
+    pub(super) prober: Prober<'m, 'a>,
+    /// The order of the servers in each pass (seeded: `config.shuffle_seed`).
+    shuffle: fastrand::Rng,
+}
+
+impl<'m, 'a, 's> Measuring<'m, 'a, 's> {
+    pub(super) fn new(ctx: &'m Context<'a>, record: &'m mut Record<'a, 's>) -> Measuring<'m, 'a, 's> {
+        let seed = record.run.config.shuffle_seed.unwrap_or_default();
+        Measuring { ctx, record, prober: Prober::new(ctx), shuffle: fastrand::Rng::with_seed(seed) }
+    }
+
     pub(super) fn measure(&mut self, ready: &[&Contestant]) -> anyhow::Result<()> {
-        let o = self.opts;
+        let o = self.ctx.opts;
         // With --rounds auto the count is not known ahead: the bar counts up to max_rounds and drops what
         // a measurement did not need.
         let rounds_each = u64::from(o.warmup + (o.max_rounds + extra_rounds(o)) * levels(o).len() as u32) * o.connections.len() as u64;
@@ -31,46 +46,46 @@ impl Runner<'_, '_> {
     /// process's CPUs are given back when it goes, so that what runs next in it (another benchmark, in
     /// tests) sees them all.
     pub(super) fn pin_harness(&self) -> Option<PinnedProcess> {
-        let o = self.opts;
+        let o = self.ctx.opts;
         let pinned = (!o.server_cpus.overlaps(&o.client_cpus)).then(|| pin_process(&o.client_cpus));
         if pinned.as_ref().is_some_and(|p| p.failed > 0) {
-            self.ui.warn(&format!("some harness threads could not be pinned to the client CPUs {}", o.client_cpus));
+            self.ctx.ui.warn(&format!("some harness threads could not be pinned to the client CPUs {}", o.client_cpus));
         }
         pinned
     }
 
     fn measure_scenarios(&mut self, ready: &[&Contestant], rounds_each: u64) -> anyhow::Result<()> {
-        let o = self.opts;
+        let o = self.ctx.opts;
         // Without a sweep, every server runs with the run's workers.
         let sweep: &[usize] = if o.workers_sweep.is_empty() { std::slice::from_ref(&o.workers) } else { &o.workers_sweep };
         let total: u64 =
             o.scenarios.iter().map(|s| ready.iter().filter(|c| c.supports(s)).count() as u64).sum::<u64>() * rounds_each * sweep.len() as u64;
-        self.ui.start(total, "measuring");
+        self.ctx.ui.start(total, "measuring");
         for (scenario, &workers) in o.scenarios.iter().flat_map(|s| sweep.iter().map(move |w| (s, w))) {
-            if self.stopped() {
+            if self.ctx.stopped() {
                 break;
             }
             let mut live = Vec::new();
             for c in ready.iter().filter(|c| c.supports(scenario)) {
-                if self.stopped() {
-                    self.ui.drop_steps(rounds_each);
+                if self.ctx.stopped() {
+                    self.ctx.ui.drop_steps(rounds_each);
                     continue;
                 }
                 match self.launch(c, scenario, workers) {
                     Some(l) => live.push(l),
-                    None => self.ui.drop_steps(rounds_each),
+                    None => self.ctx.ui.drop_steps(rounds_each),
                 }
-                (self.save)(self.run)?;
+                self.record.save()?;
             }
             if !live.is_empty() {
                 let with = if o.workers_sweep.is_empty() { String::new() } else { format!(" with {workers} worker(s)") };
-                self.ui.line(&format!("{scenario}: {} server(s) started{with} and verified", live.len()));
+                self.ctx.ui.line(&format!("{scenario}: {} server(s) started{with} and verified", live.len()));
             }
             let result = self.rounds(scenario, &mut live);
             for l in live {
-                self.stop_server(l.contestant, l.server);
+                self.record.stop_server(self.ctx, l.contestant, l.server);
             }
-            (self.save)(self.run)?;
+            self.record.save()?;
             result?;
         }
         Ok(())
@@ -79,11 +94,11 @@ impl Runner<'_, '_> {
     /// Starts, waits for and verifies one server, creating its measurements. None when it failed (the
     /// measurements say why).
     pub(super) fn launch<'c>(&mut self, c: &'c Contestant, scenario: &str, workers: usize) -> Option<Live<'c>> {
-        let o = self.opts;
-        let first = self.run.measurements.len();
+        let o = self.ctx.opts;
+        let first = self.record.run.measurements.len();
         let levels = levels(o);
         for (&connections, &level) in o.connections.iter().flat_map(|c| levels.iter().map(move |l| (c, l))) {
-            self.run.measurements.push(Measurement {
+            self.record.run.measurements.push(Measurement {
                 contestant: c.name.clone(),
                 scenario: scenario.to_string(),
                 mode: level.mode(o).into(),
@@ -102,15 +117,15 @@ impl Runner<'_, '_> {
                 workers: (!o.workers_sweep.is_empty()).then_some(workers),
             });
         }
-        let flat: Vec<usize> = (first..self.run.measurements.len()).collect();
+        let flat: Vec<usize> = (first..self.record.run.measurements.len()).collect();
         let measurements: Vec<Vec<usize>> = flat.chunks(levels.len()).map(<[usize]>::to_vec).collect();
-        self.ui.status(format!("starting {} ({scenario})", c.name));
+        self.ctx.ui.status(format!("starting {} ({scenario})", c.name));
         let sweep = if o.workers_sweep.is_empty() { String::new() } else { format!(".w{workers}") };
-        let log = self.run_dir.join("logs").join(format!("{}.{scenario}{sweep}.log", c.name));
-        let rel = self.relative(&log);
-        self.record_mut(&c.name).server_logs.push(rel.clone());
+        let log = self.ctx.run_dir.join("logs").join(format!("{}.{scenario}{sweep}.log", c.name));
+        let rel = self.ctx.relative(&log);
+        self.record.contestant_mut(&c.name).server_logs.push(rel.clone());
         for &i in &flat {
-            self.run.measurements[i].server_log = Some(rel.clone());
+            self.record.run.measurements[i].server_log = Some(rel.clone());
         }
         let setup = ServerSetup {
             address: o.remote.server_address,
@@ -119,20 +134,20 @@ impl Runner<'_, '_> {
             start_timeout: o.start_timeout,
             timeout: o.timeout,
         };
-        match Served::start(self.server_host, c, scenario, &setup, log, self.ui, self.stop) {
+        match Served::start(self.ctx.hosts.server, c, scenario, &setup, log, self.ctx.ui, self.ctx.stop) {
             Started::Verified(server, sample) => {
                 let bytes = sample.bytes.len() as u64;
                 for &i in &flat {
-                    self.run.measurements[i].response_bytes = Some(bytes);
+                    self.record.run.measurements[i].response_bytes = Some(bytes);
                 }
-                self.ui.detail(&format!("{} {scenario}: verified ({bytes} bytes)", c.name));
+                self.ctx.ui.detail(&format!("{} {scenario}: verified ({bytes} bytes)", c.name));
                 Some(Live { contestant: c, server, measurements, response_bytes: bytes, failed: false, workers })
             }
             Started::Failed(server, reason, _) => {
-                self.ui.line(&format!("{} {scenario}: {}", c.name, reason.lines().next().unwrap_or_default()));
-                self.fail(&flat, reason);
+                self.ctx.ui.line(&format!("{} {scenario}: {}", c.name, reason.lines().next().unwrap_or_default()));
+                self.record.fail(&flat, reason);
                 if let Some(server) = server {
-                    self.stop_server(c, server);
+                    self.record.stop_server(self.ctx, c, server);
                 }
                 None
             }
@@ -145,7 +160,7 @@ impl Runner<'_, '_> {
     /// on until every measurement has its rounds (`Rounds`), or `max_rounds`. Warm-ups run at the first
     /// level (with `--rate auto`, throughput).
     pub(super) fn rounds(&mut self, scenario: &str, live: &mut [Live]) -> anyhow::Result<()> {
-        let o = self.opts;
+        let o = self.ctx.opts;
         for l in live.iter_mut() {
             l.server.freeze();
         }
@@ -159,7 +174,7 @@ impl Runner<'_, '_> {
             for (li, &level) in levels.iter().enumerate() {
                 let slot = Slot { ci, li, connections };
                 if let Level::Share(share) = level {
-                    self.set_rates(live, ci, li, share);
+                    set_rates(self.record.run, live, ci, li, share);
                 }
                 for pass in 1..=o.max_rounds {
                     if !(0..live.len()).any(|k| self.needs_round(&live[k], slot)) {
@@ -179,19 +194,19 @@ impl Runner<'_, '_> {
                 }
                 for l in live.iter().filter(|l| !l.failed) {
                     let mi = l.measurements[ci][li];
-                    let m = &self.run.measurements[mi];
+                    let m = &self.record.run.measurements[mi];
                     let taken = m.rounds.iter().filter(|r| !r.warmup).count() + m.counting_rounds.len();
                     let left = u64::from(o.max_rounds + extra_rounds(o)).saturating_sub(taken as u64);
-                    self.ui.drop_steps(left);
-                    let m = &mut self.run.measurements[mi];
+                    self.ctx.ui.drop_steps(left);
+                    let m = &mut self.record.run.measurements[mi];
                     if m.status == MeasurementStatus::Running || m.status == MeasurementStatus::Pending {
                         m.status = MeasurementStatus::Measured;
-                        self.ui.line(&measurement_line(m));
+                        self.ctx.ui.line(&measurement_line(m));
                     }
                 }
             }
-            self.search_capacities(scenario, live, ci, connections);
-            (self.save)(self.run)?;
+            search_capacities(self.ctx, self.record, &mut self.prober, scenario, live, ci, connections);
+            self.record.save()?;
         }
         Ok(())
     }
@@ -200,14 +215,14 @@ impl Runner<'_, '_> {
     /// the measurement failed (a share without a capacity), and it lacks its rounds.
     fn needs_round(&self, l: &Live, slot: Slot) -> bool {
         let mi = l.measurements[slot.ci][slot.li];
-        !l.failed && self.run.measurements[mi].status != MeasurementStatus::Failed && !self.has_its_rounds(mi)
+        !l.failed && self.record.run.measurements[mi].status != MeasurementStatus::Failed && !self.has_its_rounds(mi)
     }
 
     /// Whether a measurement has the rounds it needs: with a fixed count, that many that count; with auto,
     /// at least 6 that count and a median interval within the target. Either way `max_rounds` ends it.
     fn has_its_rounds(&self, mi: usize) -> bool {
-        let o = self.opts;
-        let m = &self.run.measurements[mi];
+        let o = self.ctx.opts;
+        let m = &self.record.run.measurements[mi];
         if m.rounds.iter().filter(|r| !r.warmup).count() as u32 >= o.max_rounds {
             return true;
         }
@@ -225,7 +240,7 @@ impl Runner<'_, '_> {
     /// measured rounds, neither it nor the server failed, and it has no counting round yet that was not
     /// disturbed (the counts per CPU would hold what else ran there).
     pub(super) fn needs_counting_round(&self, l: &Live, slot: Slot) -> bool {
-        let m = &self.run.measurements[l.measurements[slot.ci][slot.li]];
+        let m = &self.record.run.measurements[l.measurements[slot.ci][slot.li]];
         !l.failed
             && m.status != MeasurementStatus::Failed
             && m.rounds.iter().any(|r| !r.warmup)
@@ -244,18 +259,18 @@ impl Runner<'_, '_> {
             })
             .collect();
         self.shuffle.shuffle(&mut order);
-        if !order.is_empty() && !self.stopped() {
+        if !order.is_empty() && !self.ctx.stopped() {
             let what = match pass {
-                Pass::Warmup(i) => format!("warm-up {i} of {}", self.opts.warmup),
-                Pass::Measured(i) => format!("measured pass {i} (at most {})", self.opts.max_rounds),
+                Pass::Warmup(i) => format!("warm-up {i} of {}", self.ctx.opts.warmup),
+                Pass::Measured(i) => format!("measured pass {i} (at most {})", self.ctx.opts.max_rounds),
                 Pass::Counting => "an extra round counting system calls, left out of every other figure,".into(),
             };
-            let load = self.run.measurements[live[order[0]].measurements[slot.ci][slot.li]].load_label();
-            self.ui.line(&format!("{scenario} c={} {load}: {what} across {} server(s)", slot.connections, order.len()));
+            let load = self.record.run.measurements[live[order[0]].measurements[slot.ci][slot.li]].load_label();
+            self.ctx.ui.line(&format!("{scenario} c={} {load}: {what} across {} server(s)", slot.connections, order.len()));
         }
         let measured = order.first().filter(|_| matches!(pass, Pass::Measured(_))).map(|&k| live[k].measurements[slot.ci][slot.li]);
         for k in order {
-            if self.stopped() {
+            if self.ctx.stopped() {
                 break;
             }
             self.one_round(scenario, &mut live[k], slot, pass);
@@ -264,14 +279,14 @@ impl Runner<'_, '_> {
         // server's rounds at the slot are one load, and refitting after each round cost a tenth of a
         // second a round once a run had several hundred.
         if let Some(mi) = measured {
-            crate::model::machine_model::refit_load_of(self.run, mi);
+            crate::model::machine_model::refit_load_of(self.record.run, mi);
         }
         // Saved once a pass, not after every round: writing run.json and the summaries took a tenth of a
         // round's time once a run had a few hundred rounds. An interrupt still saves what was measured.
-        if (self.save)(self.run).is_err() {
-            self.ui.warn("could not save the results after a pass");
+        if self.record.save().is_err() {
+            self.ctx.ui.warn("could not save the results after a pass");
         }
-        !self.stopped()
+        !self.ctx.stopped()
     }
 
     /// One round of one server, recorded with its flags, or the server failed.
@@ -283,24 +298,24 @@ impl Runner<'_, '_> {
             Pass::Measured(_) => (false, "round"),
             Pass::Counting => (false, "system-call counting round"),
         };
-        let m = &self.run.measurements[mi];
+        let m = &self.record.run.measurements[mi];
         let index = match pass {
             Pass::Counting => m.counting_rounds.len(),
             _ => m.rounds.iter().filter(|r| r.warmup == warmup).count(),
         } as u32
             + 1;
-        let count_syscalls = match self.opts.syscall_counts {
+        let count_syscalls = match self.ctx.opts.syscall_counts {
             SyscallCounting::Rounds => true,
             SyscallCounting::Extra => matches!(pass, Pass::Counting),
             SyscallCounting::Off => false,
         };
-        self.ui.status(format!("{} {scenario} c={connections} {kind} {index}", l.contestant.name));
-        self.run.measurements[mi].status = MeasurementStatus::Running;
+        self.ctx.ui.status(format!("{} {scenario} c={connections} {kind} {index}", l.contestant.name));
+        self.record.run.measurements[mi].status = MeasurementStatus::Running;
         // A share of the capacity has its own rate; any other round takes the run's mode as asked.
-        let rate = self.run.measurements[mi].load_fraction.and(self.run.measurements[mi].rate_rps);
-        let ramp_served = served_before_stall(&self.run.measurements[mi], connections);
-        let outcome = self.probed_round(scenario, l, connections, rate, index, warmup, count_syscalls, ramp_served);
-        self.ui.step();
+        let rate = self.record.run.measurements[mi].load_fraction.and(self.record.run.measurements[mi].rate_rps);
+        let ramp_served = served_before_stall(&self.record.run.measurements[mi], connections);
+        let outcome = self.prober.round(scenario, l, connections, rate, index, warmup, count_syscalls, ramp_served);
+        self.ctx.ui.step();
         let died = l.server.exited();
         let failure = match (outcome, died) {
             (_, Some(status)) => Some(l.server.explain(&format!(
@@ -308,18 +323,18 @@ impl Runner<'_, '_> {
             ))),
             (Ok(round), None) if round.load.interrupted => {
                 // A round cut short by Ctrl-C is not a round; what finished before stays.
-                self.run.measurements[mi].status = MeasurementStatus::Interrupted;
+                self.record.run.measurements[mi].status = MeasurementStatus::Interrupted;
                 None
             }
-            (Err(_), None) if self.stopped() => {
+            (Err(_), None) if self.ctx.stopped() => {
                 // The engine gave up on the interrupt before it had anything to report.
-                self.run.measurements[mi].status = MeasurementStatus::Interrupted;
+                self.record.run.measurements[mi].status = MeasurementStatus::Interrupted;
                 None
             }
             (Err(e), None) => Some(format!("the load could not run in {kind} {index}: {e:#}")),
             (Ok(round), None) => {
-                self.ui.detail(&round_line(&l.contestant.name, scenario, connections, &round));
-                let m = &mut self.run.measurements[mi];
+                self.ctx.ui.detail(&round_line(&l.contestant.name, scenario, connections, &round));
+                let m = &mut self.record.run.measurements[mi];
                 match pass {
                     Pass::Counting => m.counting_rounds.push(round),
                     _ => m.rounds.push(round),
@@ -329,76 +344,15 @@ impl Runner<'_, '_> {
         };
         if let Some(reason) = failure {
             let first = reason.lines().next().unwrap_or_default().to_string();
-            self.ui.line(&format!("{} {scenario}: failed: {first}", l.contestant.name));
+            self.ctx.ui.line(&format!("{} {scenario}: failed: {first}", l.contestant.name));
             l.failed = true;
-            let o = self.opts;
-            let done: u64 = l.measurements[ci..].iter().flatten().map(|&m| (self.run.measurements[m].rounds.len() + self.run.measurements[m].counting_rounds.len()) as u64).sum();
+            let o = self.ctx.opts;
+            let done: u64 = l.measurements[ci..].iter().flatten().map(|&m| (self.record.run.measurements[m].rounds.len() + self.record.run.measurements[m].counting_rounds.len()) as u64).sum();
             let left = (o.connections.len() - ci) as u64 * u64::from(o.warmup + (o.max_rounds + extra_rounds(o)) * l.measurements[ci].len() as u32);
-            self.ui.drop_steps(left.saturating_sub(done));
+            self.ctx.ui.drop_steps(left.saturating_sub(done));
             let ms: Vec<usize> = l.measurements.iter().flatten().copied().collect();
-            self.fail(&ms, reason);
+            self.record.fail(&ms, reason);
         }
-    }
-
-    /// A round of one server between probes: its CPUs waited on until quiet and probed, the server
-    /// thawed, the load (open-loop at `rate` when given), the server frozen, the CPUs probed again.
-    // The round's coordinates are the caller's loop variables, passed as they are.
-    #[allow(clippy::too_many_arguments)]
-    pub(super) fn probed_round(
-        &mut self,
-        scenario: &str,
-        l: &mut Live,
-        connections: usize,
-        rate: Option<f64>,
-        index: u32,
-        warmup: bool,
-        count_syscalls: bool,
-        ramp_served: Option<usize>,
-    ) -> anyhow::Result<Round> {
-        let workdir = self.run_dir.join("logs");
-        // The probes and the wait for quiet CPUs see the machine without the server: frozen, it cannot
-        // slow a probe down with the tail of its own work.
-        let quiet_wait_ms = self.machine.wait_quiet();
-        let probing = std::time::Instant::now();
-        let before = self.machine.probe_before();
-        let mut probes_s = probing.elapsed().as_secs_f64();
-        l.server.thaw();
-        let started_s = self.machine.elapsed_s();
-        let loading = std::time::Instant::now();
-        let plan = RoundPlan {
-            opts: self.opts,
-            contestant: &l.contestant.name,
-            scenario,
-            micro: l.contestant.is_micro(),
-            connections,
-            response_bytes: l.response_bytes,
-            workdir: &workdir,
-            rate,
-            workers: l.workers,
-            count_syscalls,
-            hosts: self.hosts,
-            ramp_served,
-        };
-        let outcome = rounds::run_round(&mut l.server, &plan, index, warmup, self.stop);
-        l.server.freeze();
-        let round_s = loading.elapsed().as_secs_f64();
-        let probing = std::time::Instant::now();
-        let after = self.machine.probe_after();
-        probes_s += probing.elapsed().as_secs_f64();
-        let judged = self.machine.judge(&before, &after);
-        let mut round = outcome?;
-        round.machine.started_s = Some(started_s);
-        round.machine.quiet_wait_ms = quiet_wait_ms;
-        round.machine.probes_ms = Some(probes_s * 1e3);
-        round.machine.round_s = Some(round_s);
-        if judged.drifted() {
-            round.flags.push(Flag::CpuDrift);
-        }
-        round.machine.cpu_speed = judged.speeds;
-        round.machine.speed_index = judged.speed_index;
-        round.machine.cross_cpu_per_ms = judged.cross_per_ms;
-        round.machine.cross_cpu_index = judged.cross_index;
-        Ok(round)
     }
 }
 

@@ -13,16 +13,21 @@
 
 pub mod ab;
 mod client_syscalls;
+#[cfg(test)]
+mod fake_rounds;
 mod conformance;
 pub mod control;
 pub mod environment;
 pub mod machine;
 mod levels;
+pub mod load_source;
 mod measure;
 pub mod options;
 mod prepare;
+mod probed;
 pub mod progress;
 mod record;
+pub mod round_plan;
 pub mod rounds;
 mod runner;
 pub mod search;
@@ -47,7 +52,9 @@ use crate::ui::Ui;
 use options::BenchOptions;
 use tools::hey;
 use record::record;
-use runner::Runner;
+use measure::Measuring;
+use prepare::Preparing;
+use runner::{Context, Hosts, Record};
 
 /// Receives the model after every change worth keeping (the exporters write it to disk).
 pub type Save<'a> = dyn FnMut(&RunResult) -> anyhow::Result<()> + 'a;
@@ -125,26 +132,14 @@ pub fn bench(
     announce(ui, &run, sides.as_ref(), &opts.notes);
     save(&run)?;
 
-    let seed = run.config.shuffle_seed.unwrap_or_default();
-    let mut runner = Runner {
-        opts,
-        catalog,
-        run_dir,
-        ui,
-        stop,
-        run: &mut run,
-        save: &mut save,
-        machine: machine_watch(opts, server_host.as_ref(), hosts.is_none()),
-        shuffle: fastrand::Rng::with_seed(seed),
-        hosts: hosts.as_ref(),
-        server_host: server_host.as_ref(),
-    };
+    let ctx = Context { opts, run_dir, ui, stop, hosts: Hosts { clients: hosts.as_ref(), server: server_host.as_ref() } };
+    let mut record = Record::new(&mut run, &mut save);
     // An A/B run that failed still ends its record (and removes its baseline's worktree) before it says why.
     let outcome = match &sides {
-        Some(sides) => runner.ab(sides, suite),
-        None => catalog_run(&mut runner, &selected, suite),
+        Some(sides) => ab::measure::ab(&ctx, &mut record, sides, suite),
+        None => catalog_run(&ctx, &mut record, catalog, &selected, suite),
     };
-    let interrupted = runner.stopped();
+    let interrupted = ctx.stopped();
     finish(&mut run, interrupted, began.elapsed().as_secs_f64(), saves_s.get());
     save(&run)?;
     ui.finish();
@@ -178,26 +173,14 @@ fn announce(ui: &Ui, run: &RunResult, sides: Option<&ab::sides::Sides>, notes: &
     }
 }
 
-/// The speed probes and the wait for quiet CPUs: they read the server's CPUs where it runs, and this
-/// machine's client CPUs only when the load runs here.
-fn machine_watch<'a>(opts: &BenchOptions, server_host: Option<&'a ServerHost>, load_here: bool) -> machine::MachineWatch<'a> {
-    machine::MachineWatch::new(
-        match server_host {
-            Some(host) => machine::ServerCpus::There(host, opts.server_cpus.cpus().to_vec()),
-            None => machine::ServerCpus::Here(opts.server_cpus.cpus().to_vec()),
-        },
-        if load_here { opts.client_cpus.cpus() } else { &[] },
-    )
-}
-
 /// A catalog run's phases: the contestants prepared, checked with `--check`, then measured.
-fn catalog_run(runner: &mut Runner, selected: &[&Contestant], suite: Option<&dyn Suite>) -> anyhow::Result<()> {
-    let ready = runner.prepare(selected)?;
-    if let Some(suite) = suite.filter(|_| runner.opts.check && !runner.stopped()) {
-        runner.check(suite, &ready)?;
+fn catalog_run<'a>(ctx: &Context<'a>, record: &mut Record<'a, '_>, catalog: &Catalog, selected: &[&Contestant], suite: Option<&dyn Suite>) -> anyhow::Result<()> {
+    let ready = Preparing { ctx, record: &mut *record, catalog }.prepare(selected)?;
+    if let Some(suite) = suite.filter(|_| ctx.opts.check && !ctx.stopped()) {
+        conformance::check(ctx, record, suite, &ready)?;
     }
-    if !runner.stopped() {
-        runner.measure(&ready)?;
+    if !ctx.stopped() {
+        Measuring::new(ctx, record).measure(&ready)?;
     }
     Ok(())
 }

@@ -12,52 +12,69 @@ use crate::model::ContestantStatus;
 use crate::remote::agent_protocol::BuildOutcomeThere;
 use crate::remote::ServerHost;
 
-use super::runner::Runner;
+use super::runner::{Context, Record};
 
-impl Runner<'_, '_> {
+/// How one contestant came out of `prepare_one`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum Readiness {
+    Ready,
+    /// Skipped or failed: why, and the build (or apt) log where there is one.
+    NotReady(String, Option<PathBuf>),
+    Interrupted,
+}
+
+/// The preparing phase: what it reads (the context, the catalog whose shared files the builds use) and the
+/// record it keeps each contestant's outcome in.
+pub(super) struct Preparing<'p, 'a, 's> {
+    pub(super) ctx: &'p Context<'a>,
+    pub(super) record: &'p mut Record<'a, 's>,
+    pub(super) catalog: &'p Catalog,
+}
+
+impl Preparing<'_, '_, '_> {
     /// Dependencies and builds; returns the contestants that are ready to run.
     pub(super) fn prepare<'c>(&mut self, selected: &[&'c Contestant]) -> anyhow::Result<Vec<&'c Contestant>> {
-        let mut builder = Builder::new(stamp_dir(&self.opts.out_dir), self.run_dir.join("logs"), self.opts.rebuild);
+        let mut builder = Builder::new(stamp_dir(&self.ctx.opts.out_dir), self.ctx.run_dir.join("logs"), self.ctx.opts.rebuild);
         let mut ready = Vec::new();
-        self.ui.start(selected.len() as u64, "building");
+        self.ctx.ui.start(selected.len() as u64, "building");
         for c in selected {
-            if self.stopped() {
+            if self.ctx.stopped() {
                 break;
             }
-            match self.prepare_one(c, self.catalog, &mut builder)? {
+            match self.prepare_one(c, &mut builder)? {
                 Readiness::Interrupted => break,
                 Readiness::Ready => ready.push(*c),
                 Readiness::NotReady(..) => {}
             }
-            self.ui.step();
+            self.ctx.ui.step();
         }
         Ok(ready)
     }
 
-    /// One contestant's dependencies and build (with the shared files of `catalog`), recorded in its
+    /// One contestant's dependencies and build (with the shared files of the catalog), recorded in its
     /// record and saved.
-    pub(super) fn prepare_one(&mut self, c: &Contestant, catalog: &Catalog, builder: &mut Builder) -> anyhow::Result<Readiness> {
-        let logs = self.run_dir.join("logs");
-        self.ui.status(format!("preparing {}", c.name));
-        let wanted = self.opts.scenarios.iter().any(|s| c.supports(s));
-        let (prepared, version) = match self.server_host {
-            _ if !wanted => (Prepared::Skipped(not_answered(c, &self.opts.scenarios)), None),
+    pub(super) fn prepare_one(&mut self, c: &Contestant, builder: &mut Builder) -> anyhow::Result<Readiness> {
+        let logs = self.ctx.run_dir.join("logs");
+        self.ctx.ui.status(format!("preparing {}", c.name));
+        let wanted = self.ctx.opts.scenarios.iter().any(|s| c.supports(s));
+        let (prepared, version) = match self.ctx.hosts.server {
+            _ if !wanted => (Prepared::Skipped(not_answered(c, &self.ctx.opts.scenarios)), None),
             Some(host) => self.prepare_there(host, c, &logs)?,
             None => {
-                let prepared = make_ready(c, catalog, builder, System::detect(), self.opts.install, &logs, self.ui, self.stop)?;
-                let version = matches!(prepared, Prepared::Ready(_)).then(|| version(c, self.opts.workers)).flatten();
+                let prepared = make_ready(c, self.catalog, builder, System::detect(), self.ctx.opts.install, &logs, self.ctx.ui, self.ctx.stop)?;
+                let version = matches!(prepared, Prepared::Ready(_)).then(|| version(c, self.ctx.opts.workers)).flatten();
                 (prepared, version)
             }
         };
         let build_log = match &prepared {
-            Prepared::Ready(o) | Prepared::Failed(_, o) => Some(self.relative(&o.log)),
+            Prepared::Ready(o) | Prepared::Failed(_, o) => Some(self.ctx.relative(&o.log)),
             _ => None,
         };
         let log = match &prepared {
             Prepared::Ready(o) | Prepared::Failed(_, o) => Some(o.log.clone()),
             _ => None,
         };
-        let r = self.record_mut(&c.name);
+        let r = self.record.contestant_mut(&c.name);
         r.build_log = build_log;
         let readiness = match prepared {
             Prepared::Interrupted => Readiness::Interrupted,
@@ -80,27 +97,16 @@ impl Runner<'_, '_> {
             }
         };
         if readiness != Readiness::Interrupted {
-            (self.save)(self.run)?;
+            self.record.save()?;
         }
         Ok(readiness)
     }
-}
 
-/// How one contestant came out of `prepare_one`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) enum Readiness {
-    Ready,
-    /// Skipped or failed: why, and the build (or apt) log where there is one.
-    NotReady(String, Option<PathBuf>),
-    Interrupted,
-}
-
-impl Runner<'_, '_> {
     /// A contestant made ready by the agent on the server host, and the version it reports there. A host
     /// that is lost is an error, naming it.
     fn prepare_there(&self, host: &ServerHost, c: &Contestant, logs: &Path) -> anyhow::Result<(Prepared, Option<String>)> {
-        self.ui.status(format!("building {} on {}", c.name, host.name()));
-        let built = host.build(&c.name, self.opts.install, self.opts.workers)?;
+        self.ctx.ui.status(format!("building {} on {}", c.name, host.name()));
+        let built = host.build(&c.name, self.ctx.opts.install, self.ctx.opts.workers)?;
         let log = logs.join(format!("{}.build.log", c.name));
         if let Some(text) = &built.log {
             std::fs::create_dir_all(logs)?;
@@ -115,7 +121,7 @@ impl Runner<'_, '_> {
             BuildOutcomeThere::Interrupted => Prepared::Interrupted,
         };
         match &prepared {
-            Prepared::Skipped(reason) | Prepared::Failed(reason, _) => self.ui.line(&format!("{}: {}", c.name, reason.lines().next().unwrap_or_default())),
+            Prepared::Skipped(reason) | Prepared::Failed(reason, _) => self.ctx.ui.line(&format!("{}: {}", c.name, reason.lines().next().unwrap_or_default())),
             _ => {}
         }
         Ok((prepared, built.version))

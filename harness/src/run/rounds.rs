@@ -1,110 +1,24 @@
-//! One round: load from the built-in engine or an external tool against one running server, while a probe
+//! One round: load from the run's `LoadSource` against one running server, while a probe
 //! samples the server's process tree; the round's metrics and flags.
 
-use std::path::Path;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use crate::launch::probe::Usage;
 use crate::launch::round_watch::ServerSide;
 use crate::load::search::RATE_HELD_SHARE;
-use crate::load::{self, LoadConfig, LoadReport, Mode, Stop, WindowWatch, Workload};
+use crate::load::LoadReport;
 use crate::model::{
-    judge, saturation, unsaturated_limit, CpuSource, HostLoad, LatencyPoints, LimitInputs, Round, RoundFacts, RoundMachine, Saturation, ServerUsage, SyscallsPerRequest,
-    RAMP_LIMIT,
+    judge, saturation, unsaturated_limit, CpuSource, HostLoad, LimitInputs, Round, RoundFacts, RoundMachine, Saturation, ServerUsage, SyscallsPerRequest,
 };
 use crate::os::cpustat::{ticks_per_s, CpuStat, CpuTimes};
 
-use super::options::{BenchOptions, ModeKind, StopRule, SyscallCounting, Tool};
+use super::options::{BenchOptions, ModeKind, SyscallCounting, Tool};
 use super::client_syscalls::ClientCount;
-use super::served::{NotCounted, RoundServer};
+use super::served::{NotCounted, RoundMarks, RoundServer};
 use super::to_model::cost_of_threads;
-use super::tools::{self, ToolRun};
-
-/// What one round of one server does.
-pub struct RoundPlan<'a> {
-    pub opts: &'a BenchOptions,
-    pub contestant: &'a str,
-    pub scenario: &'a str,
-    /// Micro contestants get the byte-for-byte check of every `hello` response.
-    pub micro: bool,
-    pub connections: usize,
-    /// Size of one response as verified: stored where the tool does not report it.
-    pub response_bytes: u64,
-    /// Where external tools keep their scripts and output.
-    pub workdir: &'a Path,
-    /// A capacity search's step: the round runs open-loop at this rate whatever `--mode` says.
-    pub rate: Option<f64>,
-    /// The `{workers}` the server runs with.
-    pub workers: usize,
-    /// Whether the server's system calls are counted in this round (`--syscall-counts`).
-    pub count_syscalls: bool,
-    /// With `--client-host`: the hosts that generate the load instead of this machine.
-    pub hosts: Option<&'a crate::remote::ClientHosts>,
-    /// The most connections an earlier round of this configuration served before its ramp stalled
-    /// (`LoadConfig::ramp_served`); None where no ramp of it has stalled.
-    pub ramp_served: Option<usize>,
-}
-
-impl RoundPlan<'_> {
-    /// The open-loop rate of this round, if it has one.
-    fn rate(&self) -> Option<f64> {
-        self.rate.or(self.opts.rate_per_s.filter(|_| matches!(self.opts.mode, ModeKind::Rate)))
-    }
-}
-
-/// The window of the extra round that counts system calls, at most: its figures are calls and CPU time
-/// per request, and a quarter of a second holds some thousands of requests of the slowest contestant.
-pub const COUNTING_WINDOW: std::time::Duration = std::time::Duration::from_millis(250);
-
-/// A round's measured window: the run's, or at most `COUNTING_WINDOW` for the extra counting round,
-/// whose time would otherwise be that of a measured round (43 of them in a default run). The built-in
-/// engine's only (here or on client hosts): an external tool's rounds all last the run's `-d`.
-fn window(plan: &RoundPlan, asked: std::time::Duration) -> std::time::Duration {
-    if plan.count_syscalls && plan.opts.syscall_counts == SyscallCounting::Extra {
-        asked.min(COUNTING_WINDOW)
-    } else {
-        asked
-    }
-}
-
-/// The engine's configuration for a round.
-pub fn load_config(plan: &RoundPlan, target: std::net::SocketAddr) -> anyhow::Result<LoadConfig> {
-    let o = plan.opts;
-    let mut workload = Workload::for_scenario(plan.scenario, o.pipeline, plan.micro)
-        .ok_or_else(|| anyhow::anyhow!("the load generator has no workload for scenario {}", plan.scenario))?;
-    match (&mut workload, crate::wire::Scenario::parse(plan.scenario)) {
-        (Workload::Http { mix, .. }, Some(s)) => *mix = o.mix.for_scenario(s),
-        (Workload::Echo { kind, .. }, _) => *kind = o.echo,
-        _ => {}
-    }
-    Ok(LoadConfig {
-        target,
-        threads: o.client_threads.min(plan.connections).max(1),
-        connections: plan.connections,
-        cpus: Some(o.client_cpus.cpus().to_vec()),
-        mode: match (plan.rate(), o.mode) {
-            (Some(requests_per_s), _) => Mode::Rate { requests_per_s },
-            (None, ModeKind::Latency) => Mode::Latency { think_time: o.think_time },
-            (None, _) => Mode::Throughput,
-        },
-        stop: match o.stop {
-            StopRule::Duration(d) => Stop::Duration { warmup: std::time::Duration::ZERO, measure: window(plan, d) },
-            StopRule::Requests(n) => Stop::RequestsPerConnection(n),
-        },
-        workload,
-        timeout: o.timeout,
-        io: o.client_io,
-        poll: o.client_poll,
-        // The window opens once every connection has been served: a server still accepting is not ranked
-        // as if it were in steady state.
-        ramp: Some(RAMP_LIMIT),
-        ramp_served: plan.ramp_served,
-        connection_per_request: o.connection_per_request,
-        seed: o.mix.seed,
-        interval: o.interval,
-    })
-}
+use super::load_source::{Driven, LoadSource};
+use super::round_plan::RoundPlan;
 
 /// Why a round's system calls were not counted.
 fn not_counted(when: SyscallCounting) -> &'static str {
@@ -114,62 +28,13 @@ fn not_counted(when: SyscallCounting) -> &'static str {
     }
 }
 
-/// What drove a round's load: the client's report, the latency an external tool printed, and the client
-/// hosts' own shares where they drove it.
-struct Driven {
-    report: LoadReport,
-    tool_latency_ns: Option<LatencyPoints>,
-    hosts: Vec<HostLoad>,
-}
-
-/// The round's load from where the options say it comes: the built-in engine here or on client hosts, or
-/// an external tool. `watch` learns the edges of the measured window; `client_count` counts the client's
-/// calls around a tool's run (the engine marks its own window).
-fn drive_load(target: std::net::SocketAddr, plan: &RoundPlan, watch: WindowWatch, client_count: Option<&ClientCount>, stop: &Arc<AtomicBool>) -> anyhow::Result<Driven> {
-    let o = plan.opts;
-    match (o.tool, plan.hosts) {
-        (Tool::Builtin, Some(remote)) => {
-            let cfg = load_config(plan, target)?;
-            let merged = remote.run(&cfg, plan.scenario, plan.micro, stop, Some(watch))?;
-            Ok(Driven { report: merged.report, tool_latency_ns: None, hosts: merged.hosts })
-        }
-        (Tool::Builtin, None) => {
-            let cfg = load_config(plan, target)?;
-            Ok(Driven { report: load::run_watched(&cfg, stop.clone(), Some(watch))?, tool_latency_ns: None, hosts: Vec::new() })
-        }
-        (tool, _) => {
-            let label = format!("{}.{}.c{}", plan.contestant, plan.scenario, plan.connections);
-            client_count.iter().for_each(|c| c.mark(load::Edge::Open));
-            let run = ToolRun {
-                tool,
-                target,
-                scenario: plan.scenario,
-                connections: plan.connections,
-                threads: o.client_threads,
-                pipeline: o.pipeline,
-                stop: o.stop,
-                timeout: o.timeout,
-                cpus: &o.client_cpus,
-                workdir: plan.workdir,
-                label: &label,
-                repo_root: &o.repo_root,
-                connection_per_request: o.connection_per_request,
-            };
-            let ran = tools::run(&run, stop);
-            client_count.iter().for_each(|c| c.mark(load::Edge::Close));
-            let (report, tool_latency_ns) = ran?;
-            Ok(Driven { report, tool_latency_ns, hosts: Vec::new() })
-        }
-    }
-}
-
-/// Runs one round. An error means the load could not run at all (not that requests failed: those are
-/// counted in the round).
-pub fn run_round<S: RoundServer>(server: &mut S, plan: &RoundPlan, index: u32, warmup: bool, stop: &Arc<AtomicBool>) -> anyhow::Result<Round> {
+/// Runs one round, its load from `source`. An error means the load could not run at all (not that requests
+/// failed: those are counted in the round).
+pub fn run_round<S: RoundServer>(server: &mut S, source: &dyn LoadSource, plan: &RoundPlan, index: u32, warmup: bool, stop: &Arc<AtomicBool>) -> anyhow::Result<Round> {
     let o = plan.opts;
     // Whether the client's threads run on the server's machine: only then are the client CPUs and the
     // server's CPUs of one machine (with a server host or client hosts, they are not).
-    let client_beside_server = server.is_here() && plan.hosts.is_none();
+    let client_beside_server = server.is_here() && source.here();
     let shared_cpus = client_beside_server && o.server_cpus.overlaps(&o.client_cpus);
     // Counted on the server's own CPUs, where nothing else may run (a round that shares them is
     // `disturbed`); with the client on them too the counts would be of both.
@@ -182,7 +47,7 @@ pub fn run_round<S: RoundServer>(server: &mut S, plan: &RoundPlan, index: u32, w
     };
     // The client's calls, counted the same way on its own CPUs where the server's are counted (a client
     // host's are not read).
-    let client_count = if plan.count_syscalls && plan.hosts.is_none() && !shared_cpus { ClientCount::open(o.client_cpus.cpus()) } else { None };
+    let client_count = if plan.count_syscalls && source.here() && !shared_cpus { ClientCount::open(o.client_cpus.cpus()) } else { None };
     let probe = server.watch_round(syscalls)?;
     // The engine tells the probe the edges of its measured window, so that the server's CPU time and the
     // CPUs' counters cover what the client's figures cover; an external tool's round is read around the call.
@@ -190,7 +55,7 @@ pub fn run_round<S: RoundServer>(server: &mut S, plan: &RoundPlan, index: u32, w
         Some(count) => count.around(probe.marks()),
         None => probe.marks(),
     };
-    let outcome = drive_load(server.addr(), plan, watch, client_count.as_ref(), stop);
+    let outcome = source.drive(server.addr(), plan, watch, client_count.as_ref(), stop);
     let side = server.end_round(probe);
     let driven = outcome?;
     let side = side?;
@@ -385,36 +250,5 @@ mod tests {
         // Steal and interrupts are not the server's, but not another process's either.
         let stolen = CpuTimes { user: 1, system: 1, interrupts: 3, idle: 25, steal: 20 };
         assert!(foreign_pct(&stolen, 0.02, 0.5, 100.0) < 1e-9);
-    }
-
-    fn plan(opts: &BenchOptions, count_syscalls: bool) -> RoundPlan<'_> {
-        RoundPlan {
-            opts,
-            contestant: "c-epoll",
-            scenario: "hello",
-            micro: true,
-            connections: 64,
-            response_bytes: 0,
-            workdir: Path::new("."),
-            rate: None,
-            workers: 1,
-            count_syscalls,
-            hosts: None,
-            ramp_served: None,
-        }
-    }
-
-    #[test]
-    fn only_the_extra_counting_round_is_cut_to_a_quarter_second() {
-        let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
-        let opts = |args: &[&str]| crate::cli::bench::BenchArgs::parse(args).unwrap().options(root, Vec::new()).unwrap();
-        let extra = opts(&["-d", "2s"]);
-        let every = opts(&["-d", "2s", "--syscall-counts", "rounds"]);
-        let two = std::time::Duration::from_secs(2);
-        assert_eq!(window(&plan(&extra, true), two), COUNTING_WINDOW, "the extra round counts calls per request");
-        assert_eq!(window(&plan(&extra, false), two), two, "a measured round keeps the run's window");
-        assert_eq!(window(&plan(&every, true), two), two, "with --syscall-counts rounds every measured round counts, at full length");
-        let short = std::time::Duration::from_millis(100);
-        assert_eq!(window(&plan(&extra, true), short), short, "never longer than asked");
     }
 }

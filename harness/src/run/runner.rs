@@ -1,16 +1,18 @@
-//! A benchmark in progress: what its phases share (options, catalog, folder, the model and its save
-//! callback), the servers being measured, and the bookkeeping every phase does (a contestant's record,
-//! failing measurements, stopping a server and keeping what its stop revealed).
+//! What the phases of a benchmark share: what they read and none changes (`Context`: the options, the run
+//! folder, the person watching, the stop flag, the other hosts), the run's model with the callback that
+//! keeps it on disk (`Record`), the servers being measured (`Live`), and stopping a server while keeping
+//! what its stop revealed. Each phase is a type of its own file, holding the fields it reads: preparing
+//! (`prepare.rs`), measuring a catalog (`measure.rs`), an A/B pair (`ab/measure.rs`).
 
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use crate::catalog::{Catalog, Contestant};
+use crate::catalog::Contestant;
 use crate::model::{ContestantRecord, MeasurementStatus, RunResult};
+use crate::remote::{ClientHosts, ServerHost};
 use crate::ui::Ui;
 
-use super::machine::MachineWatch;
 use super::options::BenchOptions;
 use super::served::Served;
 use super::Save;
@@ -28,38 +30,56 @@ pub(super) struct Live<'c> {
     pub(super) workers: usize,
 }
 
-/// One benchmark between its start and its end, handed from phase to phase.
-pub(super) struct Runner<'a, 's> {
+/// The other machines of a run: where the load comes from and where the servers run, when not here.
+#[derive(Clone, Copy, Default)]
+pub(super) struct Hosts<'a> {
+    /// With `--client-host`: the hosts, prepared, that generate the load.
+    pub(super) clients: Option<&'a ClientHosts>,
+    /// With `--server-host`: the host, prepared, that builds and runs the servers.
+    pub(super) server: Option<&'a ServerHost>,
+}
+
+/// What every phase of a benchmark reads and none changes.
+pub(super) struct Context<'a> {
     pub(super) opts: &'a BenchOptions,
-    pub(super) catalog: &'a Catalog,
     pub(super) run_dir: &'a Path,
     pub(super) ui: &'a Ui,
     pub(super) stop: &'a Arc<AtomicBool>,
-    pub(super) run: &'a mut RunResult,
-    pub(super) save: &'a mut Save<'s>,
-    /// The run's speed probes, to judge each round's against.
-    pub(super) machine: MachineWatch<'a>,
-    /// The order of the servers in each pass (seeded: `config.shuffle_seed`).
-    pub(super) shuffle: fastrand::Rng,
-    /// With `--client-host`: the hosts, prepared, that generate the load.
-    pub(super) hosts: Option<&'a crate::remote::ClientHosts>,
-    /// With `--server-host`: the host, prepared, that builds and runs the servers.
-    pub(super) server_host: Option<&'a crate::remote::ServerHost>,
+    pub(super) hosts: Hosts<'a>,
 }
 
-impl<'a, 's> Runner<'a, 's> {
+impl Context<'_> {
     pub(super) fn stopped(&self) -> bool {
         self.stop.load(Ordering::Relaxed)
     }
 
-    pub(super) fn record_mut(&mut self, name: &str) -> &mut ContestantRecord {
-        self.run.contestants.iter_mut().find(|r| r.name == name).expect("every selected contestant has a record")
-    }
-
+    /// A path of the run folder as run.json names it: relative to the folder.
     pub(super) fn relative(&self, path: &Path) -> String {
         path.strip_prefix(self.run_dir).unwrap_or(path).display().to_string()
     }
+}
 
+/// The run's model, and the callback that hands it to the exporters.
+pub(super) struct Record<'a, 's> {
+    pub(super) run: &'a mut RunResult,
+    save: &'a mut Save<'s>,
+}
+
+impl<'a, 's> Record<'a, 's> {
+    pub(super) fn new(run: &'a mut RunResult, save: &'a mut Save<'s>) -> Record<'a, 's> {
+        Record { run, save }
+    }
+
+    /// Hands the model as it is now to the exporters.
+    pub(super) fn save(&mut self) -> anyhow::Result<()> {
+        (self.save)(self.run)
+    }
+
+    pub(super) fn contestant_mut(&mut self, name: &str) -> &mut ContestantRecord {
+        self.run.contestants.iter_mut().find(|r| r.name == name).expect("every selected contestant has a record")
+    }
+
+    /// The measurements among `measurements` that had not ended, failed for `reason`.
     pub(super) fn fail(&mut self, measurements: &[usize], reason: String) {
         for &i in measurements {
             let m = &mut self.run.measurements[i];
@@ -70,19 +90,21 @@ impl<'a, 's> Runner<'a, 's> {
         }
     }
 
-    pub(super) fn stop_server(&mut self, c: &Contestant, server: Served) {
+    /// Stops a contestant's server; what its stop revealed (a process left behind, a port still held) is
+    /// said and kept among the contestant's warnings.
+    pub(super) fn stop_server(&mut self, ctx: &Context, c: &Contestant, server: Served) {
         let port = server.port();
-        let report = match server.stop(self.opts.stop_grace) {
+        let report = match server.stop(ctx.opts.stop_grace) {
             Ok(r) => r,
             Err(e) => {
-                self.ui.warn(&format!("{}: could not be stopped: {e:#}", c.name));
+                ctx.ui.warn(&format!("{}: could not be stopped: {e:#}", c.name));
                 return;
             }
         };
         let warnings = report.warnings(port);
         for w in warnings {
-            self.ui.warn(&format!("{}: {w}", c.name));
-            let r = self.record_mut(&c.name);
+            ctx.ui.warn(&format!("{}: {w}", c.name));
+            let r = self.contestant_mut(&c.name);
             if !r.warnings.contains(&w) {
                 r.warnings.push(w);
             }

@@ -4,7 +4,8 @@
 use crate::load::search::{judge_figures, search, SearchResult, Slo, Step};
 use crate::model::Flag;
 
-use super::runner::{Live, Runner};
+use super::probed::Prober;
+use super::runner::{Context, Live, Record};
 use super::options::SyscallCounting;
 
 /// The search starts at this share of the measured (closed-loop) req/s: usually a rate that passes, from
@@ -13,65 +14,63 @@ pub const START_SHARE: f64 = 0.5;
 /// A step whose round was disturbed is run again, at most this many times in all.
 const STEP_ATTEMPTS: u32 = 2;
 
-impl Runner<'_, '_> {
-    /// Finds the capacity of every live server at connection count `ci`; a server that dies meanwhile is
-    /// failed for what remains.
-    pub(super) fn search_capacities(&mut self, scenario: &str, live: &mut [Live], ci: usize, connections: usize) {
-        let Some(slo) = self.opts.search.clone() else { return };
-        for l in live.iter_mut().filter(|l| !l.failed) {
-            if self.stopped() {
+/// Finds the capacity of every live server at connection count `ci`; a server that dies meanwhile is
+/// failed for what remains.
+pub(super) fn search_capacities(ctx: &Context, record: &mut Record, prober: &mut Prober, scenario: &str, live: &mut [Live], ci: usize, connections: usize) {
+    let Some(slo) = ctx.opts.search.clone() else { return };
+    for l in live.iter_mut().filter(|l| !l.failed) {
+        if ctx.stopped() {
+            return;
+        }
+        let mi = l.measurements[ci][0];
+        let Some(median) = record.run.measurements[mi].summary().median_rps else { continue };
+        let name = l.contestant.name.clone();
+        ctx.ui.line(&format!("{name} {scenario} c={connections}: capacity search at {}", slo.text));
+        match search_one(ctx, prober, &slo, scenario, l, connections, median * START_SHARE) {
+            Ok(found) => {
+                ctx.ui.line(&format!("{name} {scenario} c={connections}: capacity @ {}: {}", slo.text, found.describe()));
+                record.run.measurements[mi].capacity = Some(found.into());
+            }
+            Err(e) if ctx.stopped() => {
+                ctx.ui.detail(&format!("{name}: capacity search interrupted: {e:#}"));
                 return;
             }
-            let mi = l.measurements[ci][0];
-            let Some(median) = self.run.measurements[mi].summary().median_rps else { continue };
-            let name = l.contestant.name.clone();
-            self.ui.line(&format!("{name} {scenario} c={connections}: capacity search at {}", slo.text));
-            match self.search_one(&slo, scenario, l, connections, median * START_SHARE) {
-                Ok(found) => {
-                    self.ui.line(&format!("{name} {scenario} c={connections}: capacity @ {}: {}", slo.text, found.describe()));
-                    self.run.measurements[mi].capacity = Some(found.into());
+            Err(e) => {
+                let reason = format!("capacity search at {}: {e:#}", slo.text);
+                ctx.ui.line(&format!("{name} {scenario}: failed: {reason}"));
+                if l.server.exited().is_some() {
+                    l.failed = true;
                 }
-                Err(e) if self.stopped() => {
-                    self.ui.detail(&format!("{name}: capacity search interrupted: {e:#}"));
-                    return;
-                }
-                Err(e) => {
-                    let reason = format!("capacity search at {}: {e:#}", slo.text);
-                    self.ui.line(&format!("{name} {scenario}: failed: {reason}"));
-                    if l.server.exited().is_some() {
-                        l.failed = true;
-                    }
-                    self.record_mut(&name).warnings.push(reason);
-                }
+                record.contestant_mut(&name).warnings.push(reason);
             }
         }
     }
+}
 
-    fn search_one(&mut self, slo: &Slo, scenario: &str, l: &mut Live, connections: usize, start: f64) -> anyhow::Result<SearchResult<Flag>> {
-        let mut index = 0;
-        let window_s = match self.opts.stop {
-            super::options::StopRule::Duration(d) => d.as_secs_f64(),
-            super::options::StopRule::Requests(_) => 1.0,
-        };
-        search(slo, start, window_s, |rate| {
-            let mut attempt = 0;
-            loop {
-                anyhow::ensure!(!self.stopped(), "interrupted");
-                index += 1;
-                attempt += 1;
-                self.ui.status(format!("{} {scenario} c={connections} search step {index} at {rate:.0}/s", l.contestant.name));
-                let round = self.probed_round(scenario, l, connections, Some(rate), index, false, self.opts.syscall_counts == SyscallCounting::Rounds, None);
-                if let Some(status) = l.server.exited() {
-                    anyhow::bail!(l.server.explain(&format!("the server exited ({status}) at {rate:.0} req/s")));
-                }
-                let round = round?;
-                anyhow::ensure!(!round.load.interrupted, "interrupted");
-                if round.has_flag(&Flag::Disturbed) && attempt < STEP_ATTEMPTS {
-                    continue;
-                }
-                let load = &round.load;
-                return Ok(Step { flags: round.flags.clone(), ..judge_figures(slo, rate, load.requests_per_s(), &load.latency, load.errors.total()) });
+fn search_one(ctx: &Context, prober: &mut Prober, slo: &Slo, scenario: &str, l: &mut Live, connections: usize, start: f64) -> anyhow::Result<SearchResult<Flag>> {
+    let mut index = 0;
+    let window_s = match ctx.opts.stop {
+        super::options::StopRule::Duration(d) => d.as_secs_f64(),
+        super::options::StopRule::Requests(_) => 1.0,
+    };
+    search(slo, start, window_s, |rate| {
+        let mut attempt = 0;
+        loop {
+            anyhow::ensure!(!ctx.stopped(), "interrupted");
+            index += 1;
+            attempt += 1;
+            ctx.ui.status(format!("{} {scenario} c={connections} search step {index} at {rate:.0}/s", l.contestant.name));
+            let round = prober.round(scenario, l, connections, Some(rate), index, false, ctx.opts.syscall_counts == SyscallCounting::Rounds, None);
+            if let Some(status) = l.server.exited() {
+                anyhow::bail!(l.server.explain(&format!("the server exited ({status}) at {rate:.0} req/s")));
             }
-        })
-    }
+            let round = round?;
+            anyhow::ensure!(!round.load.interrupted, "interrupted");
+            if round.has_flag(&Flag::Disturbed) && attempt < STEP_ATTEMPTS {
+                continue;
+            }
+            let load = &round.load;
+            return Ok(Step { flags: round.flags.clone(), ..judge_figures(slo, rate, load.requests_per_s(), &load.latency, load.errors.total()) });
+        }
+    })
 }

@@ -30,12 +30,20 @@ pub struct NotCounted(pub String);
 
 /// What a round needs of the server it measures.
 pub trait RoundServer {
+    /// What reads the server over a round; the load marks its window's edges through it.
+    type Probe: RoundMarks;
+
     fn addr(&self) -> SocketAddr;
     /// Whether it runs on this machine, so that its CPUs are this machine's.
     fn is_here(&self) -> bool;
     /// Starts reading its figures for a round; its system calls counted on `syscall_cpus`, or why not.
-    fn watch_round(&mut self, syscall_cpus: Result<Vec<usize>, NotCounted>) -> anyhow::Result<RoundProbe>;
-    fn end_round(&mut self, probe: RoundProbe) -> anyhow::Result<ServerSide>;
+    fn watch_round(&mut self, syscall_cpus: Result<Vec<usize>, NotCounted>) -> anyhow::Result<Self::Probe>;
+    fn end_round(&mut self, probe: Self::Probe) -> anyhow::Result<ServerSide>;
+}
+
+/// Where the load marks the edges of its measured window.
+pub trait RoundMarks {
+    fn marks(&self) -> WindowWatch;
 }
 
 /// A round's reading of the server, here or there.
@@ -44,9 +52,8 @@ pub enum RoundProbe {
     There(RemoteRound),
 }
 
-impl RoundProbe {
-    /// What the load calls at its window's edges.
-    pub fn marks(&self) -> WindowWatch {
+impl RoundMarks for RoundProbe {
+    fn marks(&self) -> WindowWatch {
         match self {
             RoundProbe::Here(w) => {
                 let marks = w.marks();
@@ -61,6 +68,8 @@ impl RoundProbe {
 }
 
 impl RoundServer for Server {
+    type Probe = RoundProbe;
+
     fn addr(&self) -> SocketAddr {
         Server::addr(self)
     }
@@ -86,6 +95,8 @@ impl RoundServer for Server {
 }
 
 impl RoundServer for Served {
+    type Probe = RoundProbe;
+
     fn addr(&self) -> SocketAddr {
         match self {
             Served::Here(s) => s.addr(),

@@ -3,7 +3,7 @@
 //! (`sides.rs`), the pairs and their stop rule, generic over how a round is measured (`pairs.rs`), and the
 //! runner's side of it, real servers between the usual probes (`measure.rs`).
 
-mod measure;
+pub(in crate::run) mod measure;
 pub mod pairs;
 pub mod sides;
 
