@@ -223,6 +223,8 @@ fn unsearched_model() -> RunResult {
                 memory_start: Some(serverbench::model::MemoryNow { total_bytes: 8 << 30, available_bytes: 6 << 30 }),
                 memory_end: Some(serverbench::model::MemoryNow { total_bytes: 8 << 30, available_bytes: 5 << 30 }),
             }),
+            catalog_revision: Some(serverbench::model::CatalogRevision { commit: "0123456789abcdef0123456789abcdef01234567".into(), dirty: true }),
+            catalog_revision_absent: None,
         },
         config: RunConfig {
             scenarios: vec!["hello".into()],

@@ -71,6 +71,20 @@ pub struct Environment {
     /// stored before they were recorded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub machine: Option<super::MachineFacts>,
+    /// The revision of the catalog's repository when the run started; absent in runs stored before it was
+    /// recorded, and where it could not be read (`catalog_revision_absent` says why).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub catalog_revision: Option<CatalogRevision>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub catalog_revision_absent: Option<String>,
+}
+
+/// The commit a run's catalog was checked out at, and whether its work tree differed from it (a changed
+/// or added file): then the figures are of the tree as it was, not of that commit.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CatalogRevision {
+    pub commit: String,
+    pub dirty: bool,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

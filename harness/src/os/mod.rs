@@ -4,6 +4,7 @@
 
 pub mod cpus;
 pub mod cpustat;
+pub mod git;
 pub mod limits;
 pub mod machine;
 pub mod peer_socket;

@@ -112,6 +112,7 @@ fn header(page: &mut Page, run: &RunResult) {
     env.extend(toolchains.iter().map(|(t, names)| ("Toolchain", format!("{t}: {}", names.join(", ")))));
     env.extend(e.tools.iter().map(|(k, v)| (k.as_str(), v.clone())));
     env.push(("Command", e.command_line.join(" ")));
+    env.push(("Catalog", super::machine::catalog_revision(e)));
     page.raw(&facts(&env));
     server_host(page, run);
     client_hosts(page, run);

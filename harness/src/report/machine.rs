@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use super::format::one;
-use crate::model::{ContestantStatus, Exposure, MachineFacts, MemoryNow, RunResult};
+use crate::model::{ContestantStatus, Environment, Exposure, MachineFacts, MemoryNow, RunResult};
 
 fn ghz(khz: u64) -> String {
     format!("{:.2} GHz", khz as f64 / 1e6)
@@ -87,6 +87,23 @@ pub fn toolchains(run: &RunResult) -> Vec<(String, Vec<String>)> {
     by.into_iter().collect()
 }
 
+/// The revision the run's catalog was at, in words: "commit 0123456789ab", "... with changes not
+/// committed", or why it is not known.
+pub fn catalog_revision(e: &Environment) -> String {
+    match (&e.catalog_revision, &e.catalog_revision_absent) {
+        (Some(r), _) => {
+            let short: String = r.commit.chars().take(12).collect();
+            if r.dirty {
+                format!("commit {short} with changes not committed (the figures are of the tree as it was, not of that commit)")
+            } else {
+                format!("commit {short}")
+            }
+        }
+        (None, Some(why)) => format!("not recorded: {why}"),
+        (None, None) => "not recorded (the run was stored before runs recorded it)".into(),
+    }
+}
+
 /// Every fact as (label, words), in the order both reports print them; empty for runs stored before
 /// the machine's facts were recorded.
 pub fn facts(run: &RunResult) -> Vec<(&'static str, String)> {
@@ -104,10 +121,20 @@ pub fn facts(run: &RunResult) -> Vec<(&'static str, String)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::CpuFrequency;
+    use crate::model::{CatalogRevision, CpuFrequency};
 
     fn cpu(cpu: usize, now: Option<u64>, max: Option<u64>, governor: &str) -> CpuFrequency {
         CpuFrequency { cpu, current_khz: now, max_khz: max, governor: Some(governor.into()) }
+    }
+
+    #[test]
+    fn the_catalog_revision_in_words_or_why_it_is_not_known() {
+        let e = |revision: Option<CatalogRevision>, absent: Option<&str>| Environment { catalog_revision: revision, catalog_revision_absent: absent.map(String::from), ..Environment::default() };
+        let commit = "0123456789abcdef0123456789abcdef01234567".to_string();
+        assert_eq!(catalog_revision(&e(Some(CatalogRevision { commit: commit.clone(), dirty: false }), None)), "commit 0123456789ab");
+        assert!(catalog_revision(&e(Some(CatalogRevision { commit, dirty: true }), None)).starts_with("commit 0123456789ab with changes not committed"));
+        assert_eq!(catalog_revision(&e(None, Some("/x is not in a git work tree"))), "not recorded: /x is not in a git work tree");
+        assert_eq!(catalog_revision(&e(None, None)), "not recorded (the run was stored before runs recorded it)");
     }
 
     #[test]

@@ -189,6 +189,7 @@ fn setting(run: &RunResult) -> String {
     if !tools.is_empty() {
         s.push_str(&format!("- Tools: {}\n", tools.join("; ")));
     }
+    s.push_str(&format!("- Catalog: {}\n", super::machine::catalog_revision(e)));
     for note in &c.notes {
         s.push_str(&format!("- Note: {note}\n"));
     }

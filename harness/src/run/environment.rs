@@ -8,7 +8,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use crate::os::cpus::CpuSet;
 use crate::os::{machine, proc, process};
-use crate::model::{CpuFrequency, Environment, MachineFacts, MemoryNow};
+use crate::model::{CatalogRevision, CpuFrequency, Environment, MachineFacts, MemoryNow};
 
 const VERSION_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -44,7 +44,7 @@ pub fn tool_versions(languages: &[&str], extra: &[(&str, &str)]) -> BTreeMap<Str
         .collect()
 }
 
-pub fn capture(tools: BTreeMap<String, String>, command_line: Vec<String>) -> Environment {
+pub fn capture(tools: BTreeMap<String, String>, command_line: Vec<String>, catalog_root: &Path) -> Environment {
     let cpu_model = proc::cpu_model().unwrap_or_else(|| "unknown".into());
     // SAFETY: sysconf takes a name and returns a number; no memory is shared.
     let online = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) };
@@ -54,6 +54,10 @@ pub fn capture(tools: BTreeMap<String, String>, command_line: Vec<String>) -> En
         .find_map(|l| l.strip_prefix("PRETTY_NAME="))
         .map(|v| v.trim_matches('"').to_string())
         .unwrap_or_else(|| std::env::consts::OS.to_string());
+    let (catalog_revision, catalog_revision_absent) = match crate::os::git::revision(catalog_root) {
+        Ok((commit, dirty)) => (Some(CatalogRevision { commit, dirty }), None),
+        Err(e) => (None, Some(format!("{} is not in a git work tree that git can read ({e})", catalog_root.display()))),
+    };
     Environment {
         cpu_model,
         cores: if online > 0 { online as usize } else { 1 },
@@ -69,6 +73,8 @@ pub fn capture(tools: BTreeMap<String, String>, command_line: Vec<String>) -> En
         client_hosts: Vec::new(),
         server_host: None,
         machine: Some(machine_facts(Path::new(machine::SYS_CPU), Path::new(machine::PROC))),
+        catalog_revision,
+        catalog_revision_absent,
     }
 }
 
@@ -155,7 +161,7 @@ mod tests {
 
     #[test]
     fn captures_this_machine() {
-        let env = capture(BTreeMap::new(), vec!["x".into()]);
+        let env = capture(BTreeMap::new(), vec!["x".into()], Path::new(env!("CARGO_MANIFEST_DIR")));
         assert!(env.cores >= 1);
         assert!(env.kernel.starts_with("Linux"), "{}", env.kernel);
         assert!(env.memory_bytes > 0);
@@ -164,6 +170,11 @@ mod tests {
         assert_eq!(m.memory_end, None, "the end is recorded when the run finishes");
         // Either the frequencies or why there are none, never neither.
         assert!(m.cpu_frequency.is_empty() != m.cpu_frequency_absent.is_none(), "{m:?}");
+        // The catalog's revision or why it is absent, never both or neither.
+        assert!(env.catalog_revision.is_some() != env.catalog_revision_absent.is_some(), "{:?} {:?}", env.catalog_revision, env.catalog_revision_absent);
+        let outside = tempfile::tempdir().unwrap();
+        let env = capture(BTreeMap::new(), vec!["x".into()], outside.path());
+        assert!(env.catalog_revision.is_none() && env.catalog_revision_absent.as_deref().is_some_and(|w| w.contains("not in a git work tree")), "{:?}", env.catalog_revision_absent);
     }
 
     #[test]

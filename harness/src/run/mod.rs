@@ -222,7 +222,7 @@ fn new_run(opts: &BenchOptions, run_id: &str, contestants: Vec<ContestantRecord>
         started_utc: environment::utc_timestamp(SystemTime::now()),
         finished_utc: None,
         interrupted: false,
-        environment: environment::capture(tools, opts.command_line.clone()),
+        environment: environment::capture(tools, opts.command_line.clone(), &opts.catalog_root),
         config: opts.record(),
         contestants,
         measurements: Vec::new(),

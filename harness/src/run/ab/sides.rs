@@ -6,12 +6,12 @@
 //! they are.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 
 use anyhow::Context as _;
 
 use crate::catalog::{Catalog, Contestant};
 use crate::model::ab::{AbSide, Side};
+use crate::os::git::git;
 
 use crate::run::options::{AbSource, BenchOptions, Revision};
 
@@ -26,13 +26,6 @@ pub fn resolve_revision(catalog_root: &Path, rev: &str) -> anyhow::Result<Revisi
         .map_err(|_| anyhow::anyhow!("--baseline {rev}: no such commit in the repository at {} (give a branch, a tag, a hash or HEAD~N)", toplevel.display()))?;
     let catalog_in_repo = catalog.strip_prefix(&toplevel).unwrap_or(Path::new("")).to_path_buf();
     Ok(Revision { rev: rev.to_string(), commit, toplevel, catalog_in_repo })
-}
-
-/// `git ARGS` in `dir`: its output, trimmed; its error output when it fails.
-fn git(dir: &Path, args: &[&str]) -> anyhow::Result<String> {
-    let out = Command::new("git").args(args).current_dir(dir).stdin(Stdio::null()).output().context("cannot run git")?;
-    anyhow::ensure!(out.status.success(), "git {}: {}", args.join(" "), String::from_utf8_lossy(&out.stderr).trim());
-    Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
 }
 
 /// A detached worktree of a repository at one commit, in a folder of its own; removed with that folder
