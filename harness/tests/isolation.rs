@@ -117,11 +117,6 @@ fn only_the_measured_server_runs_and_the_harness_keeps_off_its_cpus() {
 /// have run.
 fn a_cpu_hog_disturbs_the_rounds_it_overlaps_and_they_are_run_again() {
     let (tmp, catalog) = common::fixture_copy("cost");
-    let quiet = options(&["cost-busy"], 6, 16, &catalog, &tmp.path().join("quiet"));
-    let undisturbed = bench(&quiet, &mut |_| {});
-    let reference = undisturbed.measurements[0].summary();
-    let (low, high) = reference.requests_per_s.as_ref().and_then(|s| s.ci95).expect("six rounds give an interval");
-
     let opts = options(&["cost-busy"], 6, 16, &catalog, &tmp.path().join("hogged"));
     let server_cpus = opts.server_cpus.clone();
     let mut hog: Option<Child> = None;
@@ -155,14 +150,15 @@ fn a_cpu_hog_disturbs_the_rounds_it_overlaps_and_they_are_run_again() {
     let s = m.summary();
     assert_eq!(s.rounds_used, 6, "the disturbed rounds were run again");
     assert!(s.rounds_disturbed >= 2);
-    // Within the undisturbed run's interval, widened by the noise band that `compare` allows between two
-    // runs of an unchanged machine (3%): the machine itself moves by a percent between runs.
-    let median = s.median_rps.unwrap();
-    let band = 1.0 + serverbench::compare::DEFAULT_NOISE_PCT / 100.0;
-    assert!(
-        low / band <= median && median <= high * band,
-        "median {median:.0} outside the undisturbed interval {low:.0}..{high:.0} (±3%)"
-    );
+    // The hog bit: the rounds beside it served at least a tenth less than the median of the six rounds that
+    // count, which is made without them. Two runs are not compared: left in, two slow rounds of eight move
+    // a median by one order statistic, a fraction of a percent, less than this machine moves between runs
+    // (a run beside an undisturbed one read 3.4% lower with nothing else changed).
+    let median = m.requests_per_s_as_measured().expect("six rounds that count").median;
+    for &n in &hogged_rounds {
+        let rps = measured[n - 1].load.requests_per_s();
+        assert!(rps < 0.9 * median, "round {n} ran beside the hog at {rps:.0} req/s, the median of the others {median:.0}");
+    }
 }
 
 /// `python3 -c 'while True: pass'` pinned to `cpus`.
