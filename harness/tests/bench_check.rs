@@ -16,7 +16,7 @@ fn bench_check_records_the_suite_in_the_run() {
         .arg(&fixtures)
         .arg("-o")
         .arg(&out)
-        .args(["--no-install", "--warmup", "0", "--rounds", "1", "-d", "300ms", "-c", "4"])
+        .args(["--no-install", "--warmup", "0", "--rounds", "1", "--max-rounds", "8", "-d", "300ms", "-c", "4"])
         .output()
         .expect("serverbench runs");
     let (stdout, stderr) = (String::from_utf8_lossy(&r.stdout), String::from_utf8_lossy(&r.stderr));

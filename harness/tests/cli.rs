@@ -39,7 +39,7 @@ fn bench_then_report_regenerates_the_same_summary() {
     let out = tmp.path().join("results");
     let o = run(&[
         "bench", "fake-good", "--contestants", catalog.to_str().unwrap(), "-o", out.to_str().unwrap(),
-        "-d", "300ms", "--warmup", "0", "--rounds", "2", "-c", "2,4",
+        "-d", "300ms", "--warmup", "0", "--rounds", "2", "--max-rounds", "8", "-c", "2,4",
     ]);
     assert!(o.status.success(), "stdout:\n{}\nstderr:\n{}", text(&o.stdout), text(&o.stderr));
     let stdout = text(&o.stdout);
