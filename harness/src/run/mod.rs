@@ -13,8 +13,6 @@
 
 pub mod ab;
 mod client_syscalls;
-#[cfg(test)]
-mod fake_rounds;
 mod conformance;
 pub mod control;
 pub mod environment;
