@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 
 use super::template::{expand, Vars};
 use super::{Catalog, Contestant, SKIPPED_DIRS};
+use crate::os::git::git;
 use crate::os::process::{self, Waited};
 
 /// Longest a build may take (a cold Maven or Cargo build on a small machine).
@@ -192,21 +193,8 @@ pub fn source_files(c: &Contestant, catalog: &Catalog) -> Vec<PathBuf> {
 }
 
 fn git_files(top: &Path) -> Option<Vec<PathBuf>> {
-    let out = Command::new("git")
-        .args(["ls-files", "-z", "--cached", "--others", "--exclude-standard", "--", "."])
-        .current_dir(top)
-        .stderr(Stdio::null())
-        .output()
-        .ok()?;
-    if !out.status.success() {
-        return None;
-    }
-    let mut files: Vec<PathBuf> = out
-        .stdout
-        .split(|b| *b == 0)
-        .filter(|p| !p.is_empty())
-        .map(|p| top.join(String::from_utf8_lossy(p).as_ref()))
-        .collect();
+    let listed = git(top, &["ls-files", "-z", "--cached", "--others", "--exclude-standard", "--", "."]).ok()?;
+    let mut files: Vec<PathBuf> = listed.split('\0').filter(|p| !p.is_empty()).map(|p| top.join(p)).collect();
     files.dedup();
     Some(files)
 }

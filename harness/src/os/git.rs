@@ -1,5 +1,6 @@
 //! git, asked in a folder: the one way the harness reads a repository (the revision a run's catalog was
-//! at, an A/B run's baseline commit and its worktree).
+//! at, an A/B run's baseline commit and its worktree, the files a contestant's build stamp covers). The
+//! tests' own `testing.rs`, which the test binaries include by path, asks it apart.
 
 use std::path::Path;
 use std::process::{Command, Stdio};
