@@ -150,13 +150,10 @@ impl<'a> MachineWatch<'a> {
     /// 0.1 to 0.6), where the user loop held within 2% on a quiet machine and fell to 0.45x in the slow
     /// stretches that halve a round (docs/methodology.md).
     pub(super) fn judge(&mut self, before: &Speeds, after: &Speeds) -> Judged {
-        let roles = |s: &Speeds| -> Vec<(&'static str, CpuSpeed)> { s.server.iter().map(|c| ("server", *c)).chain(s.client.iter().map(|c| ("client", *c))).collect() };
         let crosses: Vec<f64> = [before.cross_per_ms, after.cross_per_ms].into_iter().flatten().collect();
-        let new_crosses: Vec<f64> = [before.cross_per_ms.filter(|_| !before.reused), after.cross_per_ms].into_iter().flatten().collect();
-        let new_before = if before.reused { Vec::new() } else { roles(before) };
-        let (before, after) = (roles(before), roles(after));
+        let (b, a) = (roles(before), roles(after));
         let mut furthest: Option<f64> = None;
-        for (role, s) in before.iter().chain(&after) {
+        for (role, s) in b.iter().chain(&a) {
             let Some(h) = self.history.get(&(*role, s.cpu, true)).filter(|h| h.len() >= MIN_PROBES) else { continue };
             let median = crate::stats::rounds::median(h);
             if median > 0.0 {
@@ -166,19 +163,15 @@ impl<'a> MachineWatch<'a> {
                 }
             }
         }
-        for (role, s) in new_before.iter().chain(&after) {
-            self.history.entry((*role, s.cpu, true)).or_default().push(s.user_per_ms);
-            self.history.entry((*role, s.cpu, false)).or_default().push(s.syscall_per_ms);
-        }
-        let mut speeds: Vec<RoundCpuSpeed> = before
+        let mut speeds: Vec<RoundCpuSpeed> = b
             .iter()
-            .map(|(role, b)| {
-                let a = after.iter().find(|(r, a)| r == role && a.cpu == b.cpu).map_or(b, |(_, a)| a);
+            .map(|(role, at_start)| {
+                let at_end = a.iter().find(|(r, x)| r == role && x.cpu == at_start.cpu).map_or(at_start, |(_, x)| x);
                 RoundCpuSpeed {
-                    cpu: b.cpu,
+                    cpu: at_start.cpu,
                     role: role.to_string(),
-                    user_per_ms: (b.user_per_ms + a.user_per_ms) / 2.0,
-                    syscall_per_ms: (b.syscall_per_ms + a.syscall_per_ms) / 2.0,
+                    user_per_ms: (at_start.user_per_ms + at_end.user_per_ms) / 2.0,
+                    syscall_per_ms: (at_start.syscall_per_ms + at_end.syscall_per_ms) / 2.0,
                 }
             })
             .collect();
@@ -193,10 +186,27 @@ impl<'a> MachineWatch<'a> {
                 }
             }
         }
-        self.cross_history.extend(&new_crosses);
+        // A reused probe before is in the history already, from the round whose probe after it was.
+        for probe in [before, after].into_iter().filter(|p| !p.reused) {
+            self.remember(probe);
+        }
         let cross_per_ms = (!crosses.is_empty()).then(|| crosses.iter().sum::<f64>() / crosses.len() as f64);
         Judged { speeds, speed_index: furthest, cross_per_ms, cross_index }
     }
+
+    /// One probe added to the run's history: each CPU's loops, and the cross-CPU rate.
+    fn remember(&mut self, probe: &Speeds) {
+        for (role, s) in roles(probe) {
+            self.history.entry((role, s.cpu, true)).or_default().push(s.user_per_ms);
+            self.history.entry((role, s.cpu, false)).or_default().push(s.syscall_per_ms);
+        }
+        self.cross_history.extend(probe.cross_per_ms);
+    }
+}
+
+/// A probe's CPUs with the role each plays in the round.
+fn roles(s: &Speeds) -> Vec<(&'static str, CpuSpeed)> {
+    s.server.iter().map(|c| ("server", *c)).chain(s.client.iter().map(|c| ("client", *c))).collect()
 }
 
 /// Whether a speed index departs from 1 by more than the drift threshold, either way.
