@@ -39,12 +39,17 @@ fn bench_then_report_regenerates_the_same_summary() {
     let out = tmp.path().join("results");
     let o = run(&[
         "bench", "fake-good", "--contestants", catalog.to_str().unwrap(), "-o", out.to_str().unwrap(),
-        "-d", "300ms", "--warmup", "0", "--rounds", "2", "--max-rounds", "8", "-c", "2,4",
+        "-d", "300ms", "--warmup", "0", "--rounds", "2", "--max-rounds", "12", "-c", "2,4",
     ]);
     assert!(o.status.success(), "stdout:\n{}\nstderr:\n{}", text(&o.stdout), text(&o.stderr));
     let stdout = text(&o.stdout);
-    for needle in ["## hello · throughput · 2 connections", "## hello · throughput · 4 connections", "| Language | Framework | Category |"] {
-        assert!(stdout.contains(needle), "{needle} missing in\n{stdout}");
+    assert!(stdout.contains("| Language | Framework | Category |"), "{stdout}");
+    // A table per connection count; on a stretch of heavy steal a measurement may end with every round left
+    // out as disturbed, and is then listed as not measured, with why, instead of a table.
+    for c in [2, 4] {
+        let table = format!("## hello · throughput · {c} connections");
+        let listed = stdout.lines().any(|l| l.starts_with("| fake-good ") && l.contains(&format!("hello c={c} ")) && l.contains("| no round counted |"));
+        assert!(stdout.contains(&table) != listed, "{table} or a line of what was not measured, one of them, in\n{stdout}");
     }
     let stderr = text(&o.stderr);
     assert!(stderr.lines().any(|l| l.starts_with("fake-good") && l.contains("req/s")), "a line per measurement:\n{stderr}");

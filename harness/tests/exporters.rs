@@ -707,3 +707,26 @@ fn keepalive_lost_and_server_closes_are_counted_apart_in_every_table() {
     let html = String::from_utf8(report::html::Html.serialize(&run).unwrap()).unwrap();
     assert!(html.contains(&flags), "no {flags} in the page's table");
 }
+
+/// A measurement whose every measured round was left out as disturbed has no figures: it is not a row of
+/// its table but is listed with what was not measured, with how many rounds and how disturbed, in the
+/// Markdown and the HTML alike.
+#[test]
+fn a_measurement_with_every_round_disturbed_is_listed_as_not_measured() {
+    let mut run = unsearched_model();
+    let m = run.measurements.iter_mut().find(|m| m.status == MeasurementStatus::Measured).unwrap();
+    let name = m.contestant.clone();
+    for r in m.rounds.iter_mut().filter(|r| !r.warmup) {
+        r.flags.push(Flag::Disturbed);
+        r.machine.steal_pct = Some(41.5);
+    }
+    let taken = m.rounds.iter().filter(|r| !r.warmup).count();
+    assert!(m.summary().requests_per_s.is_none(), "no figure from disturbed rounds");
+    let md = text(&report::markdown::Markdown);
+    assert!(!md.contains("no round counted"), "the model as made has no such row");
+    let md = String::from_utf8(report::markdown::Markdown.serialize(&run).unwrap()).unwrap();
+    let row = md.lines().find(|l| l.starts_with(&format!("| {name} ")) && l.contains("no round counted")).unwrap_or_else(|| panic!("{md}"));
+    assert!(row.contains(&format!("all {taken} measured rounds left out as disturbed (steal at most 41.5%")), "{row}");
+    let html = report::html::render(&run);
+    assert!(html.contains("no round counted") && html.contains("steal at most 41.5%"), "the HTML's table of what was not measured");
+}

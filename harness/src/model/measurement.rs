@@ -414,6 +414,32 @@ impl Measurement {
         }
     }
 
+    /// Why the measurement has no figures, as the tables of what was not measured say it (a status and
+    /// the reason in full), or None when it has some: it failed, it was interrupted, or it ended with
+    /// every measured round left out as disturbed (the machine never went quiet enough within
+    /// `--max-rounds`), whose figures are absent rather than read from disturbed rounds.
+    pub fn not_measured(&self) -> Option<(&'static str, String)> {
+        match self.status {
+            MeasurementStatus::Failed => Some(("failed", self.reason.clone().unwrap_or_default())),
+            MeasurementStatus::Interrupted => Some(("interrupted", "stopped by a signal".into())),
+            MeasurementStatus::Measured if self.measured_rounds().next().is_none() => {
+                let taken: Vec<&Round> = self.rounds.iter().filter(|r| !r.warmup).collect();
+                let most = |f: fn(&Round) -> Option<f64>| taken.iter().filter_map(|r| f(r)).fold(None, |m: Option<f64>, v| Some(m.map_or(v, |m| m.max(v))));
+                let pct = |v: Option<f64>| v.map_or_else(|| "not read".to_string(), |v| format!("{v:.1}%"));
+                Some((
+                    "no round counted",
+                    format!(
+                        "all {} measured rounds left out as disturbed (steal at most {}, foreign time on the server CPUs at most {}): no figure is read from them",
+                        taken.len(),
+                        pct(most(|r| r.machine.steal_pct)),
+                        pct(most(|r| r.machine.foreign_pct))
+                    ),
+                ))
+            }
+            _ => None,
+        }
+    }
+
     /// The measured rounds that count (warm-ups and rounds left out as disturbed excluded).
     pub fn measured_rounds(&self) -> impl Iterator<Item = &Round> {
         self.rounds.iter().filter(|r| r.counts())

@@ -15,7 +15,7 @@ use super::html_page::{esc, facts, Cell, Page, Table};
 use super::svg::{self, Axis, Bar, BarChart, BarGroup, LineChart, Scale, Series, Unit};
 use super::Exporter;
 use crate::model::ranks::Places;
-use crate::model::{ContestantStatus, MeasurementStatus, MeasurementSummary, RoundsSummary, RunResult, SyscallsPerRequest, UNFAIR_JAIN, Flag};
+use crate::model::{ContestantStatus, MeasurementSummary, RoundsSummary, RunResult, SyscallsPerRequest, UNFAIR_JAIN, Flag};
 use crate::os::syscalls::{KINDS, OTHER};
 use crate::wire::Scenario;
 
@@ -481,18 +481,10 @@ fn problems(page: &mut Page, run: &RunResult) {
         let status = if c.status == ContestantStatus::Failed { "build failed" } else { "skipped" };
         rows.push([c.name.clone(), ABSENT.into(), status.into(), c.reason.clone().unwrap_or_default()]);
     }
-    for m in run
-        .measurements
-        .iter()
-        .filter(|m| matches!(m.status, MeasurementStatus::Failed | MeasurementStatus::Interrupted))
-    {
-        let why = if m.status == MeasurementStatus::Interrupted {
-            "stopped by a signal".into()
-        } else {
-            m.reason.clone().unwrap_or_default()
-        };
-        let status = if m.status == MeasurementStatus::Failed { "failed" } else { "interrupted" };
-        rows.push([m.contestant.clone(), format!("{} c={}", m.scenario, m.connections), status.into(), why]);
+    for m in &run.measurements {
+        if let Some((status, why)) = m.not_measured() {
+            rows.push([m.contestant.clone(), format!("{} c={}", m.scenario, m.connections), status.into(), why]);
+        }
     }
     for c in &run.contestants {
         rows.extend(c.warnings.iter().map(|w| [c.name.clone(), ABSENT.into(), "warning".into(), w.clone()]));

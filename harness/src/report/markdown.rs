@@ -505,13 +505,8 @@ fn problems(run: &RunResult) -> String {
         }
     }
     for m in &run.measurements {
-        if matches!(m.status, MeasurementStatus::Failed | MeasurementStatus::Interrupted) {
-            let status = if m.status == MeasurementStatus::Failed { "failed" } else { "interrupted" };
-            let why = match m.status {
-                MeasurementStatus::Interrupted => "stopped by a signal".to_string(),
-                _ => first_line(m.reason.as_deref()),
-            };
-            t.row(vec![m.contestant.clone(), format!("{} c={}", m.scenario, m.connections), status.into(), why]);
+        if let Some((status, why)) = m.not_measured() {
+            t.row(vec![m.contestant.clone(), format!("{} c={}", m.scenario, m.connections), status.into(), first_line(Some(&why))]);
         }
     }
     let mut out = String::new();
