@@ -32,8 +32,8 @@ pub fn method(rules: Rules) -> String {
          change of that figure (below). A change is marked ▲ better or ▼ worse when, so corrected, the Mann–Whitney \
          U test gives p < {} and the whole interval lies beyond ±{}% and beyond {} spreads of the other \
          configurations' scatter around their common change: it moved apart from the rest. ≈ machine: beyond \
-         noise as measured but not apart from the rest, or apart while its cross-CPU regime moved otherwise \
-         than theirs; ~ same when the whole interval lies within that band (shown to be no larger); ◇ unclear \
+         noise as measured, within it once the machine's change is out, or apart while its cross-CPU regime \
+         moved otherwise than theirs; ~ same when the whole interval lies within that band (shown to be no larger); ◇ unclear \
          when it is neither beyond nor within (the rounds cannot say); ? untested with fewer than two rounds on \
          a side.",
         rules.alpha, rules.noise_pct, rules.spreads

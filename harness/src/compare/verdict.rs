@@ -103,7 +103,10 @@ impl Change {
             (Some(_), Some(_)) if !expected.regime_accounted => Verdict::Machine,
             (Some(_), Some(up)) if up == metric.higher_is_better() => Verdict::Better,
             (Some(_), Some(_)) => Verdict::Worse,
-            (Some(_), None) if moved(test, rules.noise_ln()).is_some() => Verdict::Machine,
+            // The machine's change explains the move: as measured beyond noise, with that change taken
+            // out not. Beyond noise either way but not apart from the rest is `same` or `unclear` (below):
+            // the figure moved more than the machine did, by no more than the servers scatter.
+            (Some(_), None) if moved(test, rules.noise_ln()).is_some() && moved(corrected.or(test), rules.noise_ln()).is_none() => Verdict::Machine,
             (Some(_), None) if within(corrected.or(test)) => Verdict::Same,
             (Some(_), None) => Verdict::Unclear,
         };
@@ -178,16 +181,34 @@ mod tests {
 
     #[test]
     fn a_change_within_the_servers_scatter_is_not_apart_from_them() {
-        // 0.85x where unchanged servers scatter by 7% around the machine's 0.93x: 1.3 spreads out, the
-        // machine's; 0.66x stands 4.6 spreads out, worse.
+        // 0.85x where unchanged servers scatter by 7% around the machine's 0.93x: 1.3 spreads out, its
+        // whole interval within the band a change must clear (2.5 spreads), same; 0.95x is the machine's
+        // move, within noise once it is taken out; 0.66x stands 4.6 spreads out, worse.
         let a = spread(100.0);
         let scatter = machine(0.93, Some(0.07));
         let near = Change::of(Metric::RequestsPerS, &a, &spread(85.0), RULES, scatter);
-        assert_eq!(near.verdict, Verdict::Machine, "{near:?}");
+        assert_eq!(near.verdict, Verdict::Same, "{near:?}");
         assert!((near.spreads.unwrap() - (0.85f64 / 0.93).ln() / 0.07).abs() < 0.01);
+        assert_eq!(Change::of(Metric::RequestsPerS, &a, &spread(95.0), RULES, scatter).verdict, Verdict::Machine);
         assert_eq!(Change::of(Metric::RequestsPerS, &a, &spread(66.0), RULES, scatter).verdict, Verdict::Worse);
         // Without the scatter the noise band alone would have called the first worse.
         assert_eq!(Change::of(Metric::RequestsPerS, &a, &spread(85.0), RULES, machine(0.93, None)).verdict, Verdict::Worse);
+    }
+
+    #[test]
+    fn a_change_the_machine_did_not_make_is_never_the_machine_s() {
+        // 10% slower where the machine stood still and unchanged servers scatter by 2.4% (a band of 2.5
+        // spreads, 6%): beyond noise, its interval reaching into the band, so not shown apart from the
+        // rest. The machine's change (none) does not explain it: unclear, not machine.
+        let a = [100.0, 94.0, 106.0, 97.0, 103.0, 95.0, 105.0, 98.0, 102.0];
+        let b: Vec<f64> = a.iter().map(|v| v * 0.9).collect();
+        let c = Change::of(Metric::RequestsPerS, &a, &b, RULES, machine(1.0, Some(0.024)));
+        let (_, hi) = c.ratio_ci95.unwrap();
+        assert!(hi.ln() > -2.5 * 0.024 && hi.ln() < -RULES.noise_ln(), "the near end within the scatter's band, beyond noise: {hi}");
+        assert_eq!(c.verdict, Verdict::Unclear, "{c:?}");
+        // A server that moved 12% with a machine that sped up 12%: the machine's.
+        let c = Change::of(Metric::RequestsPerS, &a, &a.map(|v| v * 1.12), RULES, machine(1.12, Some(0.024)));
+        assert_eq!(c.verdict, Verdict::Machine, "{c:?}");
     }
 
     #[test]

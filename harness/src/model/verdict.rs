@@ -78,7 +78,7 @@ pub enum Verdict {
     /// Neither shown beyond the band nor within it: the interval reaches across its edge, so the data
     /// cannot say.
     Unclear,
-    /// Beyond noise as measured, but not apart from the machine's own change of this figure; or apart
+    /// Beyond noise as measured, within it once the machine's own change of this figure is taken out; or apart
     /// from it while the machine changed in a way its common change cannot account for (another
     /// cross-CPU regime for this configuration than for the rest).
     Machine,
