@@ -730,3 +730,38 @@ fn a_measurement_with_every_round_disturbed_is_listed_as_not_measured() {
     let html = report::html::render(&run);
     assert!(html.contains("no round counted") && html.contains("steal at most 41.5%"), "the HTML's table of what was not measured");
 }
+
+/// Where the machine model adjusted the rounds, every latency quantile moves to its reference state by
+/// the rounds' latency factor (their geometric mean), in the tables and the spectrum alike; summary.csv
+/// keeps the factor and the quantiles as measured.
+#[test]
+fn latency_quantiles_are_at_the_machine_model_s_reference_state() {
+    let mut run = unsearched_model();
+    let m = run.measurements.iter_mut().find(|m| m.status == MeasurementStatus::Measured).unwrap();
+    let before = m.summary();
+    assert_eq!(before.latency_factor, None);
+    assert_eq!(before.latency_ns, before.latency_ns_as_measured, "nothing adjusted, nothing moved");
+    // Three rounds' factors of 4, 1 and 2: a geometric mean of 2.
+    let factors = [4.0, 1.0, 2.0];
+    assert_eq!(m.rounds.iter().filter(|r| !r.warmup).count(), factors.len());
+    for (r, p99) in m.rounds.iter_mut().filter(|r| !r.warmup).zip(factors) {
+        r.machine.machine_factors = Some(MachineFactors { requests_per_s: 1.0, p99, cpu_per_request: 1.0 });
+    }
+    let s = m.summary();
+    assert!((s.latency_factor.unwrap() - 2.0).abs() < 1e-9, "{:?}", s.latency_factor);
+    assert_eq!(s.latency_ns_as_measured, before.latency_ns);
+    for (adjusted, measured) in [(s.latency_ns.p50, before.latency_ns.p50), (s.latency_ns.p99, before.latency_ns.p99), (s.latency_ns.max, before.latency_ns.max)] {
+        assert!((adjusted.unwrap() * 2.0 - measured.unwrap()).abs() < 1e-6, "{adjusted:?} {measured:?}");
+    }
+    let md = String::from_utf8(report::markdown::Markdown.serialize(&run).unwrap()).unwrap();
+    assert!(md.contains("at the machine model's reference state: each row's figures divided by"), "{md}");
+    let csv = String::from_utf8(report::csv::Csv.serialize(&run).unwrap()).unwrap();
+    let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    let row: Vec<&str> = csv.lines().nth(1).unwrap().split(',').collect();
+    let col = |name: &str| row[header.iter().position(|h| *h == name).unwrap()];
+    assert_eq!(col("latency_machine_factor"), "2");
+    let p99: f64 = col("latency_p99_ns").parse().unwrap();
+    let p99_measured: f64 = col("latency_p99_ns_as_measured").parse().unwrap();
+    assert!((p99 * 2.0 - p99_measured).abs() < 1.0, "{p99} {p99_measured}");
+    assert!(report::html::render(&run).contains(", at the machine model&#39;s reference state)"), "the HTML latency table's caption");
+}

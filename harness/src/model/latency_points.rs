@@ -44,6 +44,24 @@ impl From<LatencySummary> for LatencyPoints {
 }
 
 impl LatencyPoints {
+    /// Every figure times `by` (a spread, the standard deviation, scales as the figures do).
+    pub fn scaled(self, by: f64) -> LatencyPoints {
+        let f = |v: Option<f64>| v.map(|v| v * by);
+        LatencyPoints {
+            min: f(self.min),
+            mean: f(self.mean),
+            stdev: f(self.stdev),
+            p25: f(self.p25),
+            p50: f(self.p50),
+            p75: f(self.p75),
+            p90: f(self.p90),
+            p99: f(self.p99),
+            p999: f(self.p999),
+            p9999: f(self.p9999),
+            max: f(self.max),
+        }
+    }
+
     /// Combines per-round figures where no histogram exists: the extremes for min and max, the mean of the
     /// rounds for the rest (an approximation, labelled as such in the reports).
     pub fn average(points: &[LatencyPoints]) -> LatencyPoints {

@@ -251,6 +251,12 @@ impl Round {
         self.latency().p99.map(|v| v / self.factors().map_or(1.0, |f| f.p99))
     }
 
+    /// The machine's factor on this round's latency (the model's p99 factor, which scales the whole
+    /// distribution), where the model adjusted the round.
+    pub fn latency_factor(&self) -> Option<f64> {
+        self.factors().map(|f| f.p99)
+    }
+
     fn factors(&self) -> Option<MachineFactors> {
         self.machine.machine_factors.filter(|f| f.requests_per_s > 0.0 && f.p99 > 0.0 && f.cpu_per_request > 0.0)
     }
@@ -334,9 +340,16 @@ pub struct MeasurementSummary {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client_syscalls_per_request: Option<SyscallsPerRequest>,
     pub client_busy_pct: Option<f64>,
+    /// At the machine model's reference state: `latency_ns_as_measured` divided by `latency_factor`
+    /// (as measured where the model adjusted nothing).
+    pub latency_ns: LatencyPoints,
     /// From the histogram merged over the measured rounds; without histograms (external tools), the
     /// mean of the rounds' figures, and the extremes of min and max.
-    pub latency_ns: LatencyPoints,
+    pub latency_ns_as_measured: LatencyPoints,
+    /// The machine's factor on the measurement's latency: the geometric mean of its rounds' factors
+    /// (their p99's, `Round::latency_factor`), so that every quantile of the merged histogram moves to
+    /// the reference state as the rounds' p99 do; absent where a round that counts was not adjusted.
+    pub latency_factor: Option<f64>,
     pub latency_from_histogram: bool,
     pub client_bound_rounds: usize,
     /// Rounds where the server and the client were both at their limit (`both-busy`).
@@ -474,7 +487,7 @@ impl Measurement {
         let mean = |f: &dyn Fn(&Round) -> Option<f64>| rounds.iter().map(|r| f(r)).sum::<Option<f64>>().map(|s| s / rounds.len() as f64);
         let cpu_s: Option<f64> = rounds.iter().map(|r| r.server.cpu_s).sum();
         let with_histogram = rounds.iter().all(|r| !r.load.latency.is_empty());
-        let latency_ns = if with_histogram {
+        let latency_ns_as_measured = if with_histogram {
             let mut merged = new_latency_histogram();
             for r in &rounds {
                 let _ = merged.add(&r.load.latency);
@@ -483,6 +496,11 @@ impl Measurement {
         } else {
             LatencyPoints::average(&rounds.iter().map(|r| r.latency()).collect::<Vec<_>>())
         };
+        let latency_factor = rounds
+            .iter()
+            .map(|r| r.latency_factor().map(f64::ln))
+            .sum::<Option<f64>>()
+            .map(|sum| (sum / rounds.len() as f64).exp());
         MeasurementSummary {
             rounds: rounds.len(),
             median_rps: requests_per_s.as_ref().map(|s| s.median),
@@ -519,7 +537,9 @@ impl Measurement {
                 (!v.is_empty()).then(|| crate::stats::rounds::median(&v))
             },
             client_busy_pct: mean(&|r| r.client_busy_pct),
-            latency_ns,
+            latency_ns: latency_ns_as_measured.scaled(1.0 / latency_factor.unwrap_or(1.0)),
+            latency_ns_as_measured,
+            latency_factor,
             latency_from_histogram: with_histogram,
             client_bound_rounds: rounds.iter().filter(|r| r.has_flag(&Flag::ClientBound)).count(),
             both_busy_rounds: rounds.iter().filter(|r| r.has_flag(&Flag::BothBusy)).count(),

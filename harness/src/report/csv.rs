@@ -33,6 +33,7 @@ const COLUMNS: &[&str] = &[
     "server_cpu_pct", "server_cpu_us_per_request", "peak_rss_bytes", "client_cpu_pct", "client_bound_rounds",
     "latency_source", "latency_min_ns", "latency_mean_ns", "latency_stdev_ns", "latency_p25_ns", "latency_p50_ns",
     "latency_p75_ns", "latency_p90_ns", "latency_p99_ns", "latency_p999_ns", "latency_p9999_ns", "latency_max_ns",
+    "latency_machine_factor", "latency_p50_ns_as_measured", "latency_p99_ns_as_measured",
     "rounds_disturbed", "rounds_cpu_drift", "pss_bytes", "unsaturated_rounds", "keepalive_lost_rounds",
     "server_closes_rounds", "rate_not_held_rounds", "ramp_incomplete_rounds", "unfair_rounds", "capacity_objective", "capacity_rps",
     "capacity_failed_rps", "rate_rps", "load_fraction", "rps_median_as_measured", "unsaturated_limits",
@@ -127,6 +128,11 @@ fn row(run: &RunResult, m: &Measurement, places: Places) -> Vec<String> {
         num(l.p999),
         num(l.p9999),
         num(l.max),
+        // The columns above are at the machine model's reference state; its factor, and the two quantiles
+        // most read as measured.
+        num(s.latency_factor),
+        num(s.latency_ns_as_measured.p50),
+        num(s.latency_ns_as_measured.p99),
         s.rounds_disturbed.to_string(),
         s.rounds_cpu_drift.to_string(),
         num(s.pss_bytes.map(|b| b as f64)),

@@ -20,7 +20,10 @@ pub(super) fn latency_figure(page: &mut Page, id: &str, scenario: &str, rows: &[
     let lines: Vec<(Series, String)> = rows
         .iter()
         .filter_map(|r| {
-            let points = spectrum(merged_histogram(r.m).as_ref(), &r.s.latency_ns)?;
+            // The merged histogram is as measured: its curve moves to the reference state as the table's
+            // figures do.
+            let by = 1.0 / r.s.latency_factor.unwrap_or(1.0);
+            let points = spectrum(merged_histogram(r.m).as_ref(), &r.s.latency_ns_as_measured)?.into_iter().map(|(x, y)| (x, y * by)).collect();
             Some((Series { label: r.m.contestant.clone(), points, style: 0 }, r.model.clone()))
         })
         .collect();
@@ -151,12 +154,14 @@ fn latency_table(id: &str, rows: &[&Row]) -> Table {
             cells
         })
         .collect();
-    let caption = if rows.iter().all(|r| r.s.latency_from_histogram) {
-        "Latency (merged histogram of the measured rounds)"
+    let source = if rows.iter().all(|r| r.s.latency_from_histogram) {
+        "merged histogram of the measured rounds"
     } else {
-        "Latency (without a histogram from the load tool: the mean of the rounds' own figures)"
+        "without a histogram from the load tool: the mean of the rounds' own figures"
     };
-    Table { id: id.into(), caption: Some(caption.into()), headers: headers.map(String::from).to_vec(), rows: body }
+    let reference = if rows.iter().any(|r| r.s.latency_factor.is_some()) { ", at the machine model's reference state" } else { "" };
+    let caption = format!("Latency ({source}{reference})");
+    Table { id: id.into(), caption: Some(caption), headers: headers.map(String::from).to_vec(), rows: body }
 }
 
 #[cfg(test)]

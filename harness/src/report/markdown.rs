@@ -66,8 +66,9 @@ fn render_ranked(run: &RunResult, places: &[ranks::Places]) -> String {
         } else {
             ""
         };
+        let adjusted = if sorted.iter().any(|(_, s)| s.latency_factor.is_some()) { ADJUSTED_LATENCY } else { "" };
         out.push_str(&format!(
-            "\nLatency in microseconds{}{corrected}.\n\n",
+            "\nLatency in microseconds{}{corrected}{adjusted}.\n\n",
             if from_tool {
                 " (without a histogram from the load tool, quantiles are the mean of the rounds' own figures)"
             } else {
@@ -118,6 +119,9 @@ fn render_ranked(run: &RunResult, places: &[ranks::Places]) -> String {
     out.push_str(&super::pairs::pairs_table(run));
     out
 }
+
+/// What the latency figures are where the machine model adjusted them.
+const ADJUSTED_LATENCY: &str = "; at the machine model's reference state: each row's figures divided by the geometric mean of its rounds' latency factor (the model's p99 factor, which moves every quantile alike); summary.csv and run.json keep them as measured too";
 
 fn rps(s: &MeasurementSummary) -> f64 {
     s.requests_per_s.as_ref().map(|r| r.median).unwrap_or(0.0)
