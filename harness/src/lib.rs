@@ -8,6 +8,7 @@ pub mod check;
 pub mod cli;
 pub mod commands;
 pub mod compare;
+pub mod history;
 pub mod launch;
 pub mod load;
 pub mod model;
