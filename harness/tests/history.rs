@@ -174,7 +174,9 @@ fn history_json_lists_each_series_over_its_runs_in_time_order() {
     let series = json["series"].as_array().unwrap();
     assert!(series.len() > 10, "{}", series.len());
     for s in series {
-        assert!(s["contestant"].is_string() && s["configuration"]["scenario"].is_string() && s["configuration"]["connections"].is_u64(), "{s}");
+        let c = &s["configuration"];
+        assert!(s["contestant"].is_string() && c["scenario"].is_string() && c["load"].is_string() && c["connections"].is_u64(), "{s}");
+        assert!(c["pipeline"].is_u64() && c["tool"] == "builtin", "{s}");
         let times: Vec<&str> = s["points"].as_array().unwrap().iter().map(|p| p["started_utc"].as_str().unwrap()).collect();
         assert!(times.windows(2).all(|w| w[0] <= w[1]), "time order: {times:?}");
         assert!(s["points"].as_array().unwrap().iter().all(|p| p["median"].as_f64().is_some_and(|m| m > 0.0) && p["commit"].is_null()));

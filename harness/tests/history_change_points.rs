@@ -54,7 +54,7 @@ fn history_of(seed: u64, runs: usize, level: impl Fn(usize, usize) -> f64) -> Ve
     let mut rng = fastrand::Rng::with_seed(seed);
     let figures = real_rounds();
     let last = figures.len() - 1;
-    let configuration = Configuration { scenario: "hello".into(), load: "throughput".into(), connections: 64 };
+    let configuration = Configuration { scenario: "hello".into(), load: "throughput".into(), connections: 64, pipeline: 1, tool: "builtin".into() };
     figures
         .iter()
         .enumerate()

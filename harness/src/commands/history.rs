@@ -47,6 +47,7 @@ fn show(args: ShowArgs) -> anyhow::Result<()> {
     anyhow::ensure!(path.is_file(), "no history at {}; a benchmark records one, or `serverbench history import DIR` does", path.display());
     let settings = args.settings();
     anyhow::ensure!(settings.max_p > 0.0 && settings.max_p < 1.0, "--max-p must be between 0 and 1, e.g. 0.001");
+    anyhow::ensure!(settings.min_segment >= 2, "--min-segment must be at least 2: a side of one run has no spread to test");
     let history = History::open(&path)?;
     let mut all = series::group(history.figures(args.metric)?);
     series::analyse(&mut all, settings);
@@ -63,16 +64,12 @@ fn show(args: ShowArgs) -> anyhow::Result<()> {
     let list: Vec<String> = shown
         .iter()
         .flat_map(|s| s.recent_own_changes(settings.min_segment).map(move |c| (s, c)))
-        .map(|(s, c)| format!("{} · {}: {} ×{:.3} at run {}", s.contestant, configuration(s), args.metric.name(), c.ratio, c.run_id))
+        .map(|(s, c)| format!("{} · {}: {} ×{:.3} at run {}", s.contestant, s.configuration.label(), args.metric.name(), c.ratio, c.run_id))
         .collect();
     if list.is_empty() {
         return Ok(());
     }
     Err(Regressed { spec: "change".into(), list }.into())
-}
-
-fn configuration(s: &Series) -> String {
-    format!("{} · {} · {} connections", s.configuration.scenario, s.configuration.load, s.configuration.connections)
 }
 
 /// Each series as a table of its runs, then its change points.
@@ -88,7 +85,7 @@ fn text(shown: &[&Series], metric: Metric) -> String {
     let mut out = String::new();
     for s in shown {
         let control = if s.control { " (control)" } else { "" };
-        out.push_str(&format!("## {}{control} · {} · {}\n\n", s.contestant, configuration(s), metric.name()));
+        out.push_str(&format!("## {}{control} · {} · {}\n\n", s.contestant, s.configuration.label(), metric.name()));
         let mut t = Table::new(&[("Run", Align::Left), ("Time", Align::Left), ("Commit", Align::Left), ("Median", Align::Right), ("95% interval", Align::Right), ("Adjusted", Align::Right), ("Change", Align::Left)]);
         for (i, p) in s.points.iter().enumerate() {
             let commit = match (&p.commit, p.dirty) {

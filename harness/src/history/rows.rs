@@ -37,6 +37,7 @@ pub struct MeasurementRow {
     pub load: String,
     pub connections: usize,
     pub pipeline: u32,
+    pub tool: String,
     pub status: String,
     pub figures: Vec<FigureRow>,
 }
@@ -59,6 +60,8 @@ pub struct StoredFigure {
     pub scenario: String,
     pub load: String,
     pub connections: usize,
+    pub pipeline: u32,
+    pub tool: String,
     pub point: Point,
 }
 
@@ -105,6 +108,7 @@ impl MeasurementRow {
     }
 
     fn of(m: &Measurement, control: bool) -> MeasurementRow {
+        // The status as run.json names it.
         let status = serde_json::to_value(m.status).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
         MeasurementRow {
             contestant: m.contestant.clone(),
@@ -114,6 +118,7 @@ impl MeasurementRow {
             load: m.load_label(),
             connections: m.connections,
             pipeline: m.pipeline,
+            tool: m.tool.clone(),
             status,
             figures: Metric::ALL.into_iter().filter_map(|metric| FigureRow::of(m, metric)).collect(),
         }

@@ -10,12 +10,24 @@ use super::change_points::{self, Settings};
 pub use super::rows::Point;
 use super::StoredFigure;
 
-/// What a series is of: the scenario, the load as the reports name it, the connections.
+/// What a series is of: the scenario, the load as the reports name it, the connections, the pipeline
+/// depth and the load's tool (runs of another depth or tool are another series).
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 pub struct Configuration {
     pub scenario: String,
     pub load: String,
     pub connections: usize,
+    pub pipeline: u32,
+    pub tool: String,
+}
+
+impl Configuration {
+    /// "hello · throughput · 64 connections", with ", pipeline 16" and ", wrk" where they are not the usual.
+    pub fn label(&self) -> String {
+        let pipeline = if self.pipeline > 1 { format!(", pipeline {}", self.pipeline) } else { String::new() };
+        let tool = if self.tool == "builtin" { String::new() } else { format!(", {}", self.tool) };
+        format!("{} · {} · {} connections{pipeline}{tool}", self.scenario, self.load, self.connections)
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -64,7 +76,7 @@ impl Series {
 pub fn group(figures: Vec<StoredFigure>) -> Vec<Series> {
     let mut by: BTreeMap<(Configuration, String), Series> = BTreeMap::new();
     for f in figures {
-        let configuration = Configuration { scenario: f.scenario, load: f.load, connections: f.connections };
+        let configuration = Configuration { scenario: f.scenario, load: f.load, connections: f.connections, pipeline: f.pipeline, tool: f.tool };
         let series = by.entry((configuration.clone(), f.contestant.clone())).or_insert_with(|| Series {
             contestant: f.contestant,
             control: f.control,

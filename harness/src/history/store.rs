@@ -80,7 +80,7 @@ impl SqliteStore {
             .connection
             .prepare(
                 "SELECT r.run_id, r.started_utc, r.catalog_commit, r.catalog_dirty, m.contestant, m.control, m.scenario, m.load,
-                        m.connections, f.median, f.ci_low, f.ci_high, f.median_adjusted
+                        m.connections, f.median, f.ci_low, f.ci_high, f.median_adjusted, m.pipeline, m.tool
                  FROM figures f JOIN measurements m ON m.id = f.measurement_id JOIN runs r ON r.run_id = m.run_id
                  WHERE f.metric = ?1 AND r.kind = 'catalog' AND m.status = 'measured'
                  ORDER BY r.started_utc, r.run_id, m.contestant",
@@ -112,9 +112,9 @@ fn insert_run(tx: &rusqlite::Transaction, r: &RunRow) -> rusqlite::Result<usize>
 
 fn insert_measurement(tx: &rusqlite::Transaction, run_id: &str, m: &MeasurementRow) -> rusqlite::Result<()> {
     tx.execute(
-        "INSERT INTO measurements (run_id, contestant, control, scenario, mode, load, connections, pipeline, status)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-        params![run_id, m.contestant, m.control, m.scenario, m.mode, m.load, m.connections, m.pipeline, m.status],
+        "INSERT INTO measurements (run_id, contestant, control, scenario, mode, load, connections, pipeline, tool, status)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+        params![run_id, m.contestant, m.control, m.scenario, m.mode, m.load, m.connections, m.pipeline, m.tool, m.status],
     )?;
     let id = tx.last_insert_rowid();
     for f in &m.figures {
@@ -134,6 +134,8 @@ fn stored_figure(row: &rusqlite::Row) -> rusqlite::Result<StoredFigure> {
         scenario: row.get(6)?,
         load: row.get(7)?,
         connections: row.get(8)?,
+        pipeline: row.get(13)?,
+        tool: row.get(14)?,
         point: Point {
             run_id: row.get(0)?,
             started_utc: row.get(1)?,

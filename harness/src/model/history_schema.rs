@@ -55,10 +55,12 @@ CREATE TABLE measurements (
     load TEXT NOT NULL,
     connections INTEGER NOT NULL,
     pipeline INTEGER NOT NULL,
+    -- the load's tool: builtin, wrk, h2load, hey or ab
+    tool TEXT NOT NULL,
     status TEXT NOT NULL
 );
 CREATE INDEX measurements_by_run ON measurements (run_id);
-CREATE INDEX measurements_by_configuration ON measurements (scenario, load, connections, contestant);
+CREATE INDEX measurements_by_configuration ON measurements (scenario, load, connections, pipeline, tool, contestant);
 CREATE TABLE figures (
     measurement_id INTEGER NOT NULL REFERENCES measurements (id) ON DELETE CASCADE,
     -- requests_per_s, p99 (ns) or cpu_per_request (server CPU us), as run.json's machine_model names them
