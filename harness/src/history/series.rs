@@ -111,13 +111,44 @@ pub fn analyse(series: &mut [Series], settings: Settings) {
 }
 
 /// The runs at which the control's series and more than half of the contestants' series of one
-/// configuration changed.
+/// configuration that hold that run changed.
 fn machine_runs<'a>(group: impl Iterator<Item = &'a Series> + Clone) -> Vec<String> {
-    let contestants = group.clone().filter(|s| !s.control).count();
-    let changed_at = |run: &str| group.clone().filter(|s| !s.control && s.change_points.iter().any(|c| c.run_id == run)).count();
+    let contestants = group.clone().filter(|s| !s.control);
+    let holding = |run: &str| contestants.clone().filter(|s| s.points.iter().any(|p| p.run_id == run)).count();
+    let changed_at = |run: &str| contestants.clone().filter(|s| s.change_points.iter().any(|c| c.run_id == run)).count();
     let mut runs: Vec<String> = group.clone().filter(|s| s.control).flat_map(|s| s.change_points.iter().map(|c| c.run_id.clone())).collect();
-    runs.retain(|run| 2 * changed_at(run) > contestants);
+    runs.retain(|run| 2 * changed_at(run) > holding(run));
     runs.sort();
     runs.dedup();
     runs
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn series(contestant: &str, runs: std::ops::Range<usize>, changes_at: &[usize]) -> Series {
+        let point = |r: usize| Point { run_id: format!("r{r:02}"), started_utc: String::new(), commit: None, dirty: None, median: 1.0, ci95: None, median_adjusted: None };
+        let change = |r: &usize| Change { run_id: format!("r{r:02}"), index: 0, ratio: 1.0, ratio_ci95: (1.0, 1.0), p: 0.0, cause: Cause::Server };
+        Series {
+            contestant: contestant.into(),
+            control: contestant == "control",
+            configuration: Configuration { scenario: "hello".into(), load: "throughput".into(), connections: 64, pipeline: 1, tool: "builtin".into() },
+            points: runs.map(point).collect(),
+            change_points: changes_at.iter().map(change).collect(),
+        }
+    }
+
+    #[test]
+    fn the_machines_runs_count_the_series_that_hold_them() {
+        // b and c changed at r05 with the control; d joined later and cannot have: 2 of the 3 that hold it.
+        let group = [series("control", 0..10, &[5]), series("a", 0..10, &[]), series("b", 0..10, &[5]), series("c", 0..10, &[5]), series("d", 7..10, &[])];
+        assert_eq!(machine_runs(group.iter()), ["r05"]);
+        // Half is not more than half.
+        let group = [series("control", 0..10, &[5]), series("a", 0..10, &[]), series("b", 0..10, &[5])];
+        assert!(machine_runs(group.iter()).is_empty());
+        // Without the control's change, no run is the machine's.
+        let group = [series("control", 0..10, &[]), series("a", 0..10, &[5]), series("b", 0..10, &[5])];
+        assert!(machine_runs(group.iter()).is_empty());
+    }
 }
