@@ -99,6 +99,7 @@ pub fn analyse(series: &mut [Series], settings: Settings) {
             .collect();
     }
     let mut configurations: Vec<Configuration> = series.iter().map(|s| s.configuration.clone()).collect();
+    configurations.sort();
     configurations.dedup();
     for configuration in configurations {
         let machine_runs = machine_runs(series.iter().filter(|s| s.configuration == configuration));
