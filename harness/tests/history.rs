@@ -220,4 +220,10 @@ fn fail_on_change_exits_3_for_a_servers_own_change_in_the_last_runs() {
     assert!(stderr.contains("c-epoll · hello") && stderr.contains("gate-09") && !stderr.contains("rust-tokio"), "{stderr}");
     let out = serverbench(&["history", "--db", db, "--fail-on", "change", "--contestant", "rust-tokio"]);
     assert!(out.status.success(), "a series without a change passes the gate");
+    let page = tmp.path().join("history.html");
+    let out = serverbench(&["history", "--db", db, "--contestant", "c-epoll", "--html", page.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.contains("<svg") && html.contains("c-epoll") && html.contains("change at run gate-09"), "a chart per configuration and the change points");
+    assert!(!html.contains("rust-tokio"));
 }

@@ -52,6 +52,9 @@ pub struct ShowArgs {
     /// Print the series and change points as JSON.
     #[arg(long)]
     pub json: bool,
+    /// Also write the history as an HTML page, a chart per configuration, to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
     /// Exit with status 3 when a server's own change point (not the machine's) lies in the last runs of a series.
     #[arg(long, value_enum, value_name = "change")]
     pub fail_on: Option<FailOnChange>,

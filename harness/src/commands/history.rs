@@ -3,6 +3,8 @@
 
 use std::path::PathBuf;
 
+use anyhow::Context as _;
+
 use crate::cli::history::{DbArg, HistoryAction, HistoryArgs, ImportArgs, ShowArgs};
 use crate::compare::Regressed;
 use crate::history::series::{self, Cause, Series};
@@ -57,6 +59,10 @@ fn show(args: ShowArgs) -> anyhow::Result<()> {
         println!("{}", serde_json::to_string_pretty(&json)?);
     } else {
         print!("{}", text(&shown, args.metric));
+    }
+    if let Some(out) = &args.html {
+        std::fs::write(out, super::history_page::render(&shown, args.metric)).with_context(|| format!("cannot write '{}'", out.display()))?;
+        eprintln!("serverbench: wrote {}", out.display());
     }
     if args.fail_on.is_none() {
         return Ok(());

@@ -4,6 +4,7 @@
 
 pub mod check;
 pub mod history;
+mod history_page;
 pub mod load;
 
 use std::fmt;
