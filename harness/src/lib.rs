@@ -8,6 +8,7 @@ pub mod check;
 pub mod cli;
 pub mod commands;
 pub mod compare;
+pub mod history;
 pub mod launch;
 pub mod load;
 pub mod model;
@@ -41,6 +42,7 @@ pub fn run(cli: cli::Cli) -> anyhow::Result<()> {
         cli::Command::Versions(args) => commands::versions(args),
         cli::Command::Report(args) => commands::report(args, &ui),
         cli::Command::Compare(args) => commands::compare(args),
+        cli::Command::History(args) => commands::history::run(args),
     }
 }
 

@@ -4,6 +4,7 @@
 pub mod ab;
 pub mod bench;
 pub mod compare;
+pub mod history;
 pub mod load;
 pub mod mix;
 
@@ -77,6 +78,9 @@ pub enum Command {
     /// test over the rounds and the machine's own change taken out; Markdown to stdout, an HTML page to
     /// compare-<run A>.html in run B's folder (or -o FILE).
     Compare(compare::CompareArgs),
+    /// The history of runs (docs/history.md): each figure over runs per contestant and configuration, with
+    /// its change points, the machine's told from the servers' own; `history import DIR...` records runs.
+    History(history::HistoryArgs),
     /// The server host's side of `bench --server-host`, started there over ssh: JSON requests on stdin,
     /// replies on stdout; it ends every server it started when stdin closes.
     #[command(hide = true)]

@@ -1,8 +1,10 @@
-//! Every subcommand: list, bench, build, responses, versions, report, compare and agent here, check and
-//! load in files of their own. Each turns parsed arguments into work and prints the outcome; this is the
+//! Every subcommand: list, bench, build, responses, versions, report, compare and agent here, check,
+//! load and history in files of their own. Each turns parsed arguments into work and prints the outcome; this is the
 //! layer that wires the rooms together.
 
 pub mod check;
+pub mod history;
+mod history_page;
 pub mod load;
 
 use std::fmt;
@@ -15,6 +17,7 @@ use crate::catalog::requires::{self, Readiness, System};
 use crate::catalog::{Catalog, Contestant};
 use crate::cli::bench::BenchArgs;
 use crate::cli::compare::CompareArgs;
+use crate::history::Recorder;
 use crate::cli::{AgentArgs, BuildArgs, ListArgs, ReportArgs, ResponsesArgs, SelectArgs};
 use crate::report::table::{Align, Table};
 use crate::report::{self, markdown};
@@ -133,7 +136,8 @@ pub fn bench(args: BenchArgs, ui: &Ui) -> anyhow::Result<()> {
     let (id, dir) = run::create_run_dir(&opts.out_dir)?;
     let started = std::time::Instant::now();
     ui.line(&format!("run {id}: writing {}", dir.display()));
-    let mut save = |r: &RunResult| report::write_all(r, &dir).map(|_| ());
+    let mut history = Recorder::new(crate::history::Location::of(&opts.out_dir));
+    let mut save = |r: &RunResult| save_run(r, &dir, &mut history, ui);
     let result = run::bench(&opts, &catalog, &id, &dir, ui, &stop, Some(&check::BenchSuite), &mut save)?;
     if result.interrupted {
         return Err(Interrupted(dir).into());
@@ -155,6 +159,17 @@ pub fn bench(args: BenchArgs, ui: &Ui) -> anyhow::Result<()> {
         println!("\n{line}");
     }
     ab_gate(&opts, &result)
+}
+
+/// What a benchmark does with its model after every pass: every file of the run folder written again, then
+/// the run recorded in the history. A history that cannot be written is one warning, never the run's
+/// failure (`history::Recorder`).
+pub fn save_run(r: &RunResult, dir: &Path, history: &mut Recorder, ui: &Ui) -> anyhow::Result<()> {
+    report::write_all(r, dir)?;
+    if let Some(warning) = history.record(r) {
+        ui.warn(&warning);
+    }
+    Ok(())
 }
 
 /// An A/B run's `--fail-on`: `compare`'s gate on B's verdicts (exit status 3 when one it selects is worse,

@@ -8,6 +8,7 @@ pub mod capacity;
 pub mod checks;
 pub mod closes;
 pub mod flag;
+pub mod history_schema;
 pub mod hosts;
 pub mod intervals;
 pub mod limit;

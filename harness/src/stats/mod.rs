@@ -11,3 +11,4 @@ pub mod rank_range;
 pub mod rounds;
 pub mod scatter;
 pub mod slope;
+pub mod student_t;
