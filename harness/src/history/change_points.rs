@@ -6,7 +6,8 @@
 //! permutation test. Once none is left to add, each kept change point is tested again between its final
 //! neighbours, and the weakest that no longer passes is dropped, until all pass.
 
-use crate::stats::student_t::{mean, quantile, student_t_test, variance};
+use crate::stats::rounds::Summary;
+use crate::stats::student_t::{quantile, student_t_test};
 
 /// Otava's default: a change point needs p below 0.001.
 pub const DEFAULT_MAX_P: f64 = 0.001;
@@ -74,9 +75,11 @@ fn judge(values: &[f64], indices: &[usize], i: usize, min_segment: usize) -> Opt
     let end = indices.get(i + 1).copied().unwrap_or(values.len());
     let (before, after) = (&values[start..indices[i]], &values[indices[i]..end]);
     let test = student_t_test(before, after)?;
-    let (mb, ma) = (mean(before), mean(after));
+    let (sb, sa) = (Summary::of(before)?, Summary::of(after)?);
+    let (mb, ma) = (sb.mean, sa.mean);
     let ratio = ma / mb;
-    let log_se = (variance(before) / (before.len() as f64 * mb * mb) + variance(after) / (after.len() as f64 * ma * ma)).sqrt();
+    // The ratio's standard error on the log scale (the delta method): each side's (stdev / mean)² / n.
+    let log_se = ((sb.stdev / mb).powi(2) / before.len() as f64 + (sa.stdev / ma).powi(2) / after.len() as f64).sqrt();
     let half = quantile(0.975, test.df) * log_se;
     let p = corrected(test.p, splits(start, end, min_segment));
     Some(ChangePoint { index: indices[i], ratio, ratio_ci95: (ratio * (-half).exp(), ratio * half.exp()), p })
