@@ -40,6 +40,9 @@ pub struct RunResult {
     pub machine_model: Vec<super::machine_fit::MachineFit>,
 }
 
+/// A version line by tool name (a load tool, a toolchain).
+pub type ToolVersions = BTreeMap<String, String>;
+
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Environment {
     pub cpu_model: String,
@@ -57,7 +60,7 @@ pub struct Environment {
     pub load_average_end: Option<[f64; 3]>,
     /// Tool versions by tool name: the load tool, and the toolchains on PATH of the languages whose
     /// contestants print no version of their own (the others name theirs in `contestants[].version`).
-    pub tools: BTreeMap<String, String>,
+    pub tools: ToolVersions,
     pub command_line: Vec<String>,
     pub serverbench_version: String,
     /// The hosts that generated the load (`--client-host`); empty when this machine did.

@@ -2,7 +2,6 @@
 //! command line, the machine's facts (frequency, governor, SMT, kernel command line, mitigations, memory at
 //! start and end); and the clock formats of run ids.
 
-use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -31,7 +30,7 @@ pub fn toolchain_command(language: &str) -> Option<(&'static str, &'static str)>
 
 /// Versions of the toolchains of `languages` and of `extra` tools (name, command), by name; a tool that is
 /// missing is left out.
-pub fn tool_versions(languages: &[&str], extra: &[(&str, &str)]) -> BTreeMap<String, String> {
+pub fn tool_versions(languages: &[&str], extra: &[(&str, &str)]) -> crate::model::ToolVersions {
     let mut wanted: Vec<(&str, &str)> = languages.iter().filter_map(|l| toolchain_command(l)).collect();
     wanted.extend_from_slice(extra);
     wanted.sort();
@@ -44,7 +43,7 @@ pub fn tool_versions(languages: &[&str], extra: &[(&str, &str)]) -> BTreeMap<Str
         .collect()
 }
 
-pub fn capture(tools: BTreeMap<String, String>, command_line: Vec<String>, catalog_root: &Path) -> Environment {
+pub fn capture(tools: crate::model::ToolVersions, command_line: Vec<String>, catalog_root: &Path) -> Environment {
     let cpu_model = proc::cpu_model().unwrap_or_else(|| "unknown".into());
     // SAFETY: sysconf takes a name and returns a number; no memory is shared.
     let online = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) };
@@ -161,7 +160,7 @@ mod tests {
 
     #[test]
     fn captures_this_machine() {
-        let env = capture(BTreeMap::new(), vec!["x".into()], Path::new(env!("CARGO_MANIFEST_DIR")));
+        let env = capture(Default::default(), vec!["x".into()], Path::new(env!("CARGO_MANIFEST_DIR")));
         assert!(env.cores >= 1);
         assert!(env.kernel.starts_with("Linux"), "{}", env.kernel);
         assert!(env.memory_bytes > 0);
@@ -173,7 +172,7 @@ mod tests {
         // The catalog's revision or why it is absent, never both or neither.
         assert!(env.catalog_revision.is_some() != env.catalog_revision_absent.is_some(), "{:?} {:?}", env.catalog_revision, env.catalog_revision_absent);
         let outside = tempfile::tempdir().unwrap();
-        let env = capture(BTreeMap::new(), vec!["x".into()], outside.path());
+        let env = capture(Default::default(), vec!["x".into()], outside.path());
         assert!(env.catalog_revision.is_none() && env.catalog_revision_absent.as_deref().is_some_and(|w| w.contains("not in a git work tree")), "{:?}", env.catalog_revision_absent);
     }
 

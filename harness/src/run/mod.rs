@@ -36,14 +36,13 @@ mod to_model;
 
 pub use conformance::Suite;
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::SystemTime;
 
 use crate::catalog::{Catalog, Contestant};
-use crate::model::{ContestantRecord, MeasurementStatus, RunResult, TimeSpent, SCHEMA};
+use crate::model::{ContestantRecord, MeasurementStatus, RunResult, TimeSpent, ToolVersions, SCHEMA};
 use crate::remote::{ClientHosts, ServerHost};
 use crate::ui::Ui;
 
@@ -187,7 +186,7 @@ fn catalog_run<'a>(ctx: &Context<'a>, record: &mut Record<'a, '_>, catalog: &Cat
 /// where it is missing. A contestant with a version command names the toolchain its build used (a JDK that
 /// contestants/java/find-jdk.sh chose, not the first `java` on PATH); PATH's is recorded only for the
 /// languages of those without one.
-fn tool_versions(opts: &BenchOptions, run_dir: &Path, ui: &Ui, stop: &Arc<AtomicBool>, selected: &[&Contestant]) -> anyhow::Result<BTreeMap<String, String>> {
+fn tool_versions(opts: &BenchOptions, run_dir: &Path, ui: &Ui, stop: &Arc<AtomicBool>, selected: &[&Contestant]) -> anyhow::Result<ToolVersions> {
     let mut languages: Vec<&str> = selected.iter().filter(|c| c.version.is_none()).map(|c| c.language.as_str()).collect();
     languages.sort();
     languages.dedup();
@@ -213,7 +212,7 @@ fn tool_versions(opts: &BenchOptions, run_dir: &Path, ui: &Ui, stop: &Arc<Atomic
 }
 
 /// The run's model before its first round: every record pending, the machine's facts and the options.
-fn new_run(opts: &BenchOptions, run_id: &str, contestants: Vec<ContestantRecord>, catalog_errors: Vec<String>, tools: BTreeMap<String, String>) -> RunResult {
+fn new_run(opts: &BenchOptions, run_id: &str, contestants: Vec<ContestantRecord>, catalog_errors: Vec<String>, tools: ToolVersions) -> RunResult {
     RunResult {
         schema: SCHEMA,
         run_id: run_id.to_string(),
