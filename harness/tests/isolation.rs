@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use serverbench::catalog::Catalog;
 use serverbench::cli::bench::BenchArgs;
-use serverbench::model::{RunResult, Flag};
+use serverbench::model::{RunResult, Flag, DISTURBED_MIN_TICKS, DISTURBED_THRESHOLD_PCT};
 use serverbench::os::cpus::CpuSet;
 use serverbench::run::options::{BenchOptions, Rounds};
 use serverbench::ui::{Ui, Verbosity};
@@ -104,8 +104,10 @@ fn only_the_measured_server_runs_and_the_harness_keeps_off_its_cpus() {
     assert!(busy.measured_rounds().count() >= 3, "the three rounds asked of cost-busy count: {:?}", busy.rounds.iter().map(|r| &r.flags).collect::<Vec<_>>());
     for r in busy.rounds.iter() {
         let foreign = r.machine.foreign_pct.expect("foreign time was read");
-        // Not disturbed: below 3% or within the two ticks of /proc's rounding (4% of a 0.5 s round).
-        assert!(!r.has_flag(&Flag::Disturbed), "cost-busy's round shared its CPU: {foreign:.1}% foreign");
+        // No foreign time beyond the two ticks of /proc's rounding (4% of a 0.5 s round). A round left out
+        // for the VM's steal is the host's doing, not a process of this machine on the server's CPU.
+        let ticks = foreign / 100.0 * r.load.duration_s * 100.0; // USER_HZ
+        assert!(foreign <= DISTURBED_THRESHOLD_PCT || ticks <= DISTURBED_MIN_TICKS, "cost-busy's round shared its CPU: {foreign:.1}% foreign, flags {:?}", r.flags);
         assert!(r.server.utilisation_pct.unwrap() > 85.0, "{:?}", r.server);
     }
     assert!(common::processes_mentioning(tmp.path()).is_empty());
