@@ -143,6 +143,7 @@ fn measurement(name: &str, status: MeasurementStatus, reason: Option<&str>, roun
         rate_rps: None,
         load_fraction: None,
         workers: None,
+        ended_by_budget: false,
     };
     m
 }
@@ -247,6 +248,7 @@ fn unsearched_model() -> RunResult {
             rounds: "3".into(),
             target_ci_pct: None,
             max_rounds: Some(6),
+            budget_s: None,
             shuffle_seed: Some(1),
             workload: None,
             workers_sweep: vec![],

@@ -7,6 +7,7 @@
 mod common;
 
 use std::process::{Child, Command};
+use std::time::Duration;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
@@ -52,23 +53,33 @@ fn only_the_measured_server_runs_and_a_cpu_hog_is_seen() {
 }
 
 /// `--rounds auto`: a measurement whose interval is within the target after the fewest rounds with an
-/// interval (6) stops there; one that cannot reach it runs to `--max-rounds`.
+/// interval (6) stops there; one that cannot reach it runs to `--max-rounds`, or, once the run's time
+/// budget holds no further pass, stops at the fewest rounds that count and says the budget ended it.
 fn auto_rounds_stop_at_the_target_or_the_bound() {
     let (tmp, catalog) = common::fixture_copy("cost");
     // The wide target's bound leaves room for rounds left out as disturbed or cpu-drift (a VM whose speed
     // moves by itself leaves some out): it stops at 6 that count all the same. The impossible target is
     // asked of a server whose cost per request is random: cost-busy's is so exact that on a quiet machine
     // six rounds can serve the same number of requests, an interval of ±0%.
-    for (name, target_pct, max_rounds, expected) in [("cost-busy", 50.0, 20, 6), ("cost-jittery", 1e-9, 8, 8)] {
-        let mut opts = options(&[name], 6, max_rounds, &catalog, &tmp.path().join(format!("auto-{expected}")));
+    let spent = Some(Duration::from_millis(1));
+    for (name, target_pct, max_rounds, budget, expected) in [("cost-busy", 50.0, 20, None, 6), ("cost-jittery", 1e-9, 8, None, 8), ("cost-jittery", 1e-9, 8, spent, 6)] {
+        let mut opts = options(&[name], 6, max_rounds, &catalog, &tmp.path().join(format!("auto-{expected}-{}", budget.is_some())));
         opts.rounds = Rounds::Auto { target_ci_pct: target_pct };
+        opts.budget = budget;
         let run = bench(&opts, &mut |_| {});
         let m = &run.measurements[0];
-        // With the wide target: 6 rounds that count (a disturbed one would be run again); with the
-        // impossible one: every round the bound allows.
+        // With the wide target, or a budget spent before the first measured pass: 6 rounds that count (a
+        // disturbed one would be run again); with the impossible target and no budget: every round the
+        // bound allows.
         let measured = if expected == 6 { m.measured_rounds().count() } else { m.rounds.iter().filter(|r| !r.warmup).count() };
         let ci = m.requests_per_s().and_then(|s| s.ci95_relative_pct());
-        assert_eq!(measured, expected, "target ±{target_pct}%: {measured} rounds, interval ±{ci:?}%");
+        assert_eq!(measured, expected, "target ±{target_pct}%, budget {budget:?}: {measured} rounds, interval ±{ci:?}%");
+        assert_eq!(m.ended_by_budget, budget.is_some(), "target ±{target_pct}%, budget {budget:?}");
+        if budget.is_some() {
+            let words = run.budget_words().unwrap();
+            assert!(words.contains("ended the rounds of 1 of 1 measurements"), "{words}");
+            assert!(serverbench::report::markdown::render(&run).contains(&words), "the summary's rules say what the budget did");
+        }
     }
 }
 

@@ -12,7 +12,7 @@ use crate::load::search::Slo;
 use crate::launch::server::STOP_GRACE;
 use crate::os::cpus::CpuSet;
 use crate::run::options::{
-    BenchOptions, ModeKind, Remote, Rounds, RunType, StopRule, SyscallCounting, Tool, DEFAULT_LOAD_FRACTIONS, DEFAULT_ROUND,
+    BenchOptions, ModeKind, Remote, Rounds, RunType, StopRule, SyscallCounting, Tool, DEFAULT_BUDGET, DEFAULT_LOAD_FRACTIONS, DEFAULT_ROUND,
     DEFAULT_TARGET_CI_PCT,
 };
 use crate::run::tools::hey;
@@ -108,6 +108,10 @@ pub struct BenchArgs {
     /// The most measured rounds per configuration, left-out ones included [default: 16 with auto, 2 x N; A/B pairs: 80 with auto]
     #[arg(long, value_name = "N")]
     pub max_rounds: Option<u32>,
+    /// With --rounds auto: the run's wall time, builds included, within which its measured passes stop
+    /// (never below the fewest rounds with an interval): 330s, 10m, or off [default: 5m30s]
+    #[arg(long, value_parser = parse_budget, value_name = "TIME|off")]
+    pub budget: Option<Budget>,
     /// Length of a round: 1, 1s, 500ms, 1m [default: 500ms]
     #[arg(short, long, value_parser = parse_duration, value_name = "TIME")]
     pub duration: Option<Duration>,
@@ -196,6 +200,23 @@ pub struct BenchArgs {
     pub ab: ab::AbArgs,
 }
 
+/// `--budget` as given: a time, or `off`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Budget {
+    Within(Duration),
+    Off,
+}
+
+fn parse_budget(text: &str) -> Result<Budget, BadValue> {
+    if text.trim() == "off" {
+        return Ok(Budget::Off);
+    }
+    match parse_duration(text)? {
+        d if d.is_zero() => Err(BadValue(format!("--budget takes a time above zero, such as 5m, or off; not '{text}'"))),
+        d => Ok(Budget::Within(d)),
+    }
+}
+
 impl BenchArgs {
     /// `--server-cpus` or `--client-cpus` as given; with `--cpus shared`, every CPU this process may use.
     fn cpu_list(&self, given: &Option<String>) -> Option<String> {
@@ -272,6 +293,18 @@ impl BenchArgs {
         anyhow::ensure!(self.pipeline >= 1, "--pipeline must be at least 1");
         let scenarios: Vec<Scenario> = self.scenario.iter().filter_map(|s| Scenario::parse(s)).collect();
         mix.check_against(&scenarios)?;
+        let budget = match (rounds, self.budget) {
+            (_, Some(Budget::Off)) => None,
+            (Rounds::Fixed(n), Some(Budget::Within(_))) => {
+                anyhow::bail!("--budget ends the passes of --rounds auto; --rounds {n} runs that many: leave out one of them")
+            }
+            (_, Some(Budget::Within(_))) if self.ab.is_ab() => {
+                anyhow::bail!("an A/B run stops when its verdict is decided: leave out --budget (--max-rounds bounds its pairs)")
+            }
+            (_, Some(Budget::Within(b))) => Some(b),
+            (Rounds::Auto { .. }, None) if !self.ab.is_ab() => Some(DEFAULT_BUDGET),
+            _ => None,
+        };
         let max_rounds = match (rounds, self.max_rounds) {
             (Rounds::Fixed(n), None) => n.saturating_mul(2),
             (Rounds::Auto { .. }, None) => self.ab.max_rounds_auto(),
@@ -413,6 +446,7 @@ impl BenchArgs {
             warmup: self.warmup,
             rounds,
             max_rounds,
+            budget,
             stop,
             tool: self.tool,
             client_io,
@@ -625,6 +659,8 @@ mod tests {
         let max = crate::run::options::DEFAULT_MAX_ROUNDS;
         assert!(help.contains(&format!("[default: {round}ms]")), "round length: {help}");
         assert!(help.contains(&format!("[default: {max} with auto")), "max rounds: {help}");
+        let budget = crate::model::time_spent::min_s(crate::run::options::DEFAULT_BUDGET.as_secs_f64()).replace(" min ", "m").replace(" s", "s");
+        assert!(help.contains(&format!("[default: {budget}]")), "budget {budget}: {help}");
     }
 
     #[test]
@@ -651,6 +687,19 @@ mod tests {
         let bad = parse(&["--rounds", "some"]).0.unwrap_err();
         assert!(bad.contains("--rounds takes auto or a count"), "{bad}");
         assert!(parse(&["--rounds", "0"]).0.is_err());
+    }
+
+    #[test]
+    fn a_budget_bounds_auto_rounds_by_default_and_is_refused_where_nothing_ends_for_it() {
+        let budget = |args: &[&str]| options(BenchArgs::parse(&[&["--no-install"], args].concat()).unwrap()).map(|o| o.budget).map_err(|e| e.to_string());
+        assert_eq!(budget(&[]), Ok(Some(crate::run::options::DEFAULT_BUDGET)));
+        assert_eq!(budget(&["--budget", "2m"]), Ok(Some(Duration::from_secs(120))));
+        assert_eq!(budget(&["--budget", "off"]), Ok(None));
+        assert_eq!(budget(&["--rounds", "4"]), Ok(None), "a fixed count has no budget unless asked");
+        assert!(budget(&["--rounds", "4", "--budget", "2m"]).unwrap_err().contains("--budget ends the passes of --rounds auto"));
+        assert!(budget(&["--baseline", "HEAD", "--budget", "2m", "c-epoll"]).unwrap_err().contains("leave out --budget"));
+        let zero = Cli::try_parse_from(["serverbench", "bench", "--budget", "0s"]).unwrap_err().to_string();
+        assert!(zero.contains("--budget takes a time above zero"), "{zero}");
     }
 
     #[test]

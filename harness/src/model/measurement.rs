@@ -75,6 +75,10 @@ pub struct Measurement {
     /// With `bench --workers LIST`: the `{workers}` its server ran with (absent otherwise: the run's).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workers: Option<usize>,
+    /// With `--rounds auto`: its rounds ended because the run's time budget (`--budget`) held no further
+    /// pass, before its interval reached the target or it had `max_rounds`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub ended_by_budget: bool,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -130,6 +130,9 @@ pub struct RunConfig {
     /// The most measured rounds per measurement, left-out ones included.
     #[serde(default)]
     pub max_rounds: Option<u32>,
+    /// With `rounds` auto: the run's time budget (`--budget`), within which the measured passes stopped.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget_s: Option<f64>,
     pub duration_s: Option<f64>,
     pub requests_per_connection: Option<u64>,
     /// builtin | wrk | h2load | hey | ab
@@ -260,6 +263,17 @@ pub struct ContestantRecord {
 }
 
 impl RunResult {
+    /// "within the run's time budget of 5 min 30 s; it ended the rounds of 38 of 43 measurements before
+    /// their interval reached the target", or None for a run without a budget.
+    pub fn budget_words(&self) -> Option<String> {
+        let budget = super::time_spent::min_s(self.config.budget_s?);
+        let measured = self.measurements.iter().filter(|m| m.status == super::MeasurementStatus::Measured).count();
+        Some(match self.measurements.iter().filter(|m| m.ended_by_budget).count() {
+            0 => format!("within the run's time budget of {budget}"),
+            n => format!("within the run's time budget of {budget}, which ended the rounds of {n} of {measured} measurements before their interval reached the target"),
+        })
+    }
+
     pub fn contestant(&self, name: &str) -> Option<&ContestantRecord> {
         self.contestants.iter().find(|c| c.name == name)
     }

@@ -101,7 +101,7 @@ impl TimeSpent {
 }
 
 /// "4 min 46 s", or "12.3 s" under a minute.
-fn min_s(s: f64) -> String {
+pub fn min_s(s: f64) -> String {
     if s < 60.0 {
         format!("{s:.1} s")
     } else {

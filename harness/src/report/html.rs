@@ -145,7 +145,7 @@ fn header(page: &mut Page, run: &RunResult) {
             "Client CPUs",
             format!("{} ({} thread{})", c.client_cpus, c.client_threads, if c.client_threads == 1 { "" } else { "s" }),
         ),
-        ("Rounds", super::html_pairs::rounds_fact(c)),
+        ("Rounds", super::html_pairs::rounds_fact(run)),
         ("Round length", stop),
         ("Mode", mode),
         ("Connections", connections.join(", ")),

@@ -7,7 +7,7 @@ use super::pairs::method;
 use super::svg::{self, Axis, LineChart, Scale, Series, Unit};
 use crate::model::ab::{AbRun, PairFigures, Side};
 use crate::model::verdict::Metric;
-use crate::model::{RunConfig, RunResult};
+use crate::model::RunResult;
 use crate::stats::paired::paired_ratio;
 
 /// The anchor of the part.
@@ -19,7 +19,8 @@ pub(super) fn link(run: &RunResult) -> Option<(String, String)> {
 }
 
 /// The header's "Rounds" fact.
-pub(super) fn rounds_fact(c: &RunConfig) -> String {
+pub(super) fn rounds_fact(run: &RunResult) -> String {
+    let c = &run.config;
     match c.ab {
         Some(_) if c.rounds == "auto" => format!(
             "{} warm-up (discarded) of each version + pairs of measured rounds, A and B back to back and first in turn, until B/A of req/s is clear (at most {})",
@@ -27,6 +28,14 @@ pub(super) fn rounds_fact(c: &RunConfig) -> String {
             c.max_rounds.unwrap_or(c.measured_rounds)
         ),
         Some(_) => format!("{} warm-up (discarded) of each version + {} pairs of measured rounds that count, A and B back to back and first in turn", c.warmup_rounds, c.measured_rounds),
+        None if c.rounds == "auto" => format!(
+            "{} warm-up (discarded) + measured rounds until the median's 95% CI is within ±{}% (at least {}, at most {}{}), interleaved across contestants",
+            c.warmup_rounds,
+            c.target_ci_pct.unwrap_or_default(),
+            crate::stats::rounds::MIN_FOR_CI,
+            c.max_rounds.unwrap_or(c.measured_rounds),
+            run.budget_words().map(|w| format!(", {w}")).unwrap_or_default()
+        ),
         None => format!("{} warm-up (discarded) + {} measured, interleaved across contestants", c.warmup_rounds, c.measured_rounds),
     }
 }

@@ -177,7 +177,7 @@ fn setting(run: &RunResult) -> String {
         c.client_threads,
         if c.client_threads == 1 { "" } else { "s" },
         c.warmup_rounds,
-        rounds_rule(c),
+        rounds_rule(run),
         if c.ab.is_some() { "A and B back to back, each going first in turn" } else { "interleaved in a new random order each pass" },
         c.tool,
         if c.client_io.is_empty() { String::new() } else { format!(" (client I/O: {})", c.client_io_label()) },
@@ -249,15 +249,17 @@ fn client_hosts(run: &RunResult) -> String {
 }
 
 /// "measured rounds until ..." or "3 measured rounds".
-fn rounds_rule(c: &crate::model::RunConfig) -> String {
+fn rounds_rule(run: &RunResult) -> String {
+    let c = &run.config;
     if c.ab.is_some() {
         return super::pairs::rounds_rule(c);
     }
     match c.target_ci_pct {
         Some(t) if c.rounds == "auto" => format!(
-            "measured rounds until the median's 95% CI is within ±{t}% (at least {}, at most {})",
+            "measured rounds until the median's 95% CI is within ±{t}% (at least {}, at most {}{})",
             crate::stats::rounds::MIN_FOR_CI,
-            c.max_rounds.unwrap_or(c.measured_rounds)
+            c.max_rounds.unwrap_or(c.measured_rounds),
+            run.budget_words().map(|w| format!(", {w}")).unwrap_or_default()
         ),
         _ => format!("{} measured rounds", c.measured_rounds),
     }

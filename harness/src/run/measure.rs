@@ -8,6 +8,7 @@ use crate::model::{Measurement, MeasurementStatus, Round};
 
 use crate::os::cpus::{pin_process, PinnedProcess};
 
+use super::budget::Budget;
 use super::levels::{levels, set_rates, Level};
 use super::options::{Rounds, SyscallCounting};
 use super::progress::{measurement_line, round_line};
@@ -24,12 +25,21 @@ pub(super) struct Measuring<'m, 'a, 's> {
     pub(super) prober: Prober<'m, 'a>,
     /// The order of the servers in each pass (seeded: `config.shuffle_seed`).
     shuffle: fastrand::Rng,
+    /// The run's time budget, shared out over its loads (`--budget`).
+    budget: Budget,
+    /// Set before each measured pass: the pass with the rounds after it would end past the load's share
+    /// of the budget, so that only measurements short of their fewest rounds take another.
+    budget_spent: bool,
 }
 
 impl<'m, 'a, 's> Measuring<'m, 'a, 's> {
     pub(super) fn new(ctx: &'m Context<'a>, record: &'m mut Record<'a, 's>) -> Measuring<'m, 'a, 's> {
         let seed = record.run.config.shuffle_seed.unwrap_or_default();
-        Measuring { ctx, record, prober: Prober::new(ctx), shuffle: fastrand::Rng::with_seed(seed) }
+        let o = ctx.opts;
+        let sweep = o.workers_sweep.len().max(1);
+        let loads = o.scenarios.len() * sweep * o.connections.len() * levels(o).len();
+        let budget = Budget::new(ctx.began, o.budget, loads);
+        Measuring { ctx, record, prober: Prober::new(ctx), shuffle: fastrand::Rng::with_seed(seed), budget, budget_spent: false }
     }
 
     pub(super) fn measure(&mut self, ready: &[&Contestant]) -> anyhow::Result<()> {
@@ -115,6 +125,7 @@ impl<'m, 'a, 's> Measuring<'m, 'a, 's> {
                 rate_rps: if level == Level::Asked { o.rate_per_s.filter(|_| o.mode == super::options::ModeKind::Rate) } else { None },
                 load_fraction: if let Level::Share(f) = level { Some(f) } else { None },
                 workers: (!o.workers_sweep.is_empty()).then_some(workers),
+                ended_by_budget: false,
             });
         }
         let flat: Vec<usize> = (first..self.record.run.measurements.len()).collect();
@@ -176,7 +187,14 @@ impl<'m, 'a, 's> Measuring<'m, 'a, 's> {
                 if let Level::Share(share) = level {
                     set_rates(self.record.run, live, ci, li, share);
                 }
+                self.budget.begin_load(std::time::Instant::now());
+                self.budget_spent = false;
                 for pass in 1..=o.max_rounds {
+                    let was_spent = self.budget_spent;
+                    self.budget_spent = !self.next_pass_fits(live, slot);
+                    if self.budget_spent && !was_spent {
+                        self.say_budget_spent(live, slot);
+                    }
                     if !(0..live.len()).any(|k| self.needs_round(&live[k], slot)) {
                         break;
                     }
@@ -194,6 +212,9 @@ impl<'m, 'a, 's> Measuring<'m, 'a, 's> {
                 }
                 for l in live.iter().filter(|l| !l.failed) {
                     let mi = l.measurements[ci][li];
+                    if self.budget_spent && self.wants_round(l, mi) {
+                        self.record.run.measurements[mi].ended_by_budget = true;
+                    }
                     let m = &self.record.run.measurements[mi];
                     let taken = m.rounds.iter().filter(|r| !r.warmup).count() + m.counting_rounds.len();
                     let left = u64::from(o.max_rounds + extra_rounds(o)).saturating_sub(taken as u64);
@@ -212,10 +233,48 @@ impl<'m, 'a, 's> Measuring<'m, 'a, 's> {
     }
 
     /// Whether a live server's measurement at `slot` still needs a measured round: neither the server nor
-    /// the measurement failed (a share without a capacity), and it lacks its rounds.
+    /// the measurement failed (a share without a capacity), it lacks its rounds, and either the budget
+    /// holds another pass or it lacks the fewest rounds that end a measurement.
     fn needs_round(&self, l: &Live, slot: Slot) -> bool {
         let mi = l.measurements[slot.ci][slot.li];
+        self.wants_round(l, mi) && (!self.budget_spent || self.below_fewest(mi))
+    }
+
+    /// Whether a measurement lacks its rounds, the budget aside.
+    fn wants_round(&self, l: &Live, mi: usize) -> bool {
         !l.failed && self.record.run.measurements[mi].status != MeasurementStatus::Failed && !self.has_its_rounds(mi)
+    }
+
+    fn below_fewest(&self, mi: usize) -> bool {
+        (self.record.run.measurements[mi].measured_rounds().count() as u32) < self.ctx.opts.rounds.minimum()
+    }
+
+    /// Says, once a load, that its passes end for the budget, and how many measurements stop short of
+    /// their target.
+    fn say_budget_spent(&self, live: &[Live], slot: Slot) {
+        let short = live.iter().filter(|l| self.wants_round(l, l.measurements[slot.ci][slot.li])).count();
+        let below = live.iter().filter(|l| {
+            let mi = l.measurements[slot.ci][slot.li];
+            self.wants_round(l, mi) && self.below_fewest(mi)
+        });
+        if short > 0 {
+            let budget = self.ctx.opts.budget.map_or(String::new(), |b| crate::model::time_spent::min_s(b.as_secs_f64()));
+            self.ctx.ui.line(&format!(
+                "the run's time budget ({budget}) holds no further pass: {short} measurement(s) end short of their target{}",
+                match below.count() {
+                    0 => String::new(),
+                    n => format!(", {n} of them after the rounds they still lack to have an interval"),
+                }
+            ));
+        }
+    }
+
+    /// Whether the next measured pass at `slot`, and the counting rounds after it, end within the load's
+    /// share of the budget at the cost of a round so far.
+    fn next_pass_fits(&self, live: &[Live], slot: Slot) -> bool {
+        let wanting = live.iter().filter(|l| self.wants_round(l, l.measurements[slot.ci][slot.li])).count();
+        let counting = extra_rounds(self.ctx.opts) as usize * live.iter().filter(|l| !l.failed).count();
+        self.budget.fits(std::time::Instant::now(), wanting + counting)
     }
 
     /// Whether a measurement has the rounds it needs: with a fixed count, that many that count; with auto,
@@ -269,6 +328,7 @@ impl<'m, 'a, 's> Measuring<'m, 'a, 's> {
             self.ctx.ui.line(&format!("{scenario} c={} {load}: {what} across {} server(s)", slot.connections, order.len()));
         }
         let measured = order.first().filter(|_| matches!(pass, Pass::Measured(_))).map(|&k| live[k].measurements[slot.ci][slot.li]);
+        let (began, rounds) = (std::time::Instant::now(), order.len());
         for k in order {
             if self.ctx.stopped() {
                 break;
@@ -286,6 +346,7 @@ impl<'m, 'a, 's> Measuring<'m, 'a, 's> {
         if self.record.save().is_err() {
             self.ctx.ui.warn("could not save the results after a pass");
         }
+        self.budget.passed(rounds, began.elapsed());
         !self.ctx.stopped()
     }
 

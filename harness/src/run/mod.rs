@@ -12,6 +12,7 @@
 //! nothing of theirs runs on the server's CPUs during another's round (`machine` says what else did).
 
 pub mod ab;
+mod budget;
 mod client_syscalls;
 mod conformance;
 pub mod control;
@@ -129,7 +130,7 @@ pub fn bench(
     announce(ui, &run, sides.as_ref(), &opts.notes);
     save(&run)?;
 
-    let ctx = Context { opts, run_dir, ui, stop, hosts: Hosts { clients: hosts.as_ref(), server: server_host.as_ref() } };
+    let ctx = Context { opts, run_dir, ui, stop, hosts: Hosts { clients: hosts.as_ref(), server: server_host.as_ref() }, began };
     let mut record = Record::new(&mut run, &mut save);
     // An A/B run that failed still ends its record (and removes its baseline's worktree) before it says why.
     let outcome = match &sides {

@@ -150,6 +150,9 @@ pub struct BenchOptions {
     pub rounds: Rounds,
     /// The most measured rounds one measurement runs, those left out as disturbed included.
     pub max_rounds: u32,
+    /// `--budget`: with `--rounds auto`, the run's wall time within which its measured passes stop
+    /// (`run::budget`); None: `max_rounds` alone bounds them.
+    pub budget: Option<Duration>,
     pub stop: StopRule,
     pub tool: Tool,
     /// How the built-in load generator moves bytes (resolved: never `Auto`), and its name for the report.
@@ -265,6 +268,11 @@ pub const DEFAULT_LOAD_FRACTIONS: [f64; 2] = [0.5, 0.9];
 pub const DEFAULT_TARGET_CI_PCT: f64 = 3.0;
 /// `--max-rounds` with `--rounds auto`.
 pub const DEFAULT_MAX_ROUNDS: u32 = 16;
+/// `--budget` with `--rounds auto`: the run's wall time, builds and starts included, within which its
+/// measured passes stop. With the default catalog on a 2-CPU VM, a warm run ends within 6 minutes (about 9
+/// to 11 measured rounds a server); a fresh one, whose builds take most of it, gives each server its fewest
+/// (docs/methodology.md, "The time budget").
+pub const DEFAULT_BUDGET: Duration = Duration::from_secs(330);
 /// `--max-rounds` with `--rounds auto` in an A/B run, in pairs: about two minutes of pairs of 0.5 s rounds
 /// with their probes (1.4 s a pair on a 2-CPU VM; docs/ab.md, "Checking the method, and the defaults").
 pub const DEFAULT_MAX_PAIRS: u32 = 80;
@@ -338,6 +346,7 @@ impl BenchOptions {
                 Rounds::Fixed(_) => None,
             },
             max_rounds: Some(o.max_rounds),
+            budget_s: o.budget.map(|b| b.as_secs_f64()),
             duration_s: match o.stop {
                 StopRule::Duration(d) => Some(d.as_secs_f64()),
                 StopRule::Requests(_) => None,
