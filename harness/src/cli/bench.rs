@@ -7,12 +7,13 @@ use std::time::Duration;
 
 use clap::Args;
 
+use super::rounds::{parse_budget, rounds_asked, Budget, RoundsAsked};
 use super::{ab, load, mix, parse_duration, parse_percent, BadValue, SelectArgs};
 use crate::load::search::Slo;
 use crate::launch::server::STOP_GRACE;
 use crate::os::cpus::CpuSet;
 use crate::run::options::{
-    BenchOptions, ModeKind, Remote, Rounds, RunType, StopRule, SyscallCounting, Tool, DEFAULT_BUDGET, DEFAULT_LOAD_FRACTIONS, DEFAULT_ROUND,
+    BenchOptions, ModeKind, Remote, Rounds, RunType, StopRule, SyscallCounting, Tool, DEFAULT_LOAD_FRACTIONS, DEFAULT_ROUND,
     DEFAULT_TARGET_CI_PCT,
 };
 use crate::run::tools::hey;
@@ -200,23 +201,6 @@ pub struct BenchArgs {
     pub ab: ab::AbArgs,
 }
 
-/// `--budget` as given: a time, or `off`.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Budget {
-    Within(Duration),
-    Off,
-}
-
-fn parse_budget(text: &str) -> Result<Budget, BadValue> {
-    if text.trim() == "off" {
-        return Ok(Budget::Off);
-    }
-    match parse_duration(text)? {
-        d if d.is_zero() => Err(BadValue(format!("--budget takes a time above zero, such as 5m, or off; not '{text}'"))),
-        d => Ok(Budget::Within(d)),
-    }
-}
-
 impl BenchArgs {
     /// `--server-cpus` or `--client-cpus` as given; with `--cpus shared`, every CPU this process may use.
     fn cpu_list(&self, given: &Option<String>) -> Option<String> {
@@ -293,34 +277,7 @@ impl BenchArgs {
         anyhow::ensure!(self.pipeline >= 1, "--pipeline must be at least 1");
         let scenarios: Vec<Scenario> = self.scenario.iter().filter_map(|s| Scenario::parse(s)).collect();
         mix.check_against(&scenarios)?;
-        let budget = match (rounds, self.budget) {
-            (_, Some(Budget::Off)) => None,
-            (Rounds::Fixed(n), Some(Budget::Within(_))) => {
-                anyhow::bail!("--budget ends the passes of --rounds auto; --rounds {n} runs that many: leave out one of them")
-            }
-            (_, Some(Budget::Within(_))) if self.ab.is_ab() => {
-                anyhow::bail!("an A/B run stops when its verdict is decided: leave out --budget (--max-rounds bounds its pairs)")
-            }
-            (_, Some(Budget::Within(b))) => Some(b),
-            (Rounds::Auto { .. }, None) if !self.ab.is_ab() => Some(DEFAULT_BUDGET),
-            _ => None,
-        };
-        let max_rounds = match (rounds, self.max_rounds) {
-            (Rounds::Fixed(n), None) => n.saturating_mul(2),
-            (Rounds::Auto { .. }, None) => self.ab.max_rounds_auto(),
-            (_, Some(m)) => m,
-        };
-        match rounds {
-            Rounds::Fixed(n) => {
-                anyhow::ensure!(n >= 1, "--rounds must be at least 1");
-                anyhow::ensure!(max_rounds >= n, "--max-rounds {max_rounds} is below --rounds {n}");
-            }
-            Rounds::Auto { target_ci_pct } => {
-                anyhow::ensure!(target_ci_pct > 0.0, "--target-ci must be above 0%, such as 3%");
-                let (fewest, what) = self.ab.fewest_auto();
-                anyhow::ensure!(max_rounds as usize >= fewest, "--max-rounds must be at least {fewest} with --rounds auto ({what})");
-            }
-        }
+        let RoundsAsked { max_rounds, budget } = rounds_asked(rounds, self.max_rounds, self.budget, &self.ab)?;
         anyhow::ensure!(
             !(self.connection_per_request && self.pipeline > 1),
             "--pipeline {} needs a connection that carries several requests; --connection-per-request sends one",

@@ -7,6 +7,7 @@ pub mod compare;
 pub mod history;
 pub mod load;
 pub mod mix;
+pub mod rounds;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;

@@ -22,13 +22,17 @@ pub(super) struct Budget {
     loads_left: usize,
     /// When the current load's measured passes must end.
     load_end: Option<Instant>,
-    spent: Spent,
+    /// What the passes so far took.
+    passes: Spent,
+    /// Set before each measured pass: that pass, with the rounds after it, would end past the load's
+    /// share, so only measurements short of their fewest rounds take another.
+    spent: bool,
 }
 
 impl Budget {
     /// A budget of `total` from `began` (the run's start) for `loads` loads; `None`: no budget.
     pub(super) fn new(began: Instant, total: Option<Duration>, loads: usize) -> Budget {
-        Budget { end: total.map(|t| began + t), loads_left: loads.max(1), load_end: None, spent: Spent::default() }
+        Budget { end: total.map(|t| began + t), loads_left: loads.max(1), load_end: None, passes: Spent::default(), spent: false }
     }
 
     /// The next load's measured passes begin at `now`: its share is what is left of the run's budget,
@@ -36,18 +40,28 @@ impl Budget {
     pub(super) fn begin_load(&mut self, now: Instant) {
         self.load_end = self.end.map(|end| now + end.saturating_duration_since(now) / self.loads_left as u32);
         self.loads_left = self.loads_left.saturating_sub(1).max(1);
+        self.spent = false;
+    }
+
+    /// Whether the current load's passes are past its share (`set_spent`).
+    pub(super) fn spent(&self) -> bool {
+        self.spent
+    }
+
+    pub(super) fn set_spent(&mut self, spent: bool) {
+        self.spent = spent;
     }
 
     /// A pass of `rounds` rounds took `took`: the estimate of a round's cost learns from it.
     pub(super) fn passed(&mut self, rounds: usize, took: Duration) {
-        self.spent.time += took;
-        self.spent.rounds += rounds as u32;
+        self.passes.time += took;
+        self.passes.rounds += rounds as u32;
     }
 
     /// A round's cost so far (with its probes, waits and its share of the save after its pass); None before
     /// the first pass.
     fn per_round(&self) -> Option<Duration> {
-        (self.spent.rounds > 0).then(|| self.spent.time / self.spent.rounds)
+        (self.passes.rounds > 0).then(|| self.passes.time / self.passes.rounds)
     }
 
     /// Whether `rounds` more rounds, begun at `now`, end within the current load's share. True without a

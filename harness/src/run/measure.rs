@@ -27,19 +27,17 @@ pub(super) struct Measuring<'m, 'a, 's> {
     shuffle: fastrand::Rng,
     /// The run's time budget, shared out over its loads (`--budget`).
     budget: Budget,
-    /// Set before each measured pass: the pass with the rounds after it would end past the load's share
-    /// of the budget, so that only measurements short of their fewest rounds take another.
-    budget_spent: bool,
 }
 
 impl<'m, 'a, 's> Measuring<'m, 'a, 's> {
-    pub(super) fn new(ctx: &'m Context<'a>, record: &'m mut Record<'a, 's>) -> Measuring<'m, 'a, 's> {
+    /// The measuring phase of a run that began at `began` (its budget counts from then).
+    pub(super) fn new(ctx: &'m Context<'a>, record: &'m mut Record<'a, 's>, began: std::time::Instant) -> Measuring<'m, 'a, 's> {
         let seed = record.run.config.shuffle_seed.unwrap_or_default();
         let o = ctx.opts;
         let sweep = o.workers_sweep.len().max(1);
         let loads = o.scenarios.len() * sweep * o.connections.len() * levels(o).len();
-        let budget = Budget::new(ctx.began, o.budget, loads);
-        Measuring { ctx, record, prober: Prober::new(ctx), shuffle: fastrand::Rng::with_seed(seed), budget, budget_spent: false }
+        let budget = Budget::new(began, o.budget, loads);
+        Measuring { ctx, record, prober: Prober::new(ctx), shuffle: fastrand::Rng::with_seed(seed), budget }
     }
 
     pub(super) fn measure(&mut self, ready: &[&Contestant]) -> anyhow::Result<()> {
@@ -188,11 +186,11 @@ impl<'m, 'a, 's> Measuring<'m, 'a, 's> {
                     set_rates(self.record.run, live, ci, li, share);
                 }
                 self.budget.begin_load(std::time::Instant::now());
-                self.budget_spent = false;
                 for pass in 1..=o.max_rounds {
-                    let was_spent = self.budget_spent;
-                    self.budget_spent = !self.next_pass_fits(live, slot);
-                    if self.budget_spent && !was_spent {
+                    let was_spent = self.budget.spent();
+                    let spent = !self.next_pass_fits(live, slot);
+                    self.budget.set_spent(spent);
+                    if spent && !was_spent {
                         self.say_budget_spent(live, slot);
                     }
                     if !(0..live.len()).any(|k| self.needs_round(&live[k], slot)) {
@@ -212,7 +210,7 @@ impl<'m, 'a, 's> Measuring<'m, 'a, 's> {
                 }
                 for l in live.iter().filter(|l| !l.failed) {
                     let mi = l.measurements[ci][li];
-                    if self.budget_spent && self.wants_round(l, mi) {
+                    if self.budget.spent() && self.wants_round(l, mi) {
                         self.record.run.measurements[mi].ended_by_budget = true;
                     }
                     let m = &self.record.run.measurements[mi];
@@ -237,7 +235,7 @@ impl<'m, 'a, 's> Measuring<'m, 'a, 's> {
     /// holds another pass or it lacks the fewest rounds that end a measurement.
     fn needs_round(&self, l: &Live, slot: Slot) -> bool {
         let mi = l.measurements[slot.ci][slot.li];
-        self.wants_round(l, mi) && (!self.budget_spent || self.below_fewest(mi))
+        self.wants_round(l, mi) && (!self.budget.spent() || self.below_fewest(mi))
     }
 
     /// Whether a measurement lacks its rounds, the budget aside.

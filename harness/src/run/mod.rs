@@ -130,12 +130,12 @@ pub fn bench(
     announce(ui, &run, sides.as_ref(), &opts.notes);
     save(&run)?;
 
-    let ctx = Context { opts, run_dir, ui, stop, hosts: Hosts { clients: hosts.as_ref(), server: server_host.as_ref() }, began };
+    let ctx = Context { opts, run_dir, ui, stop, hosts: Hosts { clients: hosts.as_ref(), server: server_host.as_ref() } };
     let mut record = Record::new(&mut run, &mut save);
     // An A/B run that failed still ends its record (and removes its baseline's worktree) before it says why.
     let outcome = match &sides {
         Some(sides) => ab::measure::ab(&ctx, &mut record, sides, suite),
-        None => catalog_run(&ctx, &mut record, catalog, &selected, suite),
+        None => catalog_run(&ctx, &mut record, catalog, &selected, suite, began),
     };
     let interrupted = ctx.stopped();
     finish(&mut run, interrupted, began.elapsed().as_secs_f64(), saves_s.get());
@@ -171,14 +171,22 @@ fn announce(ui: &Ui, run: &RunResult, sides: Option<&ab::sides::Sides>, notes: &
     }
 }
 
-/// A catalog run's phases: the contestants prepared, checked with `--check`, then measured.
-fn catalog_run<'a>(ctx: &Context<'a>, record: &mut Record<'a, '_>, catalog: &Catalog, selected: &[&Contestant], suite: Option<&dyn Suite>) -> anyhow::Result<()> {
+/// A catalog run's phases: the contestants prepared, checked with `--check`, then measured within the
+/// time budget that counts from `began`, the run's start.
+fn catalog_run<'a>(
+    ctx: &Context<'a>,
+    record: &mut Record<'a, '_>,
+    catalog: &Catalog,
+    selected: &[&Contestant],
+    suite: Option<&dyn Suite>,
+    began: std::time::Instant,
+) -> anyhow::Result<()> {
     let ready = Preparing { ctx, record: &mut *record, catalog }.prepare(selected)?;
     if let Some(suite) = suite.filter(|_| ctx.opts.check && !ctx.stopped()) {
         conformance::check(ctx, record, suite, &ready)?;
     }
     if !ctx.stopped() {
-        Measuring::new(ctx, record).measure(&ready)?;
+        Measuring::new(ctx, record, began).measure(&ready)?;
     }
     Ok(())
 }

@@ -46,8 +46,6 @@ pub(super) struct Context<'a> {
     pub(super) ui: &'a Ui,
     pub(super) stop: &'a Arc<AtomicBool>,
     pub(super) hosts: Hosts<'a>,
-    /// When the run began: `--budget` counts from it.
-    pub(super) began: std::time::Instant,
 }
 
 impl Context<'_> {

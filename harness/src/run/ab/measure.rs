@@ -64,7 +64,7 @@ pub(in crate::run) fn ab<'a>(ctx: &Context<'a>, record: &mut Record<'a, '_>, sid
     if ctx.stopped() {
         return Ok(());
     }
-    let mut m = Measuring::new(ctx, record);
+    let mut m = Measuring::new(ctx, record, std::time::Instant::now()); // an A/B run has no time budget
     let _pinned = m.pin_harness();
     let scenario = o.scenarios.first().cloned().unwrap_or_default();
     let mut live: Vec<Live> = Vec::new();
