@@ -3,6 +3,7 @@
 // serde_json's json! macro of `serverbench load --json` is deeper than the default limit.
 #![recursion_limit = "256"]
 
+pub mod bisect;
 pub mod catalog;
 pub mod check;
 pub mod cli;
@@ -43,6 +44,7 @@ pub fn run(cli: cli::Cli) -> anyhow::Result<()> {
         cli::Command::Report(args) => commands::report(args, &ui),
         cli::Command::Compare(args) => commands::compare(args),
         cli::Command::History(args) => commands::history::run(args),
+        cli::Command::Bisect(args) => commands::bisect::run(args, &ui),
     }
 }
 

@@ -4,65 +4,16 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Output;
 
+use common::fake_vm::{FakeVm, ROUND_NOISE};
+use common::reference_repo::{control_source, git, reference_manifest, repo_at};
 use common::{only_run_dir, serverbench, text};
-use serverbench::model::ab::{AbPair, Side};
 use serverbench::model::ab::Bands;
 use serverbench::model::verdict::{Metric, Verdict};
-use serverbench::run::ab::{run_pairs, Ended, Measured, PairPlan, PairedRounds};
+use serverbench::run::ab::{run_pairs, Ended, PairPlan};
 use serverbench::run::options::{Rounds, DEFAULT_MAX_PAIRS};
-use serverbench::stats::paired::PairedRatio;
-
-/// A machine whose speed holds for stretches of 2 to 10 s at a level between 0.7x and 1.0x, then jumps
-/// (as the 2-CPU VM's did: docs/methodology.md), serving two versions of one server whose own rounds
-/// scatter by `noise` (log scale, normal) on top; B serves `b_factor` times A's rate. A round takes 0.5 s
-/// and the probes and the wait for quiet CPUs around it 0.15 s; its speed is the mean over its window,
-/// so a jump inside it counts in part. One round in fifty is disturbed.
-struct FakeVm {
-    rng: fastrand::Rng,
-    t: f64,
-    /// (end, speed) of the current stretch.
-    stretch: (f64, f64),
-    b_factor: f64,
-    noise: f64,
-    rounds: [u32; 2],
-}
-
-impl FakeVm {
-    fn new(seed: u64, b_factor: f64, noise: f64) -> FakeVm {
-        FakeVm { rng: fastrand::Rng::with_seed(seed), t: 0.0, stretch: (0.0, 1.0), b_factor, noise, rounds: [0, 0] }
-    }
-
-    fn speed_at(&mut self, t: f64) -> f64 {
-        while t >= self.stretch.0 {
-            self.stretch = (self.stretch.0 + 2.0 + 8.0 * self.rng.f64(), 0.7 + 0.3 * self.rng.f64());
-        }
-        self.stretch.1
-    }
-
-    fn normal(&mut self) -> f64 {
-        // Box–Muller.
-        let (u, v) = (self.rng.f64().max(1e-12), self.rng.f64());
-        (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()
-    }
-}
-
-impl PairedRounds for FakeVm {
-    fn round(&mut self, side: Side, _pair: u32) -> anyhow::Result<Option<Measured>> {
-        let start = self.t + 0.15;
-        let speed = (0..10).map(|i| self.speed_at(start + 0.05 * f64::from(i))).sum::<f64>() / 10.0;
-        self.t = start + 0.5;
-        let version = if side == Side::B { self.b_factor } else { 1.0 };
-        let rps = 150_000.0 * speed * version * (self.noise * self.normal()).exp();
-        let k = if side == Side::A { 0 } else { 1 };
-        self.rounds[k] += 1;
-        Ok(Some(Measured::requests_per_s(self.rounds[k], rps, self.rng.f64() >= 0.02)))
-    }
-
-    fn paired(&mut self, _: &AbPair, _: bool, _: Option<&PairedRatio>) {}
-}
 
 /// `bench`'s defaults for an A/B run: pairs until req/s is better, worse or same, at most
 /// `DEFAULT_MAX_PAIRS`.
@@ -70,9 +21,6 @@ fn auto(bands: Bands) -> PairPlan {
     PairPlan { rounds: Rounds::Auto { target_ci_pct: 3.0 }, max_pairs: DEFAULT_MAX_PAIRS, bands, decide: vec![Metric::RequestsPerS] }
 }
 
-/// The VM's own scatter of a round beyond the machine's stretches: pairs of one server on it differ by
-/// about 5% (±1.2% at 60 pairs, ±0.9% at 100, resampling the rounds of two unchanged runs in pairs).
-const ROUND_NOISE: f64 = 0.035;
 
 /// 20 runs of the fake machine with B at `b_factor` of A: each run's verdict on req/s, printed as a line.
 fn series(seed0: u64, b_factor: f64, bands: Bands) -> Vec<Verdict> {
@@ -112,48 +60,6 @@ fn a_change_of_one_and_a_half_percent_never_reads_same_against_a_one_percent_ban
     assert_eq!(count(&v, Verdict::Same) + count(&v, Verdict::Better), 0, "{v:?}");
     // Found as worse where the interval cleared the band, unclear where it did not: never passed as same.
     assert_eq!(count(&v, Verdict::Worse) + count(&v, Verdict::Unclear), 20);
-}
-
-/// `git ARGS` in `dir`, which must succeed; its output.
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = std::process::Command::new("git")
-        .args(["-c", "user.name=serverbench test", "-c", "user.email=test@serverbench.invalid", "-c", "commit.gpgsign=false"])
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "git {args:?}: {}", text(&out.stderr));
-    text(&out.stdout).trim().to_string()
-}
-
-/// The run's control (harness/control/control.c) as a contestant named `reference`, as a manifest of a
-/// catalog sees it; `env` adds a line (such as the busy-wait per request of SB_CONTROL_SPIN_NS).
-fn reference_manifest(env: &str) -> String {
-    format!(
-        "name = \"reference\"\nlanguage = \"c\"\nframework = \"epoll\"\ncategory = \"micro\"\nmodel = \"single-loop\"\nio = \"epoll\"\n\
-         scenarios = [\"hello\"]\nrequires = [\"cc\"]\nbuild = \"mkdir -p {{dir}}/build && cc -O2 -o {{dir}}/build/control {{dir}}/control.c\"\n\
-         run = \"{{dir}}/build/control {{scenario}} {{host}} {{port}} {{workers}}\"\n{env}\n"
-    )
-}
-
-fn control_source() -> String {
-    std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("control/control.c")).unwrap()
-}
-
-/// A throwaway git repository whose top folder is a catalog of `reference` with this source and manifest,
-/// committed; its folder and the commit.
-fn repo_at(tmp: &Path, source: &str, manifest: &str) -> (PathBuf, String) {
-    let repo = tmp.join("catalog");
-    let dir = repo.join("c").join("reference");
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(dir.join("control.c"), source).unwrap();
-    std::fs::write(dir.join("contestant.toml"), manifest).unwrap();
-    std::fs::write(repo.join(".gitignore"), "build/\n").unwrap();
-    git(&repo, &["init", "-q"]);
-    git(&repo, &["add", "-A"]);
-    git(&repo, &["commit", "-q", "-m", "reference"]);
-    let commit = git(&repo, &["rev-parse", "HEAD"]);
-    (repo, commit)
 }
 
 /// `serverbench bench --contestants REPO reference --baseline REV` with few short pairs.

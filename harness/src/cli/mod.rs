@@ -3,6 +3,7 @@
 
 pub mod ab;
 pub mod bench;
+pub mod bisect;
 pub mod compare;
 pub mod history;
 pub mod load;
@@ -82,6 +83,9 @@ pub enum Command {
     /// The history of runs (docs/history.md): each figure over runs per contestant and configuration, with
     /// its change points, the machine's told from the servers' own; `history import DIR...` records runs.
     History(history::HistoryArgs),
+    /// Which commit changed a contestant's figure: the commits between --good and --bad that change its
+    /// inputs, searched by A/B runs of two revisions built in worktrees (docs/history.md, "Which commit?").
+    Bisect(bisect::BisectArgs),
     /// The server host's side of `bench --server-host`, started there over ssh: JSON requests on stdin,
     /// replies on stdout; it ends every server it started when stdin closes.
     #[command(hide = true)]

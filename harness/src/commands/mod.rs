@@ -2,6 +2,7 @@
 //! load and history in files of their own. Each turns parsed arguments into work and prints the outcome; this is the
 //! layer that wires the rooms together.
 
+pub mod bisect;
 pub mod check;
 pub mod history;
 mod history_page;

@@ -6,6 +6,8 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+pub mod fake_vm;
+pub mod reference_repo;
 pub mod nginx;
 // The skip of a test that cannot reach its subject, the same file as the unit tests'.
 #[path = "../../src/testing.rs"]

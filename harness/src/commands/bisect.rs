@@ -1,0 +1,215 @@
+//! `serverbench bisect NAME --good REV --bad REV`: the commits between the ends that change NAME's inputs
+//! (`bisect::between`), searched by A/B steps (`bisect::bisect`). Each step builds both revisions in
+//! worktrees of their own under `<out>/.bisect-worktrees/` (removed at the end, interrupted or not) and runs
+//! `bench --ab` on the contestant's two folders, recorded like any run, in the history too. Each step is
+//! printed as it ends; then the culprit, or the range it could narrow to, and the total time.
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use anyhow::Context as _;
+
+use crate::bisect::{self, Between, Bisection, Commit, Outcome, Reading, Step};
+use crate::catalog::Catalog;
+use crate::cli::bench::BenchArgs;
+use crate::cli::bisect::BisectArgs;
+use crate::history::Recorder;
+use crate::model::verdict::Metric;
+use crate::model::RunResult;
+use crate::ui::Ui;
+
+use super::{interrupt_flag, repo_root, save_run, Interrupted};
+
+pub fn run(args: BisectArgs, ui: &Ui) -> anyhow::Result<()> {
+    let started = Instant::now();
+    let root = repo_root();
+    let catalog_root = args.contestants.clone().unwrap_or_else(|| root.join("contestants"));
+    let catalog = Catalog::discover(&catalog_root)?;
+    let contestant = catalog
+        .contestants
+        .iter()
+        .find(|c| c.name == args.name)
+        .with_context(|| format!("no contestant named '{}' in {}; see `serverbench list`", args.name, catalog_root.display()))?;
+    let repo = git_top(&catalog.root)?;
+    let relative = |p: &Path| -> anyhow::Result<PathBuf> {
+        let p = p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
+        Ok(p.strip_prefix(&repo).with_context(|| format!("{} is outside the git repository {}", p.display(), repo.display()))?.to_path_buf())
+    };
+    // Its inputs as the build's fingerprint reads them: its language folder, less the other contestants'.
+    let dir = relative(&contestant.dir)?;
+    let top = match contestant.dir.strip_prefix(&catalog.root).ok().and_then(|r| r.components().next()) {
+        Some(first) => catalog.root.join(first),
+        None => contestant.dir.clone(),
+    };
+    let language = relative(&top)?;
+    let others: Vec<PathBuf> = catalog
+        .manifest_dirs
+        .iter()
+        .filter(|d| **d != contestant.dir && d.starts_with(&top) && !contestant.dir.starts_with(d))
+        .map(|d| relative(d))
+        .collect::<anyhow::Result<_>>()?;
+    let others: Vec<&Path> = others.iter().map(PathBuf::as_path).collect();
+    let between = bisect::between(&repo, &args.good, &args.bad, &[language.as_path()], &others)?;
+    say_range(ui, &args.name, &between);
+
+    let out = args.out.clone().unwrap_or_else(|| root.join("results"));
+    let worktrees = Worktrees::new(&repo, out.join(".bisect-worktrees").join(format!("{}-{}", between.good.short(), between.bad.short())))?;
+    let stop = interrupt_flag()?;
+    let mut history = Recorder::new(crate::history::Location::of(&out));
+    let mut judge = |a: &Commit, b: &Commit, attempt: u32| -> anyhow::Result<Reading> {
+        anyhow::ensure!(!stop.load(std::sync::atomic::Ordering::Relaxed), Interrupted(out.clone()));
+        let (dir_a, dir_b) = (worktrees.at(a)?.join(&dir), worktrees.at(b)?.join(&dir));
+        let t = Instant::now();
+        let reading = match step_run(&args, &root, &out, &dir_a, &dir_b, attempt, &stop, &mut history, ui) {
+            Ok(run) if run.interrupted => anyhow::bail!(Interrupted(out.clone())),
+            Ok(run) => reading(&run, args.metric, t.elapsed().as_secs_f64()),
+            // The ends' step: either end that cannot be built or run leaves nothing to bisect. Later, A (the
+            // good end) has run before, so a failure is B's: that commit is skipped.
+            Err(e) if b.hash == between.bad.hash => return Err(e.context("the A/B run of the two ends")),
+            Err(e) => Reading::Broken(format!("{e:#}")),
+        };
+        ui.line(&step_line(&Step { a: a.clone(), b: b.clone(), attempt, reading: reading.clone() }, args.metric));
+        Ok(reading)
+    };
+    let found = bisect::bisect(&between.good, &between.bad, &between.inputs, args.attempts, &mut judge);
+    worktrees.remove();
+    let found = found?;
+    println!("{}", conclusion(&args.name, args.metric, &found, started.elapsed().as_secs_f64()));
+    Ok(())
+}
+
+/// One step's A/B run: `bench --ab A B` with the bisection's bench options, more pairs on a later attempt.
+#[allow(clippy::too_many_arguments)]
+fn step_run(
+    args: &BisectArgs,
+    root: &Path,
+    out: &Path,
+    a: &Path,
+    b: &Path,
+    attempt: u32,
+    stop: &std::sync::Arc<std::sync::atomic::AtomicBool>,
+    history: &mut Recorder,
+    ui: &Ui,
+) -> anyhow::Result<RunResult> {
+    let (a, b, out) = (a.display().to_string(), b.display().to_string(), out.display().to_string());
+    let mut words: Vec<&str> = vec!["--ab", &a, &b, "-o", &out];
+    words.extend(args.bench.iter().map(String::as_str));
+    let mut bench = BenchArgs::parse(&words).map_err(|e| anyhow::anyhow!("the options after --: {e}"))?;
+    let most = bench.max_rounds.unwrap_or(crate::run::options::DEFAULT_MAX_PAIRS);
+    bench.max_rounds = Some(most * attempt);
+    let opts = bench.options(root, std::env::args().collect())?;
+    let catalog = Catalog::discover(&opts.catalog_root)?;
+    let (id, dir) = crate::run::create_run_dir(&opts.out_dir)?;
+    let mut save = |r: &RunResult| save_run(r, &dir, history, ui);
+    crate::run::bench(&opts, &catalog, &id, &dir, ui, stop, None, &mut save).with_context(|| format!("the A/B run in {}", dir.display()))
+}
+
+/// The step's verdict on `metric`, with B/A and its interval, its pairs and seconds.
+fn reading(run: &RunResult, metric: Metric, seconds: f64) -> Reading {
+    let estimates = run.ab_estimates();
+    let Some(e) = estimates.iter().find(|e| e.metric == metric) else {
+        return Reading::Broken(format!("the A/B run measured no {}", metric.name()));
+    };
+    let ratio = e.ratio.map(|r| {
+        let (lo, hi) = r.ci95.unwrap_or((f64::NAN, f64::NAN));
+        (r.ratio, lo, hi)
+    });
+    Reading::Judged { verdict: e.verdict, ratio, pairs: e.pairs, seconds }
+}
+
+fn say_range(ui: &Ui, name: &str, b: &Between) {
+    ui.line(&format!(
+        "bisecting {name} from {} ({}) to {} ({}): {} commit(s) change its inputs, {} do not (passed over)",
+        b.good.short(),
+        b.good.subject,
+        b.bad.short(),
+        b.bad.subject,
+        b.inputs.len(),
+        b.others.len()
+    ));
+}
+
+/// "step 2: 1a2b3c4d5e (add x) against good 0f0f0f0f0f: req/s B/A 0.9512 [0.9401, 0.9630] worse, 24 pairs, 31 s".
+pub fn step_line(s: &Step, metric: Metric) -> String {
+    let what = match &s.reading {
+        Reading::Judged { verdict, ratio, pairs, seconds } => {
+            let ratio = ratio.map_or("no estimate".to_string(), |(r, lo, hi)| format!("B/A {r:.4} [{lo:.4}, {hi:.4}]"));
+            format!("{} {ratio} {}, {pairs} pairs, {seconds:.0} s", metric.name(), verdict.word())
+        }
+        Reading::Broken(why) => format!("skipped: {why}"),
+    };
+    let attempt = if s.attempt > 1 { format!(" (attempt {})", s.attempt) } else { String::new() };
+    format!("{} ({}) against {}{attempt}: {what}", s.b.short(), s.b.subject, s.a.short())
+}
+
+/// The end: the culprit with its effect, or the range, the steps and the total time.
+pub fn conclusion(name: &str, metric: Metric, b: &Bisection, seconds: f64) -> String {
+    let effect = |c: &Commit| {
+        b.steps.iter().rev().find(|s| s.b == *c).map_or(String::new(), |s| match &s.reading {
+            Reading::Judged { ratio: Some((r, lo, hi)), verdict, .. } => format!(": {} B/A {r:.4} [{lo:.4}, {hi:.4}] {}", metric.name(), verdict.word()),
+            _ => String::new(),
+        })
+    };
+    let skipped = if b.skipped.is_empty() {
+        String::new()
+    } else {
+        format!("; skipped (could not be built or run): {}", b.skipped.iter().map(Commit::short).collect::<Vec<_>>().join(", "))
+    };
+    let what = match &b.outcome {
+        Outcome::NoDifference => format!("no difference: the ends read the same on {} for {name}", metric.name()),
+        Outcome::EndsUnclear => format!("the ends could not be told apart on {} for {name}: nothing to bisect", metric.name()),
+        Outcome::Culprit(c) => format!("culprit: {} {}{}", c.hash, c.subject, effect(c)),
+        Outcome::Range { after, upto } => format!("the culprit is after {} and at or before {} ({}); the commits between could not be judged", after.short(), upto.short(), upto.subject),
+    };
+    let m = seconds.round() as u64;
+    format!("{what}{skipped}; {} step(s), {} min {:02} s", b.steps.len(), m / 60, m % 60)
+}
+
+/// The worktrees of the revisions a bisection builds, made on first use and removed together.
+struct Worktrees {
+    repo: PathBuf,
+    dir: PathBuf,
+    made: std::cell::RefCell<Vec<PathBuf>>,
+}
+
+impl Worktrees {
+    fn new(repo: &Path, dir: PathBuf) -> anyhow::Result<Worktrees> {
+        std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+        Ok(Worktrees { repo: repo.to_path_buf(), dir, made: Default::default() })
+    }
+
+    /// The worktree of `c`, checked out at its commit.
+    fn at(&self, c: &Commit) -> anyhow::Result<PathBuf> {
+        let path = self.dir.join(c.short());
+        if !path.exists() {
+            git(&self.repo, &["worktree", "add", "--detach", "--quiet", &path.display().to_string(), &c.hash])?;
+            self.made.borrow_mut().push(path.clone());
+        }
+        Ok(path)
+    }
+
+    fn remove(&self) {
+        for path in self.made.borrow_mut().drain(..) {
+            let _ = git(&self.repo, &["worktree", "remove", "--force", &path.display().to_string()]);
+        }
+        let _ = std::fs::remove_dir(&self.dir);
+        let _ = self.dir.parent().map(std::fs::remove_dir);
+    }
+}
+
+impl Drop for Worktrees {
+    fn drop(&mut self) {
+        self.remove();
+    }
+}
+
+fn git_top(dir: &Path) -> anyhow::Result<PathBuf> {
+    let top = git(dir, &["rev-parse", "--show-toplevel"]).with_context(|| format!("{} is not in a git repository: bisect walks its commits", dir.display()))?;
+    Ok(PathBuf::from(top).canonicalize()?)
+}
+
+fn git(dir: &Path, args: &[&str]) -> anyhow::Result<String> {
+    let out = std::process::Command::new("git").arg("-C").arg(dir).args(args).output().context("running git")?;
+    anyhow::ensure!(out.status.success(), "git {}: {}", args.join(" "), String::from_utf8_lossy(&out.stderr).trim());
+    Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
