@@ -6,7 +6,9 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+pub mod history_backends;
 pub mod nginx;
+pub mod postgres;
 // The skip of a test that cannot reach its subject, the same file as the unit tests'.
 #[path = "../../src/testing.rs"]
 mod testing;
