@@ -154,6 +154,6 @@ mod tests {
         let team = "postgresql://bench:s3cret@db.example/history";
         assert_eq!(Location::from_setting(Some(team.into()), results), Location::Postgres(team.into()));
         assert_eq!(Location::from_setting(Some("postgres://db.example/h".into()), results), Location::Postgres("postgres://db.example/h".into()));
-        assert_eq!(Location::Postgres(team.into()).place(), "postgres://bench@db.example/history");
+        assert_eq!(Location::Postgres(team.into()).place(), "postgres://bench@db.example:5432/history");
     }
 }
