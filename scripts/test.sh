@@ -39,11 +39,14 @@ step "system packages the tests use"
 # clients of the checks; nginx is the server that `serverbench load` measures as any server (it is also a
 # contestant).
 # wrk, h2load and hey are also the external load tools of `bench --tool`. ssh, sshd and ip (iproute2) run
-# the test of load from client hosts, which serves ssh inside network namespaces it creates.
+# the test of load from client hosts, which serves ssh inside network namespaces it creates. PostgreSQL is
+# the server the history's tests start (harness/tests/common/postgres.rs); Debian keeps its initdb off PATH.
 missing=()
 for pair in chromium:chromium nginx:nginx wrk:wrk h2load:nghttp2-client curl:curl ab:apache2-utils ssh:openssh-client sshd:openssh-server ip:iproute2; do
   command -v "${pair%%:*}" >/dev/null 2>&1 || missing+=("${pair#*:}")
 done
+has_postgres() { compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null; }
+has_postgres || missing+=(postgresql)
 if ((${#missing[@]})); then
   if [[ $(id -u) == 0 ]] && command -v apt-get >/dev/null; then
     echo "installing ${missing[*]}"
@@ -57,6 +60,7 @@ still_missing=()
 for tool in chromium nginx wrk h2load curl ab ssh sshd ip; do
   command -v "$tool" >/dev/null 2>&1 || still_missing+=("$tool")
 done
+has_postgres || still_missing+=(postgresql)
 if ((${#still_missing[@]})); then
   if [[ "${CI:-}" == true ]]; then
     echo "FAILED: ${still_missing[*]} not on PATH; with CI=true every test must reach its subject" >&2

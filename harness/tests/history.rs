@@ -1,13 +1,45 @@
-//! The history of runs: the store (one copy of a run however often it is recorded, migrations, a history
-//! that cannot be opened), `history import` of every run.json of the suite, and `history --json`.
+//! The history of runs, each test on SQLite's file and on a PostgreSQL server the test starts
+//! (`common::postgres`): the store (one copy of a run however often it is recorded, migrations, a history
+//! that cannot be opened or reached), `history import` of every run.json of the suite, and `history --json`.
+
+mod common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::time::{Duration, Instant};
 
+use common::history_backends::{Backend, TestHistory};
 use serverbench::commands::save_run;
-use serverbench::history::{History, Location, Recorder};
+use serverbench::history::{History, Location, Recorder, CONNECT_TIMEOUT};
 use serverbench::model::history_schema::current_version;
 use serverbench::ui::{Ui, Verbosity};
+
+/// Each test is a function of the backend, run once on each: `name::sqlite` and `name::postgres`.
+macro_rules! on_both_backends {
+    ($($name:ident),* $(,)?) => {$(
+        mod $name {
+            #[test]
+            fn sqlite() {
+                super::$name(super::Backend::Sqlite, concat!(stringify!($name), "_sqlite"));
+            }
+            #[test]
+            fn postgres() {
+                super::$name(super::Backend::Postgres, concat!(stringify!($name), "_postgres"));
+            }
+        }
+    )*};
+}
+
+on_both_backends!(
+    recording_a_run_twice_leaves_one_copy,
+    a_new_history_is_migrated_to_the_current_schema_and_a_newer_one_refused,
+    a_recorder_records_each_save_and_off_records_nothing,
+    import_records_every_run_json_of_the_suite,
+    an_interrupted_run_keeps_its_mark_and_its_revision,
+    an_import_names_what_it_could_not_read_and_fails_when_nothing_was,
+    history_json_lists_each_series_over_its_runs_in_time_order,
+    fail_on_change_exits_3_for_a_servers_own_change_in_the_last_runs,
+);
 
 fn runs_folder() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/runs")
@@ -32,48 +64,94 @@ fn fixture_runs() -> Vec<PathBuf> {
     found
 }
 
-fn count(db: &Path, sql: &str) -> i64 {
-    rusqlite::Connection::open(db).unwrap().query_row(sql, [], |r| r.get(0)).unwrap()
-}
-
 fn serverbench(args: &[&str]) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_serverbench")).args(args).env_remove("SERVERBENCH_HISTORY").output().unwrap()
 }
 
-#[test]
-fn recording_a_run_twice_leaves_one_copy() {
-    let tmp = tempfile::tempdir().unwrap();
-    let db = tmp.path().join("history.sqlite");
-    let run = serverbench::report::load(&runs_folder().join("base")).unwrap();
-    let mut history = History::open(&db).unwrap();
-    history.record(&run).unwrap();
-    let figures = count(&db, "SELECT COUNT(*) FROM figures");
-    assert!(figures >= run.measurements.len() as i64, "every measured configuration has req/s at least: {figures}");
-    history.record(&run).unwrap();
-    assert_eq!(count(&db, "SELECT COUNT(*) FROM runs"), 1);
-    assert_eq!(count(&db, "SELECT COUNT(*) FROM measurements"), run.measurements.len() as i64);
-    assert_eq!(count(&db, "SELECT COUNT(*) FROM figures"), figures);
-    assert!(history.has_run("base").unwrap());
+/// A PostgreSQL setting whose socket folder exists but holds no server.
+fn postgres_without_server(folder: &Path) -> Location {
+    let host = folder.to_string_lossy().replace('/', "%2F");
+    Location::Postgres(format!("postgresql://nobody:s3cret@{host}/history"))
 }
 
-#[test]
-fn an_empty_file_is_migrated_to_the_current_schema_and_a_newer_one_refused() {
-    let tmp = tempfile::tempdir().unwrap();
-    let db = tmp.path().join("h.sqlite");
-    std::fs::write(&db, b"").unwrap();
-    let history = History::open(&db).unwrap();
+fn recording_a_run_twice_leaves_one_copy(backend: Backend, test: &str) {
+    let Some(db) = TestHistory::new(backend, test) else { return };
+    let run = serverbench::report::load(&runs_folder().join("base")).unwrap();
+    let mut history = History::open(&db.location).unwrap();
+    history.record(&run).unwrap();
+    let figures = db.count("SELECT COUNT(*) FROM figures");
+    assert!(figures >= run.measurements.len() as i64, "every measured configuration has req/s at least: {figures}");
+    history.record(&run).unwrap();
+    assert_eq!(db.count("SELECT COUNT(*) FROM runs"), 1);
+    assert_eq!(db.count("SELECT COUNT(*) FROM measurements"), run.measurements.len() as i64);
+    assert_eq!(db.count("SELECT COUNT(*) FROM figures"), figures);
+    assert!(history.has_run("base").unwrap() && !history.has_run("other").unwrap());
+    let stored = history.figures(serverbench::model::verdict::Metric::RequestsPerS).unwrap();
+    assert!(!stored.is_empty() && stored.iter().all(|f| f.point.run_id == "base" && f.point.median > 0.0 && f.connections > 0 && f.pipeline >= 1));
+}
+
+fn a_new_history_is_migrated_to_the_current_schema_and_a_newer_one_refused(backend: Backend, test: &str) {
+    let Some(db) = TestHistory::new(backend, test) else { return };
+    let mut history = History::open(&db.location).unwrap();
     assert_eq!(history.version().unwrap(), current_version());
     drop(history);
     for table in ["runs", "measurements", "figures", "schema_version"] {
-        assert_eq!(count(&db, &format!("SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = '{table}'")), 1, "{table}");
+        assert!(db.has_table(table), "{table}");
     }
-    assert_eq!(count(&db, "SELECT version FROM schema_version"), current_version() as i64);
-    assert_eq!(History::open(&db).unwrap().version().unwrap(), current_version(), "opening again migrates nothing");
+    assert_eq!(db.count(&format!("SELECT COUNT(*) FROM schema_version WHERE version = {}", current_version())), 1);
+    assert_eq!(History::open(&db.location).unwrap().version().unwrap(), current_version(), "opening again migrates nothing");
+    assert_eq!(db.count("SELECT COUNT(*) FROM schema_version"), 1);
+    db.execute("UPDATE schema_version SET version = 999");
+    let error = History::open(&db.location).err().expect("a newer schema is refused").to_string();
+    assert!(error.contains("999") && error.contains("newer"), "{error}");
+}
+
+#[test]
+fn an_empty_file_is_migrated_in_wal_mode() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("h.sqlite");
+    std::fs::write(&db, b"").unwrap();
+    let mut history = History::open(&Location::File(db.clone())).unwrap();
+    assert_eq!(history.version().unwrap(), current_version());
     let journal: String = rusqlite::Connection::open(&db).unwrap().query_row("PRAGMA journal_mode", [], |r| r.get(0)).unwrap();
     assert_eq!(journal, "wal");
-    rusqlite::Connection::open(&db).unwrap().execute("UPDATE schema_version SET version = 999", []).unwrap();
-    let error = History::open(&db).err().expect("a newer schema is refused").to_string();
-    assert!(error.contains("999") && error.contains("newer"), "{error}");
+}
+
+#[test]
+fn an_unreachable_postgres_history_warns_once_within_the_connect_timeout_without_its_password() {
+    let empty = tempfile::tempdir().unwrap();
+    let run = serverbench::report::load(&runs_folder().join("base")).unwrap();
+    let mut recorder = Recorder::new(postgres_without_server(empty.path()));
+    let started = Instant::now();
+    let warning = recorder.record(&run).expect("a warning the first time");
+    assert!(started.elapsed() < CONNECT_TIMEOUT + Duration::from_secs(1), "{:?}", started.elapsed());
+    assert!(warning.contains(&empty.path().display().to_string()) && warning.contains("not recorded"), "{warning}");
+    assert!(!warning.contains("s3cret"), "{warning}");
+    let started = Instant::now();
+    assert_eq!(recorder.record(&run), None, "once");
+    assert!(started.elapsed() < Duration::from_millis(100), "not tried again: {:?}", started.elapsed());
+}
+
+#[test]
+fn a_benchmark_whose_postgres_history_is_unreachable_finishes_and_says_so() {
+    let _alone = common::one_bench_at_a_time();
+    let (tmp, catalog) = common::fixture_copy("catalog");
+    let out = tmp.path().join("results");
+    let Location::Postgres(setting) = postgres_without_server(tmp.path()) else { unreachable!() };
+    let o = common::serverbench()
+        .args(["bench", "fake-good", "--contestants", catalog.to_str().unwrap(), "-o", out.to_str().unwrap()])
+        .args(["-d", "300ms", "--warmup", "0", "--rounds", "2", "--max-rounds", "4", "-c", "2", "--no-control"])
+        .env("SERVERBENCH_HISTORY", &setting)
+        .output()
+        .unwrap();
+    let stderr = common::text(&o.stderr);
+    assert!(o.status.success(), "stdout:\n{}\nstderr:\n{stderr}", common::text(&o.stdout));
+    let warnings: Vec<&str> = stderr.lines().filter(|l| l.contains("is not recorded in the history")).collect();
+    assert_eq!(warnings.len(), 1, "one warning, however many passes: {stderr}");
+    assert!(warnings[0].contains(&tmp.path().display().to_string()) && !stderr.contains("s3cret"), "{stderr}");
+    let dir = common::only_run_dir(&out);
+    assert!(dir.join("run.json").is_file());
+    assert!(!common::text(&std::fs::read(dir.join("run.json")).unwrap()).contains("s3cret"), "the setting is not in run.json");
 }
 
 #[test]
@@ -93,26 +171,22 @@ fn an_unreachable_history_warns_once_and_the_benchmark_saves() {
     assert!(tmp.path().join("run.json").is_file(), "the run's own files are written");
 }
 
-#[test]
-fn a_recorder_records_each_save_and_off_records_nothing() {
-    let tmp = tempfile::tempdir().unwrap();
+fn a_recorder_records_each_save_and_off_records_nothing(backend: Backend, test: &str) {
+    let Some(db) = TestHistory::new(backend, test) else { return };
     let mut run = serverbench::report::load(&runs_folder().join("base")).unwrap();
     assert_eq!(Recorder::new(Location::Off).record(&run), None);
-    let db = tmp.path().join("history.sqlite");
-    let mut recorder = Recorder::new(Location::File(db.clone()));
+    let mut recorder = Recorder::new(db.location.clone());
     assert_eq!(recorder.record(&run), None);
     run.measurements.truncate(2);
     assert_eq!(recorder.record(&run), None, "the next pass's save");
-    assert_eq!(count(&db, "SELECT COUNT(*) FROM runs"), 1);
-    assert_eq!(count(&db, "SELECT COUNT(*) FROM measurements"), 2, "the last save's model replaces the first's");
+    assert_eq!(db.count("SELECT COUNT(*) FROM runs"), 1);
+    assert_eq!(db.count("SELECT COUNT(*) FROM measurements"), 2, "the last save's model replaces the first's");
 }
 
-#[test]
-fn import_records_every_run_json_of_the_suite() {
-    let tmp = tempfile::tempdir().unwrap();
-    let db = tmp.path().join("h.sqlite");
+fn import_records_every_run_json_of_the_suite(backend: Backend, test: &str) {
+    let Some(db) = TestHistory::new(backend, test) else { return };
     let folders = fixture_runs();
-    let mut args = vec!["history".to_string(), "import".into(), "--db".into(), db.display().to_string()];
+    let mut args = vec!["history".to_string(), "import".into(), "--db".into(), db.setting()];
     args.extend(folders.iter().map(|f| f.display().to_string()));
     let out = serverbench(&args.iter().map(String::as_str).collect::<Vec<_>>());
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
@@ -121,13 +195,13 @@ fn import_records_every_run_json_of_the_suite() {
     for folder in &folders {
         let run = serverbench::report::load(folder).unwrap();
         let sql = format!("SELECT COUNT(*) FROM measurements WHERE run_id = '{}'", run.run_id);
-        assert_eq!(count(&db, &sql), run.measurements.len() as i64, "{}", folder.display());
+        assert_eq!(db.count(&sql), run.measurements.len() as i64, "{}", folder.display());
     }
-    assert_eq!(count(&db, "SELECT COUNT(*) FROM runs WHERE catalog_dirty IS NOT NULL"), 0, "no fixture recorded its revision");
+    assert_eq!(db.count("SELECT COUNT(*) FROM runs WHERE catalog_dirty IS NOT NULL"), 0, "no fixture recorded its revision");
 }
 
-#[test]
-fn an_interrupted_run_keeps_its_mark_and_its_revision() {
+fn an_interrupted_run_keeps_its_mark_and_its_revision(backend: Backend, test: &str) {
+    let Some(db) = TestHistory::new(backend, test) else { return };
     let tmp = tempfile::tempdir().unwrap();
     let mut run: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(runs_folder().join("base/run.json")).unwrap()).unwrap();
     run["run_id"] = "stopped".into();
@@ -137,37 +211,37 @@ fn an_interrupted_run_keeps_its_mark_and_its_revision() {
     let folder = tmp.path().join("results/stopped");
     std::fs::create_dir_all(&folder).unwrap();
     std::fs::write(folder.join("run.json"), serde_json::to_string(&run).unwrap()).unwrap();
-    let db = tmp.path().join("h.sqlite");
-    let out = serverbench(&["history", "import", "--db", db.to_str().unwrap(), tmp.path().join("results").to_str().unwrap()]);
+    let out = serverbench(&["history", "import", "--db", &db.setting(), tmp.path().join("results").to_str().unwrap()]);
     assert!(out.status.success(), "a results folder's run folders are read: {}", String::from_utf8_lossy(&out.stderr));
-    assert_eq!(count(&db, "SELECT interrupted FROM runs WHERE run_id = 'stopped'"), 1);
-    assert_eq!(count(&db, "SELECT catalog_dirty FROM runs WHERE run_id = 'stopped'"), 1);
-    assert_eq!(count(&db, "SELECT COUNT(*) FROM measurements WHERE run_id = 'stopped' AND status = 'interrupted'"), 1);
+    assert_eq!(db.count("SELECT COUNT(*) FROM runs WHERE run_id = 'stopped' AND interrupted"), 1);
+    assert_eq!(db.count("SELECT COUNT(*) FROM runs WHERE run_id = 'stopped' AND catalog_dirty"), 1);
+    assert_eq!(db.count("SELECT COUNT(*) FROM runs WHERE catalog_commit = '0123456789abcdef0123456789abcdef01234567'"), 1);
+    assert_eq!(db.count("SELECT COUNT(*) FROM measurements WHERE run_id = 'stopped' AND status = 'interrupted'"), 1);
 }
 
-#[test]
-fn an_import_names_what_it_could_not_read_and_fails_when_nothing_was() {
+fn an_import_names_what_it_could_not_read_and_fails_when_nothing_was(backend: Backend, test: &str) {
+    let Some(db) = TestHistory::new(backend, test) else { return };
     let tmp = tempfile::tempdir().unwrap();
     let empty = tmp.path().join("nothing-here");
     std::fs::create_dir(&empty).unwrap();
-    let db = tmp.path().join("h.sqlite");
-    let out = serverbench(&["history", "import", "--db", db.to_str().unwrap(), empty.to_str().unwrap()]);
+    let db = db.setting();
+    let db = db.as_str();
+    let out = serverbench(&["history", "import", "--db", db, empty.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("nothing-here"), "{stderr}");
-    let out = serverbench(&["history", "import", "--db", db.to_str().unwrap(), empty.to_str().unwrap(), runs_folder().join("base").to_str().unwrap()]);
+    let out = serverbench(&["history", "import", "--db", db, empty.to_str().unwrap(), runs_folder().join("base").to_str().unwrap()]);
     assert!(out.status.success(), "one readable run is enough");
     assert!(String::from_utf8_lossy(&out.stdout).contains("imported 1 run(s)"));
     assert!(String::from_utf8_lossy(&out.stderr).contains("nothing-here"));
 }
 
-#[test]
-fn history_json_lists_each_series_over_its_runs_in_time_order() {
-    let tmp = tempfile::tempdir().unwrap();
-    let db = tmp.path().join("h.sqlite");
-    let out = serverbench(&["history", "import", "--db", db.to_str().unwrap(), runs_folder().to_str().unwrap()]);
+fn history_json_lists_each_series_over_its_runs_in_time_order(backend: Backend, test: &str) {
+    let Some(db) = TestHistory::new(backend, test) else { return };
+    let db = db.setting();
+    let out = serverbench(&["history", "import", "--db", &db, runs_folder().to_str().unwrap()]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let out = serverbench(&["history", "--db", db.to_str().unwrap(), "--json"]);
+    let out = serverbench(&["history", "--db", &db, "--json"]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(json["metric"], "rps");
@@ -185,17 +259,17 @@ fn history_json_lists_each_series_over_its_runs_in_time_order() {
     let epoll: Vec<&serde_json::Value> = series.iter().filter(|s| s["contestant"] == "c-epoll" && s["configuration"]["connections"] == 64).collect();
     assert_eq!(epoll.len(), 1);
     assert_eq!(epoll[0]["points"].as_array().unwrap().len(), 8, "the eight real runs of hello at 64 connections");
-    let out = serverbench(&["history", "--db", db.to_str().unwrap(), "--contestant", "c-epoll", "--metric", "p99"]);
+    assert!(!json["history"].as_str().unwrap().is_empty());
+    let out = serverbench(&["history", "--db", &db, "--contestant", "c-epoll", "--metric", "p99"]);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success() && text.contains("## c-epoll · hello") && text.contains("not recorded") && !text.contains("rust-tokio"), "{text}");
 }
 
-#[test]
-fn fail_on_change_exits_3_for_a_servers_own_change_in_the_last_runs() {
+fn fail_on_change_exits_3_for_a_servers_own_change_in_the_last_runs(backend: Backend, test: &str) {
+    let Some(db) = TestHistory::new(backend, test) else { return };
     let tmp = tempfile::tempdir().unwrap();
-    let db = tmp.path().join("h.sqlite");
     let base = serverbench::report::load(&runs_folder().join("base")).unwrap();
-    let mut history = History::open(&db).unwrap();
+    let mut history = History::open(&db.location).unwrap();
     for i in 0..12u64 {
         let mut run = base.clone();
         run.run_id = format!("gate-{i:02}");
@@ -209,7 +283,8 @@ fn fail_on_change_exits_3_for_a_servers_own_change_in_the_last_runs() {
         history.record(&run).unwrap();
     }
     drop(history);
-    let db = db.to_str().unwrap();
+    let db = db.setting();
+    let db = db.as_str();
     let out = serverbench(&["history", "--db", db, "--contestant", "c-epoll"]);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "without --fail-on the history only shows: {text}");

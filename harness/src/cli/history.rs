@@ -34,8 +34,9 @@ pub struct ImportArgs {
 
 #[derive(Debug, Clone, Args)]
 pub struct DbArg {
-    /// The history's file [default: $SERVERBENCH_HISTORY, else <repo>/results/history.sqlite]
-    #[arg(long, value_name = "PATH")]
+    /// The history: a file, or a PostgreSQL database as postgres://user@host/db (its password in
+    /// PGPASSWORD) [default: $SERVERBENCH_HISTORY, else <repo>/results/history.sqlite]
+    #[arg(long, value_name = "PATH|URL")]
     pub db: Option<PathBuf>,
 }
 

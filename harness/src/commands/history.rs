@@ -1,8 +1,6 @@
 //! `serverbench history`: each figure over the recorded runs with its change points, as text or JSON, and
 //! its gate; `serverbench history import DIR...`: runs recorded from their folders.
 
-use std::path::PathBuf;
-
 use anyhow::Context as _;
 
 use crate::cli::history::{DbArg, HistoryAction, HistoryArgs, ImportArgs, ShowArgs};
@@ -20,42 +18,44 @@ pub fn run(args: HistoryArgs) -> anyhow::Result<()> {
     }
 }
 
-/// `--db`, else where a benchmark of the repository's results folder records.
-fn db_path(db: &DbArg) -> anyhow::Result<PathBuf> {
-    if let Some(path) = &db.db {
-        return Ok(path.clone());
-    }
-    match Location::of(&super::repo_root().join("results")) {
-        Location::File(path) => Ok(path),
-        Location::Off => anyhow::bail!("the history is off ({ENV_VAR}=off); name a file with --db PATH"),
-    }
+/// `--db` (a file or a PostgreSQL URL), else where a benchmark of the repository's results folder records.
+fn location(db: &DbArg) -> anyhow::Result<Location> {
+    let results = super::repo_root().join("results");
+    let location = match &db.db {
+        Some(setting) => Location::from_setting(Some(setting.clone()), &results),
+        None => Location::of(&results),
+    };
+    anyhow::ensure!(location != Location::Off, "the history is off ({ENV_VAR}=off); name one with --db PATH or --db postgres://...");
+    Ok(location)
 }
 
 fn import_runs(args: ImportArgs) -> anyhow::Result<()> {
-    let path = db_path(&args.db)?;
-    let mut history = History::open(&path)?;
+    let location = location(&args.db)?;
+    let mut history = History::open(&location)?;
     let folders = import::run_folders(&args.dirs, crate::report::json::FILE_NAME);
     let imported = import::import(&mut history, &folders, &crate::report::load)?;
     for (folder, why) in &imported.unreadable {
         eprintln!("serverbench: could not read {}: {why}", folder.display());
     }
-    println!("imported {} run(s) into {}", imported.recorded.len(), path.display());
+    println!("imported {} run(s) into {}", imported.recorded.len(), location.place());
     anyhow::ensure!(!imported.recorded.is_empty(), "no run could be read from {} folder(s)", folders.len());
     Ok(())
 }
 
 fn show(args: ShowArgs) -> anyhow::Result<()> {
-    let path = db_path(&args.db)?;
-    anyhow::ensure!(path.is_file(), "no history at {}; a benchmark records one, or `serverbench history import DIR` does", path.display());
+    let location = location(&args.db)?;
+    if let Location::File(path) = &location {
+        anyhow::ensure!(path.is_file(), "no history at {}; a benchmark records one, or `serverbench history import DIR` does", path.display());
+    }
     let settings = args.settings();
     anyhow::ensure!(settings.max_p > 0.0 && settings.max_p < 1.0, "--max-p must be between 0 and 1, e.g. 0.001");
     anyhow::ensure!(settings.min_segment >= 2, "--min-segment must be at least 2: a side of one run has no spread to test");
-    let history = History::open(&path)?;
+    let mut history = History::open(&location)?;
     let mut all = series::group(history.figures(args.metric)?);
     series::analyse(&mut all, settings);
     let shown: Vec<&Series> = all.iter().filter(|s| args.contestant.as_ref().is_none_or(|c| *c == s.contestant)).collect();
     if args.json {
-        let json = serde_json::json!({"history": path, "metric": args.metric.flag(), "max_p": settings.max_p, "min_segment": settings.min_segment, "series": shown});
+        let json = serde_json::json!({"history": location.place(), "metric": args.metric.flag(), "max_p": settings.max_p, "min_segment": settings.min_segment, "series": shown});
         println!("{}", serde_json::to_string_pretty(&json)?);
     } else {
         print!("{}", text(&shown, args.metric));

@@ -3,6 +3,7 @@
 
 use serde::Serialize;
 
+use super::values::{Columns, Value};
 use crate::model::verdict::Metric;
 use crate::model::{Measurement, RunResult};
 use crate::stats::rounds::{median, Summary};
@@ -139,5 +140,93 @@ impl FigureRow {
             median_adjusted: (adjusted_by_model && !adjusted.is_empty()).then(|| median(&adjusted)),
             rounds: summary.n,
         })
+    }
+}
+
+impl StoredFigure {
+    /// A row of `statements::SELECT_FIGURES`.
+    pub fn read<R: Columns>(row: &R) -> Result<StoredFigure, R::Error> {
+        let (low, high) = (row.maybe_real(10)?, row.maybe_real(11)?);
+        Ok(StoredFigure {
+            contestant: row.text(4)?,
+            control: row.boolean(5)?,
+            scenario: row.text(6)?,
+            load: row.text(7)?,
+            connections: usize::try_from(row.int(8)?).unwrap_or_default(),
+            pipeline: u32::try_from(row.int(13)?).unwrap_or_default(),
+            tool: row.text(14)?,
+            point: Point {
+                run_id: row.text(0)?,
+                started_utc: row.text(1)?,
+                commit: row.maybe_text(2)?,
+                dirty: row.maybe_boolean(3)?,
+                median: row.real(9)?,
+                ci95: low.zip(high),
+                median_adjusted: row.maybe_real(12)?,
+            },
+        })
+    }
+}
+
+/// A count as a stored integer; no count of a run comes near 2^63.
+fn int(n: impl TryInto<i64>) -> Value<'static> {
+    Value::Int(n.try_into().unwrap_or(i64::MAX))
+}
+
+impl RunRow {
+    /// The values of `statements::INSERT_RUN`.
+    pub fn values(&self) -> Vec<Value<'_>> {
+        use Value::*;
+        vec![
+            Text(&self.run_id),
+            Text(&self.started_utc),
+            MaybeText(self.finished_utc.as_deref()),
+            Text(self.kind),
+            Text(&self.command_line),
+            MaybeText(self.catalog_commit.as_deref()),
+            MaybeBool(self.catalog_dirty),
+            Bool(self.interrupted),
+            MaybeReal(self.cross_cpu_per_ms),
+            Text(&self.cpu_model),
+            int(self.cores),
+            Text(&self.kernel),
+            int(self.memory_bytes),
+            Text(&self.serverbench_version),
+        ]
+    }
+}
+
+impl MeasurementRow {
+    /// The values of `statements::INSERT_MEASUREMENT`.
+    pub fn values<'a>(&'a self, run_id: &'a str) -> Vec<Value<'a>> {
+        use Value::*;
+        vec![
+            Text(run_id),
+            Text(&self.contestant),
+            Bool(self.control),
+            Text(&self.scenario),
+            Text(&self.mode),
+            Text(&self.load),
+            int(self.connections),
+            int(self.pipeline),
+            Text(&self.tool),
+            Text(&self.status),
+        ]
+    }
+}
+
+impl FigureRow {
+    /// The values of `statements::INSERT_FIGURE`.
+    pub fn values(&self, measurement_id: i64) -> Vec<Value<'static>> {
+        use Value::*;
+        vec![
+            Int(measurement_id),
+            Text(self.metric.key()),
+            Real(self.median),
+            MaybeReal(self.ci95.map(|c| c.0)),
+            MaybeReal(self.ci95.map(|c| c.1)),
+            MaybeReal(self.median_adjusted),
+            int(self.rounds),
+        ]
     }
 }

@@ -8,7 +8,9 @@ use std::time::{Duration, Instant};
 
 pub mod fake_vm;
 pub mod reference_repo;
+pub mod history_backends;
 pub mod nginx;
+pub mod postgres;
 // The skip of a test that cannot reach its subject, the same file as the unit tests'.
 #[path = "../../src/testing.rs"]
 mod testing;
