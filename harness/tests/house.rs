@@ -4,7 +4,8 @@
 //! In `run/`, which every benchmark goes through, no function is over `RUN_MAX_FN_LINES` lines either: a
 //! long one there did three jobs at once. Every type of `run/` has all its `impl` blocks in one file, so
 //! that a method is found where its type is, and the phases of a benchmark hold at most `PHASE_MAX_FIELDS`
-//! fields each: the few they read.
+//! fields each: the few they read. `run/` says what happens as typed events through `Ui::emit` and builds
+//! no text for the person watching: `ui/text.rs` alone words the events.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -46,21 +47,87 @@ const RUN_LONG_FN_FILES: &[&str] = &["to_model"];
 #[test]
 fn no_function_in_run_over_80_lines() {
     let mut long = Vec::new();
+    for (file, name, code) in shape_run_files() {
+        if RUN_LONG_FN_FILES.contains(&name.as_str()) {
+            continue;
+        }
+        for (function, line, lines) in shape_functions(&code) {
+            if lines > RUN_MAX_FN_LINES {
+                long.push(format!("{file}:{line}: fn {function}, {lines} lines"));
+            }
+        }
+    }
+    assert!(long.is_empty(), "functions of run/ over {RUN_MAX_FN_LINES} lines (split them by the jobs they do):\n{}", long.join("\n"));
+}
+
+/// Each file of `run/`: its path from the crate (`src/run/ab/measure.rs`), its name, and its code without
+/// its tests, comments and strings (`shape_code`).
+fn shape_run_files() -> Vec<(String, String, String)> {
+    let mut found = Vec::new();
     for (folder, files) in shape_folders() {
         let module = shape_module_path(&folder);
         if module.first().map(String::as_str) != Some("run") {
             continue;
         }
-        for name in files.iter().filter(|n| !RUN_LONG_FN_FILES.contains(&n.as_str())) {
-            let text = std::fs::read_to_string(folder.join(format!("{name}.rs"))).unwrap();
-            for (function, line, lines) in shape_functions(&shape_code(&shape_without_tests(&text))) {
-                if lines > RUN_MAX_FN_LINES {
-                    long.push(format!("src/{}/{name}.rs:{line}: fn {function}, {lines} lines", module.join("/")));
-                }
-            }
+        for name in files {
+            let code = shape_code(&shape_without_tests(&std::fs::read_to_string(folder.join(format!("{name}.rs"))).unwrap()));
+            found.push((format!("src/{}/{name}.rs", module.join("/")), name, code));
         }
     }
-    assert!(long.is_empty(), "functions of run/ over {RUN_MAX_FN_LINES} lines (split them by the jobs they do):\n{}", long.join("\n"));
+    found
+}
+
+#[test]
+fn run_sends_events_and_holds_no_display_strings() {
+    let mut worded = Vec::new();
+    for (file, _, code) in shape_run_files() {
+        worded.extend(shape_ui_text(&code).into_iter().map(|(line, what)| format!("{file}:{line}: {what}")));
+    }
+    assert!(
+        worded.is_empty(),
+        "text for the person watching built in run/ (send a typed event, `ui.emit(...)`, and word it in ui/text.rs):\n{}",
+        worded.join("\n")
+    );
+}
+
+/// Where `code` words what the Ui shows, with the line: a call of a Ui method other than `emit`
+/// (`ui.line(...)`, `ui.status(...)`, the bar's), or a `format!` among the arguments of `emit(...)`.
+fn shape_ui_text(code: &str) -> Vec<(usize, String)> {
+    let line_of = |at: usize| code[..at].matches('\n').count() + 1;
+    let ident_before = |at: usize| code[..at].chars().next_back().is_some_and(|c| c.is_alphanumeric() || c == '_');
+    let mut found = Vec::new();
+    for (at, _) in code.match_indices("ui.").filter(|&(at, _)| !ident_before(at)) {
+        let method = shape_ident(&code[at + 3..]);
+        if method != "emit" {
+            found.push((line_of(at), format!("ui.{method}")));
+        }
+    }
+    for (at, _) in code.match_indices(".emit(") {
+        let mut depth = 0i32;
+        let args: String = code[at + 6..]
+            .chars()
+            .take_while(|c| {
+                depth += match c {
+                    '(' => 1,
+                    ')' => -1,
+                    _ => 0,
+                };
+                depth >= 0
+            })
+            .collect();
+        if args.contains("format!") {
+            found.push((line_of(at), "format! in emit(...)".to_string()));
+        }
+    }
+    found.sort();
+    found
+}
+
+/// The finder of text built for the Ui, on code whose answers are known.
+#[test]
+fn the_ui_text_finder_finds_calls_and_formats_only() {
+    let code = "ctx.ui.emit(Bar::Step);\nself.ctx.ui.line(&x);\nui.emit(RoundEvent::Failed { reason: &format!(\"{x}\") });\nlet gui = 1;\ngui.line(x);\nui.emit(f(a)); format!(\"{x}\");\nui.status(s)";
+    assert_eq!(shape_ui_text(code), [(2, "ui.line".to_string()), (3, "format! in emit(...)".to_string()), (7, "ui.status".to_string())]);
 }
 
 /// The most fields a phase of a benchmark, or what the phases share, may hold.

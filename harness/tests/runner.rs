@@ -258,3 +258,69 @@ fn hey_built_from_its_pinned_module_fills_the_histogram() {
     assert_eq!(r.load.status.s2xx, r.load.requests);
     assert!(r.latency().p9999.is_some(), "quantiles from the histogram");
 }
+
+/// run.json as a bench run writes it, pinned: one measured round of the good contestant, without the
+/// control. What a clock, the machine or the server process gave is masked (`mask`): the run's id and
+/// times, the machine and its tools, the rounds and their summaries, the build's time and version, the
+/// temporary folder; what is left is what the runner records and where, which a change of the runner
+/// must leave as it is.
+#[test]
+fn run_json_of_a_small_bench_is_unchanged() {
+    let (tmp, catalog) = common::fixture_copy("catalog");
+    let out = tmp.path().join("results");
+    let mut c = good_only(&catalog, &out);
+    c.no_control = true;
+    let (_, dir, _) = bench(&options(c));
+    let mut json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.join("run.json")).unwrap()).unwrap();
+    mask(&mut json, &tmp.path().display().to_string());
+    insta::assert_snapshot!(serde_json::to_string_pretty(&json).unwrap());
+}
+
+/// The key paths whose values a clock, the machine or the server process gave (array elements share one
+/// path, `measurements[].rounds`).
+const MASKED: &[&str] = &[
+    "run_id",
+    "started_utc",
+    "finished_utc",
+    "environment",
+    "time_spent",
+    "config.run_type",
+    "config.server_cpus",
+    "config.client_cpus",
+    "config.workers",
+    "config.client_threads",
+    "config.client_io",
+    "config.shuffle_seed",
+    "contestants[].version",
+    "contestants[].build_s",
+    "measurements[].rounds",
+    "measurements[].counting_rounds",
+    "measurements[].summary",
+];
+
+/// The values at `MASKED` paths as "[masked]", the temporary folder in strings as "[tmp]"; the machine
+/// model, which a run has or not by how its rounds came out, left out.
+fn mask(value: &mut serde_json::Value, tmp: &str) {
+    if let Some(run) = value.as_object_mut() {
+        run.remove("machine_model");
+    }
+    mask_at(value, "", tmp);
+}
+
+fn mask_at(value: &mut serde_json::Value, path: &str, tmp: &str) {
+    match value {
+        serde_json::Value::Object(map) => {
+            for (key, v) in map.iter_mut() {
+                let path = if path.is_empty() { key.clone() } else { format!("{path}.{key}") };
+                if MASKED.contains(&path.as_str()) {
+                    *v = serde_json::Value::String("[masked]".into());
+                } else {
+                    mask_at(v, &path, tmp);
+                }
+            }
+        }
+        serde_json::Value::Array(items) => items.iter_mut().for_each(|v| mask_at(v, &format!("{path}[]"), tmp)),
+        serde_json::Value::String(s) if s.contains(tmp) => *s = s.replace(tmp, "[tmp]"),
+        _ => {}
+    }
+}

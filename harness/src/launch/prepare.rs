@@ -9,6 +9,7 @@ use crate::catalog::build::{BuildOutcome, BuildResult, Builder};
 use crate::catalog::requires::{self, Readiness, System};
 use crate::catalog::template::{expand, Vars};
 use crate::catalog::{Catalog, Contestant};
+use crate::ui::event::{BuildEvent, Built};
 use crate::ui::Ui;
 
 use super::HOST;
@@ -53,7 +54,7 @@ pub fn make_ready(
             pkgs.join(" ")
         )),
         Readiness::Install(pkgs) => {
-            ui.line(&format!("{}: installing Debian packages {} with apt-get (running as root)", c.name, pkgs.join(" ")));
+            ui.emit(BuildEvent::InstallingPackages { contestant: &c.name, packages: &pkgs });
             std::fs::create_dir_all(logs)?;
             let log = logs.join(format!("{}.apt.log", c.name));
             let begun = std::time::Instant::now();
@@ -70,7 +71,7 @@ pub fn make_ready(
                 },
             };
             if let Some(reason) = failed {
-                ui.line(&format!("{}: {reason}", c.name));
+                ui.emit(BuildEvent::InstallFailed { contestant: &c.name, reason: &reason });
                 let outcome = BuildOutcome { result: BuildResult::Failed(reason.clone()), log, seconds: begun.elapsed().as_secs_f64() };
                 return Ok(Prepared::Failed(reason, outcome));
             }
@@ -78,27 +79,24 @@ pub fn make_ready(
         }
     };
     if let Some(reason) = missing {
-        ui.line(&format!("{}: skipped: {reason}", c.name));
+        ui.emit(BuildEvent::Skipped { contestant: &c.name, reason: &reason });
         return Ok(Prepared::Skipped(reason));
     }
-    ui.status(format!("building {}", c.name));
+    ui.emit(BuildEvent::Building { contestant: &c.name });
     let outcome = builder.build(c, catalog, stop)?;
     Ok(match &outcome.result {
         BuildResult::Failed(reason) => {
-            ui.line(&format!("{}: build failed (log: {})", c.name, outcome.log.display()));
+            ui.emit(BuildEvent::Failed { contestant: &c.name, log: &outcome.log });
             Prepared::Failed(reason.clone(), outcome)
         }
         BuildResult::Interrupted => Prepared::Interrupted,
         result => {
-            ui.detail(&format!(
-                "{}: {}",
-                c.name,
-                match result {
-                    BuildResult::Cached => "build cached (sources unchanged)".to_string(),
-                    BuildResult::NothingToBuild => "nothing to build".to_string(),
-                    _ => format!("built in {:.1} s", outcome.seconds),
-                }
-            ));
+            let how = match result {
+                BuildResult::Cached => Built::Cached,
+                BuildResult::NothingToBuild => Built::NothingToBuild,
+                _ => Built::In { seconds: outcome.seconds },
+            };
+            ui.emit(BuildEvent::Built { contestant: &c.name, how });
             Prepared::Ready(outcome)
         }
     })

@@ -68,7 +68,7 @@ pub fn start_ready(c: &Contestant, scenario: &str, setup: &ServerSetup, log: Pat
         cpus: setup.cpus,
         log,
     };
-    ui.detail(&format!("{}: $ {} (port {port}, CPUs {})", c.name, launch.command, setup.cpus));
+    ui.emit(crate::ui::event::ServerEvent::Command { contestant: &c.name, command: &launch.command, port, cpus: setup.cpus });
     let mut server = match Server::start_on(launch, std::net::SocketAddr::new(setup.address, port)) {
         Ok(s) => s,
         Err(e) => return Err((None, format!("could not start: {e:#}"))),

@@ -8,6 +8,7 @@ use std::sync::atomic::AtomicBool;
 use crate::catalog::Contestant;
 use crate::launch::ServerSetup;
 use crate::model::checks::{CheckResult, ContestantChecks, Status};
+use crate::ui::event::CheckEvent;
 use crate::ui::Ui;
 
 use super::runner::{Context, Record};
@@ -35,16 +36,16 @@ pub(super) fn check(ctx: &Context, record: &mut Record, suite: &dyn Suite, ready
         if ctx.stopped() {
             break;
         }
-        ctx.ui.status(format!("checking {}", c.name));
+        ctx.ui.emit(CheckEvent::Checking { contestant: &c.name });
         let ui = ctx.ui;
         let server = ServerSetup { address: crate::launch::LOOPBACK, cpus: &o.server_cpus, workers: o.workers, start_timeout: o.start_timeout, timeout: o.timeout };
         let outcome = suite.check(c, server, logs.clone(), ui, ctx.stop, &mut |r| {
             if r.status == Status::Fail {
-                ui.line(&format!("{} {} {}: FAIL: {}", r.contestant, r.scenario, r.check, r.reason.lines().next().unwrap_or_default()));
+                ui.emit(CheckEvent::Failed(r));
             }
         });
         let total = outcome.results.len();
-        ctx.ui.line(&format!("{}: {} of {total} checks passed", c.name, total - outcome.failed()));
+        ctx.ui.emit(CheckEvent::Passed { contestant: &c.name, passed: total - outcome.failed(), total });
         record.run.checks.push(outcome);
         record.save()?;
     }

@@ -7,11 +7,12 @@ use crate::launch::{ServerSetup, Started};
 use crate::model::{Measurement, MeasurementStatus, Round};
 
 use crate::os::cpus::{pin_process, PinnedProcess};
+use crate::ui::event::{Bar, PassKind, Phase, RoundEvent, RoundKind, ServerEvent};
+use crate::ui::warning::{SavedAfter, Warning};
 
 use super::budget::Budget;
 use super::levels::{levels, set_rates, Level};
 use super::options::{Rounds, SyscallCounting};
-use super::progress::{measurement_line, round_line};
 use super::probed::Prober;
 use super::runner::{Context, Live, Record};
 use super::search::search_capacities;
@@ -57,7 +58,7 @@ impl<'m, 'a, 's> Measuring<'m, 'a, 's> {
         let o = self.ctx.opts;
         let pinned = (!o.server_cpus.overlaps(&o.client_cpus)).then(|| pin_process(&o.client_cpus));
         if pinned.as_ref().is_some_and(|p| p.failed > 0) {
-            self.ctx.ui.warn(&format!("some harness threads could not be pinned to the client CPUs {}", o.client_cpus));
+            self.ctx.ui.emit(Warning::NotPinned { client_cpus: &o.client_cpus });
         }
         pinned
     }
@@ -68,7 +69,7 @@ impl<'m, 'a, 's> Measuring<'m, 'a, 's> {
         let sweep: &[usize] = if o.workers_sweep.is_empty() { std::slice::from_ref(&o.workers) } else { &o.workers_sweep };
         let total: u64 =
             o.scenarios.iter().map(|s| ready.iter().filter(|c| c.supports(s)).count() as u64).sum::<u64>() * rounds_each * sweep.len() as u64;
-        self.ctx.ui.start(total, "measuring");
+        self.ctx.ui.emit(Bar::Begun { phase: Phase::Measuring, steps: total });
         for (scenario, &workers) in o.scenarios.iter().flat_map(|s| sweep.iter().map(move |w| (s, w))) {
             if self.ctx.stopped() {
                 break;
@@ -76,18 +77,18 @@ impl<'m, 'a, 's> Measuring<'m, 'a, 's> {
             let mut live = Vec::new();
             for c in ready.iter().filter(|c| c.supports(scenario)) {
                 if self.ctx.stopped() {
-                    self.ctx.ui.drop_steps(rounds_each);
+                    self.ctx.ui.emit(Bar::Dropped(rounds_each));
                     continue;
                 }
                 match self.launch(c, scenario, workers) {
                     Some(l) => live.push(l),
-                    None => self.ctx.ui.drop_steps(rounds_each),
+                    None => self.ctx.ui.emit(Bar::Dropped(rounds_each)),
                 }
                 self.record.save()?;
             }
             if !live.is_empty() {
-                let with = if o.workers_sweep.is_empty() { String::new() } else { format!(" with {workers} worker(s)") };
-                self.ctx.ui.line(&format!("{scenario}: {} server(s) started{with} and verified", live.len()));
+                let workers = (!o.workers_sweep.is_empty()).then_some(workers);
+                self.ctx.ui.emit(ServerEvent::AllUp { scenario, servers: live.len(), workers });
             }
             let result = self.rounds(scenario, &mut live);
             for l in live {
@@ -128,7 +129,7 @@ impl<'m, 'a, 's> Measuring<'m, 'a, 's> {
         }
         let flat: Vec<usize> = (first..self.record.run.measurements.len()).collect();
         let measurements: Vec<Vec<usize>> = flat.chunks(levels.len()).map(<[usize]>::to_vec).collect();
-        self.ctx.ui.status(format!("starting {} ({scenario})", c.name));
+        self.ctx.ui.emit(ServerEvent::Starting { contestant: &c.name, scenario });
         let sweep = if o.workers_sweep.is_empty() { String::new() } else { format!(".w{workers}") };
         let log = self.ctx.run_dir.join("logs").join(format!("{}.{scenario}{sweep}.log", c.name));
         let rel = self.ctx.relative(&log);
@@ -149,11 +150,11 @@ impl<'m, 'a, 's> Measuring<'m, 'a, 's> {
                 for &i in &flat {
                     self.record.run.measurements[i].response_bytes = Some(bytes);
                 }
-                self.ctx.ui.detail(&format!("{} {scenario}: verified ({bytes} bytes)", c.name));
+                self.ctx.ui.emit(ServerEvent::Verified { contestant: &c.name, scenario, bytes });
                 Some(Live { contestant: c, server, measurements, response_bytes: bytes, failed: false, workers })
             }
             Started::Failed(server, reason, _) => {
-                self.ctx.ui.line(&format!("{} {scenario}: {}", c.name, reason.lines().next().unwrap_or_default()));
+                self.ctx.ui.emit(ServerEvent::NotStarted { contestant: &c.name, scenario, reason: &reason });
                 self.record.fail(&flat, reason);
                 if let Some(server) = server {
                     self.record.stop_server(self.ctx, c, server);
@@ -216,11 +217,11 @@ impl<'m, 'a, 's> Measuring<'m, 'a, 's> {
                     let m = &self.record.run.measurements[mi];
                     let taken = m.rounds.iter().filter(|r| !r.warmup).count() + m.counting_rounds.len();
                     let left = u64::from(o.max_rounds + extra_rounds(o)).saturating_sub(taken as u64);
-                    self.ctx.ui.drop_steps(left);
+                    self.ctx.ui.emit(Bar::Dropped(left));
                     let m = &mut self.record.run.measurements[mi];
                     if m.status == MeasurementStatus::Running || m.status == MeasurementStatus::Pending {
                         m.status = MeasurementStatus::Measured;
-                        self.ctx.ui.line(&measurement_line(m));
+                        self.ctx.ui.emit(RoundEvent::Measured(m));
                     }
                 }
             }
@@ -256,14 +257,7 @@ impl<'m, 'a, 's> Measuring<'m, 'a, 's> {
             self.wants_round(l, mi) && self.below_fewest(mi)
         });
         if short > 0 {
-            let budget = self.ctx.opts.budget.map_or(String::new(), |b| crate::model::time_spent::min_s(b.as_secs_f64()));
-            self.ctx.ui.line(&format!(
-                "the run's time budget ({budget}) holds no further pass: {short} measurement(s) end short of their target{}",
-                match below.count() {
-                    0 => String::new(),
-                    n => format!(", {n} of them after the rounds they still lack to have an interval"),
-                }
-            ));
+            self.ctx.ui.emit(RoundEvent::BudgetSpent { budget: self.ctx.opts.budget, short, below_fewest: below.count() });
         }
     }
 
@@ -317,13 +311,13 @@ impl<'m, 'a, 's> Measuring<'m, 'a, 's> {
             .collect();
         self.shuffle.shuffle(&mut order);
         if !order.is_empty() && !self.ctx.stopped() {
-            let what = match pass {
-                Pass::Warmup(i) => format!("warm-up {i} of {}", self.ctx.opts.warmup),
-                Pass::Measured(i) => format!("measured pass {i} (at most {})", self.ctx.opts.max_rounds),
-                Pass::Counting => "an extra round counting system calls, left out of every other figure,".into(),
+            let kind = match pass {
+                Pass::Warmup(number) => PassKind::Warmup { number, of: self.ctx.opts.warmup },
+                Pass::Measured(number) => PassKind::Measured { number, at_most: self.ctx.opts.max_rounds },
+                Pass::Counting => PassKind::Counting,
             };
             let load = self.record.run.measurements[live[order[0]].measurements[slot.ci][slot.li]].load_label();
-            self.ctx.ui.line(&format!("{scenario} c={} {load}: {what} across {} server(s)", slot.connections, order.len()));
+            self.ctx.ui.emit(RoundEvent::PassBegun { scenario, connections: slot.connections, load: &load, pass: kind, servers: order.len() });
         }
         let measured = order.first().filter(|_| matches!(pass, Pass::Measured(_))).map(|&k| live[k].measurements[slot.ci][slot.li]);
         let (began, rounds) = (std::time::Instant::now(), order.len());
@@ -342,7 +336,7 @@ impl<'m, 'a, 's> Measuring<'m, 'a, 's> {
         // Saved once a pass, not after every round: writing run.json and the summaries took a tenth of a
         // round's time once a run had a few hundred rounds. An interrupt still saves what was measured.
         if self.record.save().is_err() {
-            self.ctx.ui.warn("could not save the results after a pass");
+            self.ctx.ui.emit(Warning::NotSaved(SavedAfter::Pass));
         }
         self.budget.passed(rounds, began.elapsed());
         !self.ctx.stopped()
@@ -353,9 +347,9 @@ impl<'m, 'a, 's> Measuring<'m, 'a, 's> {
         let Slot { ci, li, connections } = slot;
         let mi = l.measurements[ci][li];
         let (warmup, kind) = match pass {
-            Pass::Warmup(_) => (true, "warm-up"),
-            Pass::Measured(_) => (false, "round"),
-            Pass::Counting => (false, "system-call counting round"),
+            Pass::Warmup(_) => (true, RoundKind::Warmup),
+            Pass::Measured(_) => (false, RoundKind::Measured),
+            Pass::Counting => (false, RoundKind::Counting),
         };
         let m = &self.record.run.measurements[mi];
         let index = match pass {
@@ -368,13 +362,13 @@ impl<'m, 'a, 's> Measuring<'m, 'a, 's> {
             SyscallCounting::Extra => matches!(pass, Pass::Counting),
             SyscallCounting::Off => false,
         };
-        self.ctx.ui.status(format!("{} {scenario} c={connections} {kind} {index}", l.contestant.name));
+        self.ctx.ui.emit(RoundEvent::Begun { contestant: &l.contestant.name, scenario, connections, kind, index });
         self.record.run.measurements[mi].status = MeasurementStatus::Running;
         // A share of the capacity has its own rate; any other round takes the run's mode as asked.
         let rate = self.record.run.measurements[mi].load_fraction.and(self.record.run.measurements[mi].rate_rps);
         let ramp_served = served_before_stall(&self.record.run.measurements[mi], connections);
         let outcome = self.prober.round(scenario, l, connections, rate, index, warmup, count_syscalls, ramp_served);
-        self.ctx.ui.step();
+        self.ctx.ui.emit(Bar::Step);
         let died = l.server.exited();
         let failure = match (outcome, died) {
             (_, Some(status)) => Some(l.server.explain(&format!(
@@ -392,7 +386,7 @@ impl<'m, 'a, 's> Measuring<'m, 'a, 's> {
             }
             (Err(e), None) => Some(format!("the load could not run in {kind} {index}: {e:#}")),
             (Ok(round), None) => {
-                self.ctx.ui.detail(&round_line(&l.contestant.name, scenario, connections, &round));
+                self.ctx.ui.emit(RoundEvent::Done { contestant: &l.contestant.name, scenario, connections, round: &round });
                 let m = &mut self.record.run.measurements[mi];
                 match pass {
                     Pass::Counting => m.counting_rounds.push(round),
@@ -402,13 +396,12 @@ impl<'m, 'a, 's> Measuring<'m, 'a, 's> {
             }
         };
         if let Some(reason) = failure {
-            let first = reason.lines().next().unwrap_or_default().to_string();
-            self.ctx.ui.line(&format!("{} {scenario}: failed: {first}", l.contestant.name));
+            self.ctx.ui.emit(RoundEvent::Failed { contestant: &l.contestant.name, scenario, reason: &reason });
             l.failed = true;
             let o = self.ctx.opts;
             let done: u64 = l.measurements[ci..].iter().flatten().map(|&m| (self.record.run.measurements[m].rounds.len() + self.record.run.measurements[m].counting_rounds.len()) as u64).sum();
             let left = (o.connections.len() - ci) as u64 * u64::from(o.warmup + (o.max_rounds + extra_rounds(o)) * l.measurements[ci].len() as u32);
-            self.ctx.ui.drop_steps(left.saturating_sub(done));
+            self.ctx.ui.emit(Bar::Dropped(left.saturating_sub(done)));
             let ms: Vec<usize> = l.measurements.iter().flatten().copied().collect();
             self.record.fail(&ms, reason);
         }

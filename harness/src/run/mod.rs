@@ -24,7 +24,6 @@ mod measure;
 pub mod options;
 mod prepare;
 mod probed;
-pub mod progress;
 mod record;
 pub mod round_plan;
 pub mod rounds;
@@ -45,6 +44,8 @@ use std::time::SystemTime;
 use crate::catalog::{Catalog, Contestant};
 use crate::model::{ContestantRecord, MeasurementStatus, RunResult, TimeSpent, ToolVersions, SCHEMA};
 use crate::remote::{ClientHosts, ServerHost};
+use crate::ui::event::{Bar, RunEvent};
+use crate::ui::warning::Warning;
 use crate::ui::Ui;
 
 use options::BenchOptions;
@@ -140,7 +141,7 @@ pub fn bench(
     let interrupted = ctx.stopped();
     finish(&mut run, interrupted, began.elapsed().as_secs_f64(), saves_s.get());
     save(&run)?;
-    ui.finish();
+    ui.emit(Bar::Ended);
     outcome?;
     Ok(run)
 }
@@ -151,7 +152,7 @@ fn the_control(opts: &BenchOptions, catalog: &Catalog, ui: &Ui) -> anyhow::Resul
         Ok(()) => Some(control::load(&opts.repo_root, catalog)?),
         Err(control::NoControl::NotAsked) => None,
         Err(why) => {
-            ui.warn(&format!("no control in this run: {why}"));
+            ui.emit(Warning::NoControl(&why));
             None
         }
     })
@@ -161,13 +162,13 @@ fn the_control(opts: &BenchOptions, catalog: &Catalog, ui: &Ui) -> anyhow::Resul
 /// options' notes.
 fn announce(ui: &Ui, run: &RunResult, sides: Option<&ab::sides::Sides>, notes: &[String]) {
     for e in run.catalog_errors.iter() {
-        ui.warn(&format!("invalid manifest: {e}"));
+        ui.emit(Warning::InvalidManifest(e));
     }
     if let Some(s) = sides {
-        ui.line(&format!("A/B run: A is {} ({}), B is {} ({})", s.a.record.name, s.a.record.from, s.b.record.name, s.b.record.from));
+        ui.emit(RunEvent::AbVersions { a: &s.a.record.name, a_from: &s.a.record.from, b: &s.b.record.name, b_from: &s.b.record.from });
     }
     for note in notes {
-        ui.warn(&format!("note: {note}"));
+        ui.emit(Warning::Note(note));
     }
 }
 
@@ -210,7 +211,7 @@ fn tool_versions(opts: &BenchOptions, run_dir: &Path, ui: &Ui, stop: &Arc<Atomic
     let hey_version = if opts.tool == options::Tool::Hey {
         let version = hey::pinned_version(&opts.repo_root)?;
         if !hey::is_built(&opts.repo_root) {
-            ui.line(&format!("building hey {version} from {} into {}", hey::MODULE_DIR, hey::binary(&opts.repo_root).display()));
+            ui.emit(RunEvent::BuildingHey { version: &version, module_dir: hey::MODULE_DIR, binary: &hey::binary(&opts.repo_root) });
         }
         hey::ensure_built(&opts.repo_root, stop)?;
         Some(version)
@@ -246,7 +247,7 @@ fn prepare_hosts(opts: &BenchOptions, ui: &Ui, run: &mut RunResult) -> anyhow::R
     let remote = &opts.remote;
     let server_host = match (&remote.server_host, &remote.server_catalog) {
         (Some(spec), Some(catalog)) => {
-            let host = ServerHost::prepare(spec, &remote.ssh_options, remote.server_address, remote.clock_tolerance, catalog, opts.rebuild, &|m| ui.line(m))?;
+            let host = ServerHost::prepare(spec, &remote.ssh_options, remote.server_address, remote.clock_tolerance, catalog, opts.rebuild, &|m| ui.emit(RunEvent::Host(m)))?;
             run.environment.server_host = Some(host.record());
             Some(host)
         }
@@ -255,7 +256,7 @@ fn prepare_hosts(opts: &BenchOptions, ui: &Ui, run: &mut RunResult) -> anyhow::R
     let hosts = if remote.client_hosts.is_empty() {
         None
     } else {
-        let hosts = ClientHosts::prepare(&remote.client_hosts, &remote.ssh_options, remote.server_address, remote.clock_tolerance, &|m| ui.line(m))?;
+        let hosts = ClientHosts::prepare(&remote.client_hosts, &remote.ssh_options, remote.server_address, remote.clock_tolerance, &|m| ui.emit(RunEvent::Host(m)))?;
         run.environment.client_hosts = hosts.records();
         Some(hosts)
     };

@@ -12,6 +12,8 @@ use crate::model::ContestantStatus;
 use crate::remote::agent_protocol::BuildOutcomeThere;
 use crate::remote::ServerHost;
 
+use crate::ui::event::{Bar, BuildEvent, Phase};
+
 use super::runner::{Context, Record};
 
 /// How one contestant came out of `prepare_one`.
@@ -36,7 +38,7 @@ impl Preparing<'_, '_, '_> {
     pub(super) fn prepare<'c>(&mut self, selected: &[&'c Contestant]) -> anyhow::Result<Vec<&'c Contestant>> {
         let mut builder = Builder::new(stamp_dir(&self.ctx.opts.out_dir), self.ctx.run_dir.join("logs"), self.ctx.opts.rebuild);
         let mut ready = Vec::new();
-        self.ctx.ui.start(selected.len() as u64, "building");
+        self.ctx.ui.emit(Bar::Begun { phase: Phase::Building, steps: selected.len() as u64 });
         for c in selected {
             if self.ctx.stopped() {
                 break;
@@ -46,7 +48,7 @@ impl Preparing<'_, '_, '_> {
                 Readiness::Ready => ready.push(*c),
                 Readiness::NotReady(..) => {}
             }
-            self.ctx.ui.step();
+            self.ctx.ui.emit(Bar::Step);
         }
         Ok(ready)
     }
@@ -55,7 +57,7 @@ impl Preparing<'_, '_, '_> {
     /// record and saved.
     pub(super) fn prepare_one(&mut self, c: &Contestant, builder: &mut Builder) -> anyhow::Result<Readiness> {
         let logs = self.ctx.run_dir.join("logs");
-        self.ctx.ui.status(format!("preparing {}", c.name));
+        self.ctx.ui.emit(BuildEvent::Preparing { contestant: &c.name });
         let wanted = self.ctx.opts.scenarios.iter().any(|s| c.supports(s));
         let (prepared, version) = match self.ctx.hosts.server {
             _ if !wanted => (Prepared::Skipped(not_answered(c, &self.ctx.opts.scenarios)), None),
@@ -105,7 +107,7 @@ impl Preparing<'_, '_, '_> {
     /// A contestant made ready by the agent on the server host, and the version it reports there. A host
     /// that is lost is an error, naming it.
     fn prepare_there(&self, host: &ServerHost, c: &Contestant, logs: &Path) -> anyhow::Result<(Prepared, Option<String>)> {
-        self.ctx.ui.status(format!("building {} on {}", c.name, host.name()));
+        self.ctx.ui.emit(BuildEvent::BuildingThere { contestant: &c.name, host: &host.name() });
         let built = host.build(&c.name, self.ctx.opts.install, self.ctx.opts.workers)?;
         let log = logs.join(format!("{}.build.log", c.name));
         if let Some(text) = &built.log {
@@ -121,7 +123,7 @@ impl Preparing<'_, '_, '_> {
             BuildOutcomeThere::Interrupted => Prepared::Interrupted,
         };
         match &prepared {
-            Prepared::Skipped(reason) | Prepared::Failed(reason, _) => self.ctx.ui.line(&format!("{}: {}", c.name, reason.lines().next().unwrap_or_default())),
+            Prepared::Skipped(reason) | Prepared::Failed(reason, _) => self.ctx.ui.emit(BuildEvent::NotReadyThere { contestant: &c.name, reason }),
             _ => {}
         }
         Ok((prepared, built.version))

@@ -11,6 +11,7 @@ use std::sync::Arc;
 use crate::catalog::Contestant;
 use crate::model::{ContestantRecord, MeasurementStatus, RunResult};
 use crate::remote::{ClientHosts, ServerHost};
+use crate::ui::warning::Warning;
 use crate::ui::Ui;
 
 use super::options::BenchOptions;
@@ -97,13 +98,13 @@ impl<'a, 's> Record<'a, 's> {
         let report = match server.stop(ctx.opts.stop_grace) {
             Ok(r) => r,
             Err(e) => {
-                ctx.ui.warn(&format!("{}: could not be stopped: {e:#}", c.name));
+                ctx.ui.emit(Warning::NotStopped { contestant: &c.name, error: &e });
                 return;
             }
         };
         let warnings = report.warnings(port);
         for w in warnings {
-            ctx.ui.warn(&format!("{}: {w}", c.name));
+            ctx.ui.emit(Warning::AtStop { contestant: &c.name, warning: &w });
             let r = self.contestant_mut(&c.name);
             if !r.warnings.contains(&w) {
                 r.warnings.push(w);

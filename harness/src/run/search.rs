@@ -4,6 +4,8 @@
 use crate::load::search::{judge_figures, search, SearchResult, Slo, Step};
 use crate::model::Flag;
 
+use crate::ui::event::SearchEvent;
+
 use super::probed::Prober;
 use super::runner::{Context, Live, Record};
 use super::options::SyscallCounting;
@@ -25,19 +27,19 @@ pub(super) fn search_capacities(ctx: &Context, record: &mut Record, prober: &mut
         let mi = l.measurements[ci][0];
         let Some(median) = record.run.measurements[mi].summary().median_rps else { continue };
         let name = l.contestant.name.clone();
-        ctx.ui.line(&format!("{name} {scenario} c={connections}: capacity search at {}", slo.text));
+        ctx.ui.emit(SearchEvent::Begun { contestant: &name, scenario, connections, slo: &slo.text });
         match search_one(ctx, prober, &slo, scenario, l, connections, median * START_SHARE) {
             Ok(found) => {
-                ctx.ui.line(&format!("{name} {scenario} c={connections}: capacity @ {}: {}", slo.text, found.describe()));
+                ctx.ui.emit(SearchEvent::Found { contestant: &name, scenario, connections, slo: &slo.text, found: &found });
                 record.run.measurements[mi].capacity = Some(found.into());
             }
             Err(e) if ctx.stopped() => {
-                ctx.ui.detail(&format!("{name}: capacity search interrupted: {e:#}"));
+                ctx.ui.emit(SearchEvent::Interrupted { contestant: &name, error: &e });
                 return;
             }
             Err(e) => {
                 let reason = format!("capacity search at {}: {e:#}", slo.text);
-                ctx.ui.line(&format!("{name} {scenario}: failed: {reason}"));
+                ctx.ui.emit(SearchEvent::Failed { contestant: &name, scenario, reason: &reason });
                 if l.server.exited().is_some() {
                     l.failed = true;
                 }
@@ -59,7 +61,7 @@ fn search_one(ctx: &Context, prober: &mut Prober, slo: &Slo, scenario: &str, l: 
             anyhow::ensure!(!ctx.stopped(), "interrupted");
             index += 1;
             attempt += 1;
-            ctx.ui.status(format!("{} {scenario} c={connections} search step {index} at {rate:.0}/s", l.contestant.name));
+            ctx.ui.emit(SearchEvent::Step { contestant: &l.contestant.name, scenario, connections, index, rate });
             let round = prober.round(scenario, l, connections, Some(rate), index, false, ctx.opts.syscall_counts == SyscallCounting::Rounds, None);
             if let Some(status) = l.server.exited() {
                 anyhow::bail!(l.server.explain(&format!("the server exited ({status}) at {rate:.0} req/s")));

@@ -14,6 +14,7 @@ use crate::launch::server::{Server, StopReport};
 use crate::launch::{judged, start_verified, ServerSetup, Started};
 use crate::load::{Edge, WindowWatch};
 use crate::remote::{RemoteRound, RemoteServer, ServerHost};
+use crate::ui::event::ServerEvent;
 use crate::ui::Ui;
 
 /// A server that was started for a scenario.
@@ -136,7 +137,7 @@ impl Served {
                 Started::Failed(s, reason, sample) => Started::Failed(s.map(Served::Here), reason, sample),
             };
         };
-        ui.detail(&format!("{}: starting on {} (CPUs {})", c.name, host.name(), setup.cpus));
+        ui.emit(ServerEvent::StartingThere { contestant: &c.name, host: &host.name(), cpus: setup.cpus });
         match host.start(&c.name, scenario, setup) {
             Err(e) => Started::Failed(None, format!("{e:#}"), None),
             Ok(Err((reason, text))) => {

@@ -12,11 +12,12 @@ use crate::model::ab::{value, AbPair, AbRun, Bands, Side};
 use crate::model::verdict::Metric;
 use crate::model::MeasurementStatus;
 use crate::stats::paired::PairedRatio;
+use crate::ui::event::{Bar, PairEvent, Phase, RoundEvent, ServerEvent};
+use crate::ui::warning::{SavedAfter, Warning};
 
 use crate::run::conformance::Suite;
 use crate::run::measure::{extra_rounds, Pass, Slot, COUNTING_ATTEMPTS};
 use crate::run::prepare::Readiness;
-use crate::run::progress::measurement_line;
 use crate::run::conformance::check;
 use crate::run::measure::Measuring;
 use crate::run::prepare::Preparing;
@@ -39,12 +40,12 @@ fn failed(v: &Version, side: Side, what: &str, reason: &str, log: Option<&Path>)
 pub(in crate::run) fn ab<'a>(ctx: &Context<'a>, record: &mut Record<'a, '_>, sides: &Sides, suite: Option<&dyn Suite>) -> anyhow::Result<()> {
     let o = ctx.opts;
     record.run.ab = Some(AbRun { a: sides.a.record.clone(), b: sides.b.record.clone(), pairs: Vec::new(), ended: None });
-    ctx.ui.start(2, "building");
+    ctx.ui.emit(Bar::Begun { phase: Phase::Building, steps: 2 });
     for side in [Side::A, Side::B] {
         let v = sides.side(side);
         let mut builder = Builder::new(v.stamps.clone(), ctx.run_dir.join("logs"), o.rebuild);
         match (Preparing { ctx, record: &mut *record, catalog: &v.catalog }).prepare_one(&v.contestant, &mut builder)? {
-            Readiness::Ready => ctx.ui.step(),
+            Readiness::Ready => ctx.ui.emit(Bar::Step),
             Readiness::Interrupted => return Ok(()),
             Readiness::NotReady(reason, log) => return Err(failed(v, side, "could not be made ready", &reason, log.as_deref())),
         }
@@ -88,7 +89,7 @@ pub(in crate::run) fn ab<'a>(ctx: &Context<'a>, record: &mut Record<'a, '_>, sid
         }
         m.record.save()?;
     }
-    m.ctx.ui.line(&format!("{scenario}: A ({}) and B ({}) started and verified", sides.a.contestant.name, sides.b.contestant.name));
+    m.ctx.ui.emit(ServerEvent::AbUp { scenario: &scenario, a: &sides.a.contestant.name, b: &sides.b.contestant.name });
     let result = ab_rounds(&mut m, &scenario, &mut live, sides);
     for l in live {
         m.record.stop_server(m.ctx, l.contestant, l.server);
@@ -104,7 +105,7 @@ fn ab_rounds(m: &mut Measuring, scenario: &str, live: &mut [Live], sides: &Sides
     for l in live.iter_mut() {
         l.server.freeze();
     }
-    m.ctx.ui.start(2 * u64::from(o.warmup + o.max_rounds + extra_rounds(o)), "measuring");
+    m.ctx.ui.emit(Bar::Begun { phase: Phase::Measuring, steps: 2 * u64::from(o.warmup + o.max_rounds + extra_rounds(o)) });
     for r in 1..=o.warmup {
         for side in [first_of(r), first_of(r).other()] {
             if m.ctx.stopped() {
@@ -127,7 +128,7 @@ fn ab_rounds(m: &mut Measuring, scenario: &str, live: &mut [Live], sides: &Sides
         ab.ended = Some(outcome.ended.word().into());
     }
     let taken = 2 * outcome.pairs.len() as u64;
-    m.ctx.ui.drop_steps((2 * u64::from(o.max_rounds)).saturating_sub(taken));
+    m.ctx.ui.emit(Bar::Dropped((2 * u64::from(o.max_rounds)).saturating_sub(taken)));
     for _ in 0..extra_rounds(o) * COUNTING_ATTEMPTS {
         if !(0..live.len()).any(|k| m.needs_counting_round(&live[k], slot)) || !m.pass(scenario, live, slot, Pass::Counting) {
             break;
@@ -142,23 +143,15 @@ fn ab_rounds(m: &mut Measuring, scenario: &str, live: &mut [Live], sides: &Sides
         if matches!(measurement.status, MeasurementStatus::Running | MeasurementStatus::Pending) {
             measurement.status = MeasurementStatus::Measured;
         }
-        m.ctx.ui.line(&measurement_line(&m.record.run.measurements[mi]));
+        m.ctx.ui.emit(RoundEvent::Measured(&m.record.run.measurements[mi]));
     }
-    let reached = outcome.requests_per_s.and_then(|r| {
-        let (lo, hi) = r.ci95?;
-        let resolution = r.ci95_half_width_pct().map_or(String::new(), |w| format!(" (±{w:.1}%)"));
-        Some(format!("B/A of req/s {:.4}, 95% CI {lo:.4} to {hi:.4}{resolution}", r.ratio))
+    m.ctx.ui.emit(PairEvent::Ended {
+        pairs: outcome.pairs.len(),
+        counted: outcome.counted.len(),
+        took: started.elapsed(),
+        ended: outcome.ended.word(),
+        requests_per_s: outcome.requests_per_s.as_ref(),
     });
-    let secs = started.elapsed().as_secs();
-    m.ctx.ui.line(&format!(
-        "{} pairs ({} count) in {} min {:02} s, ended: {}; {}",
-        outcome.pairs.len(),
-        outcome.counted.len(),
-        secs / 60,
-        secs % 60,
-        outcome.ended.word(),
-        reached.unwrap_or_else(|| "no interval (fewer than 6 pairs count)".into())
-    ));
     Ok(())
 }
 
@@ -210,21 +203,10 @@ impl PairedRounds for PairRounds<'_, '_, '_, '_, '_> {
         if let Some(ab) = runner.record.run.ab.as_mut() {
             ab.pairs.push(*pair);
         }
-        let so_far = match requests_per_s {
-            Some(PairedRatio { ratio, ci95: Some((lo, hi)), pairs, .. }) => format!("B/A {ratio:.4} (95% CI {lo:.4} to {hi:.4}) over {pairs} pairs"),
-            Some(r) => format!("B/A {:.4} over {} pairs", r.ratio, r.pairs),
-            None => "no estimate yet".into(),
-        };
-        let line = format!("pair {}{}: req/s {so_far}", pair.index, if counts { "" } else { " (left out: a round was disturbed)" });
-        runner.ctx.ui.status(line.clone());
-        if pair.index.is_multiple_of(20) {
-            runner.ctx.ui.line(&line);
-        } else {
-            runner.ctx.ui.detail(&line);
-        }
+        runner.ctx.ui.emit(PairEvent::Paired { pair, counts, requests_per_s });
         // Saved every few pairs: writing every file after each round costs a share of a round.
         if pair.index.is_multiple_of(10) && runner.record.save().is_err() {
-            runner.ctx.ui.warn("could not save the results after a pair");
+            runner.ctx.ui.emit(Warning::NotSaved(SavedAfter::Pair));
         }
     }
 }

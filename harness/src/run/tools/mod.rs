@@ -61,7 +61,7 @@ pub fn install_if_missing(tool: Tool, install: bool, logs: &Path, ui: &crate::ui
         install && requires::System::detect().can_install(),
         "--tool {name}: `{command}` is not installed (apt-get install -y {package})"
     );
-    ui.line(&format!("installing {package} with apt-get (running as root) for --tool {name}"));
+    ui.emit(crate::ui::event::RunEvent::InstallingTool { package, tool: name });
     let log = logs.join("tools.apt.log");
     requires::install(&[package.to_string()], &log).map_err(|e| anyhow::anyhow!("--tool {name}: installing {package}: {e:#}"))?;
     anyhow::ensure!(requires::find_command(command).is_some(), "--tool {name}: `{command}` is still missing after installing {package}; see {}", log.display());

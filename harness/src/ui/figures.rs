@@ -1,4 +1,5 @@
-//! The progress text of a benchmark: a line per round (with -v) and one per finished measurement.
+//! The figures of a round and of a measurement as progress lines: a line per round (with -v) and one per
+//! finished measurement.
 
 use crate::model::{limit_words, Measurement, Round, Flag};
 use crate::report::format::{mib, one, or_absent, pct, us};

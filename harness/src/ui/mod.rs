@@ -1,9 +1,17 @@
 //! What a person sees while a run goes on: a progress bar on long work, a line per finished step, and
-//! how much of that `-q` and `-v` keep.
+//! how much of that `-q` and `-v` keep. The runner says what happens as typed events (`event.rs`,
+//! `warning.rs`) through `Ui::emit`; `text.rs` alone turns them into words.
+
+pub mod event;
+mod figures;
+pub mod text;
+pub mod warning;
 
 use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+use event::{Bar, Event};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Verbosity {
@@ -30,6 +38,28 @@ impl Ui {
                 .progress_chars("=> "),
         );
         Ui { level, bar }
+    }
+
+    /// Shows what the runner says: a change of the bar, or the event's status and line as `text.rs` words
+    /// them, the line when the verbosity keeps it.
+    pub fn emit<'a>(&self, event: impl Into<Event<'a>>) {
+        let event = event.into();
+        if let Event::Bar(bar) = event {
+            match bar {
+                Bar::Begun { phase, steps } => self.start(steps, text::phase(phase)),
+                Bar::Step => self.step(),
+                Bar::Dropped(steps) => self.drop_steps(steps),
+                Bar::Ended => self.finish(),
+            }
+            return;
+        }
+        let text::Text { status, line } = text::text(&event);
+        if let Some(status) = status {
+            self.status(status);
+        }
+        if let Some((_, line)) = line.filter(|(least, _)| self.level >= *least) {
+            self.print(&line);
+        }
     }
 
     /// Starts (or restarts) the bar for `steps` steps of `what`.
