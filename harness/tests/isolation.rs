@@ -112,7 +112,7 @@ fn only_the_measured_server_runs_and_the_harness_keeps_off_its_cpus() {
     // The run saves once a pass: a warm-up pass and at least three measured ones, each seen here.
     assert!(checks >= 4, "{checks} checks");
     let busy = run.measurements.iter().find(|m| m.contestant == "cost-busy").unwrap();
-    assert!(busy.measured_rounds().count() >= 3, "the three rounds asked of cost-busy count: {:?}", busy.rounds.iter().map(|r| &r.flags).collect::<Vec<_>>());
+    assert!(busy.measured_rounds().count() >= 3, "the three rounds asked of cost-busy count: {:?}", busy.rounds.iter().map(|r| (&r.flags, r.machine.foreign_pct, r.machine.steal_pct)).collect::<Vec<_>>());
     for r in busy.rounds.iter() {
         let foreign = r.machine.foreign_pct.expect("foreign time was read");
         // No foreign time beyond the two ticks of /proc's rounding (4% of a 0.5 s round). A round left out
@@ -131,7 +131,9 @@ fn only_the_measured_server_runs_and_the_harness_keeps_off_its_cpus() {
 /// have run.
 fn a_cpu_hog_disturbs_the_rounds_it_overlaps_and_they_are_run_again() {
     let (tmp, catalog) = common::fixture_copy("cost");
-    let opts = options(&["cost-busy"], 6, 16, &catalog, &tmp.path().join("hogged"));
+    // Up to 24 rounds for the 6 that count: the two beside the hog, and stretches of the VM's steal (a
+    // suite's run once saw 12 of 16 rounds disturbed).
+    let opts = options(&["cost-busy"], 6, 24, &catalog, &tmp.path().join("hogged"));
     let server_cpus = opts.server_cpus.clone();
     let mut hog: Option<Child> = None;
     let mut hogged_rounds = Vec::new();
@@ -162,7 +164,8 @@ fn a_cpu_hog_disturbs_the_rounds_it_overlaps_and_they_are_run_again() {
         assert!(r.machine.foreign_pct.unwrap() > 20.0, "{:?}", r.machine);
     }
     let s = m.summary();
-    assert_eq!(s.rounds_used, 6, "the disturbed rounds were run again");
+    let machine: Vec<_> = measured.iter().map(|r| (r.flags.clone(), r.machine.foreign_pct, r.machine.steal_pct)).collect();
+    assert_eq!(s.rounds_used, 6, "the disturbed rounds were run again: {machine:?}");
     assert!(s.rounds_disturbed >= 2);
     // The hog bit: the rounds beside it served at least a tenth less than the median of the six rounds that
     // count, which is made without them. Two runs are not compared: left in, two slow rounds of eight move
