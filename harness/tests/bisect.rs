@@ -75,7 +75,7 @@ fn on_the_fake_machine(repo: &Path, b: &bisect::Between, seed: u64) -> Bisection
         let ratio = e.ratio.map(|r| (r.ratio, r.ci95.map_or(f64::NAN, |c| c.0), r.ci95.map_or(f64::NAN, |c| c.1)));
         Ok(Reading::Judged { verdict: e.verdict, ratio, pairs: e.pairs, seconds: out.pairs.len() as f64 * 1.3 })
     };
-    bisect::bisect(&b.good, &b.bad, &b.inputs, 2, &mut judge).unwrap()
+    bisect::bisect(&b.good, &b.inputs, 2, &mut judge).unwrap()
 }
 
 #[test]

@@ -54,19 +54,18 @@ pub struct Bisection {
 /// One A/B step: B against A, the `attempt`-th time for this pair. An error ends the search.
 pub type Judge<'a> = dyn FnMut(&Commit, &Commit, u32) -> anyhow::Result<Reading> + 'a;
 
-/// Bisects between `good` and `bad`: `between` are the commits after `good` up to and including `bad` that
-/// change the contestant's inputs, oldest first (`bad` last). `attempts` is how often a step that reads
-/// neither way is asked before the search settles for a range.
-pub fn bisect(good: &Commit, bad: &Commit, between: &[Commit], attempts: u32, judge: &mut Judge) -> anyhow::Result<Bisection> {
+/// Bisects from `good` to the last of `candidates`, the bad end: the commits after `good` that change the
+/// contestant's inputs, oldest first (`Between::inputs`). `attempts` is how often a step that reads neither
+/// way is asked before the search settles for a range.
+pub fn bisect(good: &Commit, candidates: &[Commit], attempts: u32, judge: &mut Judge) -> anyhow::Result<Bisection> {
     let mut b = Bisection { steps: Vec::new(), skipped: Vec::new(), outcome: Outcome::EndsUnclear };
+    let Some(bad) = candidates.last() else { anyhow::bail!("no commit after the good end to bisect") };
     // The ends: the direction of the change is whatever they show.
     let direction = match ask(&mut b, good, bad, attempts, &[Verdict::Same, Verdict::Worse, Verdict::Better], judge)? {
         Some(Verdict::Same) => return Ok(Bisection { outcome: Outcome::NoDifference, ..b }),
         Some(v @ (Verdict::Worse | Verdict::Better)) => v,
         _ => return Ok(b),
     };
-    let mut candidates: Vec<Commit> = between.iter().filter(|c| c.hash != bad.hash).cloned().collect();
-    candidates.push(bad.clone());
     // The culprit lies in candidates[lo..hi]: after candidates[lo - 1] (or good), at or before candidates[hi - 1].
     let (mut lo, mut hi) = (0usize, candidates.len());
     let mut broken = vec![false; candidates.len()];
@@ -141,7 +140,7 @@ mod tests {
     fn every_culprit_among_eight_commits_is_found_in_at_most_four_steps() {
         let c = commits(8);
         for culprit in 1..=8 {
-            let b = bisect(&c[0], &c[8], &c[1..=8], 2, &mut judge_with(culprit, &[], &[])).unwrap();
+            let b = bisect(&c[0], &c[1..=8], 2, &mut judge_with(culprit, &[], &[])).unwrap();
             assert_eq!(b.outcome, Outcome::Culprit(c[culprit].clone()), "culprit {culprit}: {:?}", b.steps);
             assert!(b.steps.len() <= 4, "culprit {culprit}: {} steps", b.steps.len());
             assert!(b.steps.iter().all(|s| s.a == c[0]), "every step against the good end");
@@ -151,7 +150,7 @@ mod tests {
     #[test]
     fn ends_that_read_the_same_stop_at_the_first_step() {
         let c = commits(8);
-        let b = bisect(&c[0], &c[8], &c[1..=8], 2, &mut |_: &Commit, _: &Commit, _| Ok(judged(Verdict::Same))).unwrap();
+        let b = bisect(&c[0], &c[1..=8], 2, &mut |_: &Commit, _: &Commit, _| Ok(judged(Verdict::Same))).unwrap();
         assert_eq!((b.outcome, b.steps.len()), (Outcome::NoDifference, 1));
     }
 
@@ -159,7 +158,7 @@ mod tests {
     fn an_improvement_is_bisected_as_a_regression_is() {
         let c = commits(8);
         let mut judge = |_: &Commit, b: &Commit, _: u32| Ok(judged(if b.hash.parse::<usize>().unwrap() >= 3 { Verdict::Better } else { Verdict::Same }));
-        assert_eq!(bisect(&c[0], &c[8], &c[1..=8], 1, &mut judge).unwrap().outcome, Outcome::Culprit(c[3].clone()));
+        assert_eq!(bisect(&c[0], &c[1..=8], 1, &mut judge).unwrap().outcome, Outcome::Culprit(c[3].clone()));
     }
 
     #[test]
@@ -176,25 +175,25 @@ mod tests {
                 _ => Verdict::Same,
             }))
         };
-        let b = bisect(&c[0], &c[8], &c[1..=8], 2, &mut judge).unwrap();
+        let b = bisect(&c[0], &c[1..=8], 2, &mut judge).unwrap();
         assert_eq!(b.outcome, Outcome::Culprit(c[6].clone()), "{:?}", b.steps);
     }
 
     #[test]
     fn a_broken_midpoint_is_skipped_and_its_neighbours_decide() {
         let c = commits(8);
-        let b = bisect(&c[0], &c[8], &c[1..=8], 2, &mut judge_with(6, &[4], &[])).unwrap();
+        let b = bisect(&c[0], &c[1..=8], 2, &mut judge_with(6, &[4], &[])).unwrap();
         assert_eq!(b.outcome, Outcome::Culprit(c[6].clone()), "{:?}", b.steps);
         assert_eq!(b.skipped, vec![c[4].clone()]);
         // The culprit itself broken: the answer is the range it hides in.
-        let b = bisect(&c[0], &c[8], &c[1..=8], 2, &mut judge_with(5, &[5], &[])).unwrap();
+        let b = bisect(&c[0], &c[1..=8], 2, &mut judge_with(5, &[5], &[])).unwrap();
         assert_eq!(b.outcome, Outcome::Range { after: c[4].clone(), upto: c[6].clone() }, "{:?}", b.steps);
     }
 
     #[test]
     fn an_unclear_step_is_asked_again_then_the_search_ends_with_its_range() {
         let c = commits(8);
-        let b = bisect(&c[0], &c[8], &c[1..=8], 3, &mut judge_with(6, &[], &[4])).unwrap();
+        let b = bisect(&c[0], &c[1..=8], 3, &mut judge_with(6, &[], &[4])).unwrap();
         let at_4: Vec<u32> = b.steps.iter().filter(|s| s.b == c[4]).map(|s| s.attempt).collect();
         assert_eq!(at_4, [1, 2, 3], "asked three times");
         assert_eq!(b.outcome, Outcome::Range { after: c[0].clone(), upto: c[8].clone() });
@@ -203,7 +202,7 @@ mod tests {
     #[test]
     fn ends_that_cannot_be_told_apart_end_it() {
         let c = commits(8);
-        let b = bisect(&c[0], &c[8], &c[1..=8], 2, &mut |_: &Commit, _: &Commit, _| Ok(judged(Verdict::Unclear))).unwrap();
+        let b = bisect(&c[0], &c[1..=8], 2, &mut |_: &Commit, _: &Commit, _| Ok(judged(Verdict::Unclear))).unwrap();
         assert_eq!((b.outcome, b.steps.len()), (Outcome::EndsUnclear, 2));
     }
 }

@@ -172,22 +172,35 @@ pub fn fingerprint(c: &Contestant, catalog: &Catalog, command: &str) -> anyhow::
     Ok(h.0)
 }
 
-/// The files a contestant's build may read: everything in its language folder (the first folder under the
-/// catalog root) that git does not ignore, except the folders of other contestants. Without git, a walk
-/// that skips build outputs.
+/// The folders a contestant's build may read from: its language folder (the first folder under the
+/// catalog root), less the folders of the other contestants in it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BuildInputs {
+    pub top: PathBuf,
+    pub others: Vec<PathBuf>,
+}
+
+impl BuildInputs {
+    pub fn of(c: &Contestant, catalog: &Catalog) -> BuildInputs {
+        let top = match c.dir.strip_prefix(&catalog.root).ok().and_then(|rel| rel.components().next()) {
+            Some(first) => catalog.root.join(first),
+            None => c.dir.clone(),
+        };
+        let others = catalog.manifest_dirs.iter().filter(|d| **d != c.dir && !c.dir.starts_with(d) && d.starts_with(&top)).cloned().collect();
+        BuildInputs { top, others }
+    }
+}
+
+/// The files a contestant's build may read: everything under `BuildInputs` that git does not ignore.
+/// Without git, a walk that skips build outputs.
 pub fn source_files(c: &Contestant, catalog: &Catalog) -> Vec<PathBuf> {
-    let top = match c.dir.strip_prefix(&catalog.root).ok().and_then(|rel| rel.components().next()) {
-        Some(first) => catalog.root.join(first),
-        None => c.dir.clone(),
-    };
-    let mut files = git_files(&top).unwrap_or_else(|| {
+    let inputs = BuildInputs::of(c, catalog);
+    let mut files = git_files(&inputs.top).unwrap_or_else(|| {
         let mut v = Vec::new();
-        walk(&top, &mut v);
+        walk(&inputs.top, &mut v);
         v
     });
-    let others: Vec<&PathBuf> =
-        catalog.manifest_dirs.iter().filter(|d| **d != c.dir && !c.dir.starts_with(d)).collect();
-    files.retain(|f| f.is_file() && !others.iter().any(|d| f.starts_with(d)));
+    files.retain(|f| f.is_file() && !inputs.others.iter().any(|d| f.starts_with(d)));
     files.sort();
     files
 }

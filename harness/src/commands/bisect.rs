@@ -4,18 +4,22 @@
 //! `bench --ab` on the contestant's two folders, recorded like any run, in the history too. Each step is
 //! printed as it ends; then the culprit, or the range it could narrow to, and the total time.
 
+use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use anyhow::Context as _;
 
 use crate::bisect::{self, Between, Bisection, Commit, Outcome, Reading, Step};
+use crate::catalog::build::BuildInputs;
 use crate::catalog::Catalog;
 use crate::cli::bench::BenchArgs;
 use crate::cli::bisect::BisectArgs;
 use crate::history::Recorder;
 use crate::model::verdict::Metric;
 use crate::model::RunResult;
+use crate::os::git::git;
+use crate::run::ab::sides::Worktree;
 use crate::ui::Ui;
 
 use super::{interrupt_flag, repo_root, save_run, Interrupted};
@@ -35,25 +39,16 @@ pub fn run(args: BisectArgs, ui: &Ui) -> anyhow::Result<()> {
         let p = p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
         Ok(p.strip_prefix(&repo).with_context(|| format!("{} is outside the git repository {}", p.display(), repo.display()))?.to_path_buf())
     };
-    // Its inputs as the build's fingerprint reads them: its language folder, less the other contestants'.
     let dir = relative(&contestant.dir)?;
-    let top = match contestant.dir.strip_prefix(&catalog.root).ok().and_then(|r| r.components().next()) {
-        Some(first) => catalog.root.join(first),
-        None => contestant.dir.clone(),
-    };
-    let language = relative(&top)?;
-    let others: Vec<PathBuf> = catalog
-        .manifest_dirs
-        .iter()
-        .filter(|d| **d != contestant.dir && d.starts_with(&top) && !contestant.dir.starts_with(d))
-        .map(|d| relative(d))
-        .collect::<anyhow::Result<_>>()?;
+    let inputs = BuildInputs::of(contestant, &catalog);
+    let top = relative(&inputs.top)?;
+    let others = inputs.others.iter().map(|d| relative(d)).collect::<anyhow::Result<Vec<_>>>()?;
     let others: Vec<&Path> = others.iter().map(PathBuf::as_path).collect();
-    let between = bisect::between(&repo, &args.good, &args.bad, &[language.as_path()], &others)?;
+    let between = bisect::between(&repo, &args.good, &args.bad, &[top.as_path()], &others)?;
     say_range(ui, &args.name, &between);
 
     let out = args.out.clone().unwrap_or_else(|| root.join("results"));
-    let worktrees = Worktrees::new(&repo, out.join(".bisect-worktrees").join(format!("{}-{}", between.good.short(), between.bad.short())))?;
+    let worktrees = Worktrees { repo: repo.clone(), area: out.join(".bisect-worktrees").join(format!("{}-{}", between.good.short(), between.bad.short())), made: Default::default() };
     let stop = interrupt_flag()?;
     let mut history = Recorder::new(crate::history::Location::of(&out));
     let mut judge = |a: &Commit, b: &Commit, attempt: u32| -> anyhow::Result<Reading> {
@@ -71,8 +66,8 @@ pub fn run(args: BisectArgs, ui: &Ui) -> anyhow::Result<()> {
         ui.line(&step_line(&Step { a: a.clone(), b: b.clone(), attempt, reading: reading.clone() }, args.metric));
         Ok(reading)
     };
-    let found = bisect::bisect(&between.good, &between.bad, &between.inputs, args.attempts, &mut judge);
-    worktrees.remove();
+    let found = bisect::bisect(&between.good, &between.inputs, args.attempts, &mut judge);
+    drop(worktrees);
     let found = found?;
     println!("{}", conclusion(&args.name, args.metric, &found, started.elapsed().as_secs_f64()));
     Ok(())
@@ -165,51 +160,38 @@ pub fn conclusion(name: &str, metric: Metric, b: &Bisection, seconds: f64) -> St
     format!("{what}{skipped}; {} step(s), {} min {:02} s", b.steps.len(), m / 60, m % 60)
 }
 
-/// The worktrees of the revisions a bisection builds, made on first use and removed together.
+/// The worktrees of the revisions a bisection builds, each made on first use (`run::ab::sides::Worktree`)
+/// in a folder of its own under `area`, and removed with it.
 struct Worktrees {
     repo: PathBuf,
-    dir: PathBuf,
-    made: std::cell::RefCell<Vec<PathBuf>>,
+    area: PathBuf,
+    made: RefCell<Vec<(String, Worktree)>>,
 }
 
 impl Worktrees {
-    fn new(repo: &Path, dir: PathBuf) -> anyhow::Result<Worktrees> {
-        std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
-        Ok(Worktrees { repo: repo.to_path_buf(), dir, made: Default::default() })
-    }
-
-    /// The worktree of `c`, checked out at its commit.
+    /// The checkout of `c`'s commit.
     fn at(&self, c: &Commit) -> anyhow::Result<PathBuf> {
-        let path = self.dir.join(c.short());
-        if !path.exists() {
-            git(&self.repo, &["worktree", "add", "--detach", "--quiet", &path.display().to_string(), &c.hash])?;
-            self.made.borrow_mut().push(path.clone());
+        let mut made = self.made.borrow_mut();
+        if let Some((_, tree)) = made.iter().find(|(hash, _)| *hash == c.hash) {
+            return Ok(tree.checkout.clone());
         }
-        Ok(path)
-    }
-
-    fn remove(&self) {
-        for path in self.made.borrow_mut().drain(..) {
-            let _ = git(&self.repo, &["worktree", "remove", "--force", &path.display().to_string()]);
-        }
-        let _ = std::fs::remove_dir(&self.dir);
-        let _ = self.dir.parent().map(std::fs::remove_dir);
+        let tree = Worktree::add(&self.repo, &self.area.join(c.short()), &c.hash)?;
+        let checkout = tree.checkout.clone();
+        made.push((c.hash.clone(), tree));
+        Ok(checkout)
     }
 }
 
 impl Drop for Worktrees {
+    /// Each worktree goes with its folder; then the bisection's folder, and `.bisect-worktrees` when empty.
     fn drop(&mut self) {
-        self.remove();
+        self.made.get_mut().clear();
+        let _ = std::fs::remove_dir(&self.area);
+        let _ = self.area.parent().map(std::fs::remove_dir);
     }
 }
 
 fn git_top(dir: &Path) -> anyhow::Result<PathBuf> {
     let top = git(dir, &["rev-parse", "--show-toplevel"]).with_context(|| format!("{} is not in a git repository: bisect walks its commits", dir.display()))?;
     Ok(PathBuf::from(top).canonicalize()?)
-}
-
-fn git(dir: &Path, args: &[&str]) -> anyhow::Result<String> {
-    let out = std::process::Command::new("git").arg("-C").arg(dir).args(args).output().context("running git")?;
-    anyhow::ensure!(out.status.success(), "git {}: {}", args.join(" "), String::from_utf8_lossy(&out.stderr).trim());
-    Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
 }

@@ -46,7 +46,7 @@ impl Worktree {
         // From here on a failure still removes the folder.
         let tree = Worktree { repo: repo.to_path_buf(), area: area.to_path_buf(), checkout };
         let path = tree.checkout.to_string_lossy().to_string();
-        git(repo, &["worktree", "add", "--detach", "--quiet", &path, commit]).context("cannot check the baseline out")?;
+        git(repo, &["worktree", "add", "--detach", "--quiet", &path, commit]).with_context(|| format!("cannot check commit {commit} out"))?;
         Ok(tree)
     }
 }
