@@ -28,15 +28,7 @@ pub(super) fn rounds_fact(run: &RunResult) -> String {
             c.max_rounds.unwrap_or(c.measured_rounds)
         ),
         Some(_) => format!("{} warm-up (discarded) of each version + {} pairs of measured rounds that count, A and B back to back and first in turn", c.warmup_rounds, c.measured_rounds),
-        None if c.rounds == "auto" => format!(
-            "{} warm-up (discarded) + measured rounds until the median's 95% CI is within ±{}% (at least {}, at most {}{}), interleaved across contestants",
-            c.warmup_rounds,
-            c.target_ci_pct.unwrap_or_default(),
-            crate::stats::rounds::MIN_FOR_CI,
-            c.max_rounds.unwrap_or(c.measured_rounds),
-            run.budget_words().map(|w| format!(", {w}")).unwrap_or_default()
-        ),
-        None => format!("{} warm-up (discarded) + {} measured, interleaved across contestants", c.warmup_rounds, c.measured_rounds),
+        None => format!("{} warm-up (discarded) + {}, interleaved across contestants", c.warmup_rounds, super::markdown::rounds_rule(run)),
     }
 }
 

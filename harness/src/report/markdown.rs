@@ -248,8 +248,8 @@ fn client_hosts(run: &RunResult) -> String {
     s
 }
 
-/// "measured rounds until ..." or "3 measured rounds".
-fn rounds_rule(run: &RunResult) -> String {
+/// "measured rounds until ..." or "3 measured rounds": the rules line here, the "Rounds" fact of report.html.
+pub(super) fn rounds_rule(run: &RunResult) -> String {
     let c = &run.config;
     if c.ab.is_some() {
         return super::pairs::rounds_rule(c);
