@@ -24,8 +24,8 @@ pub(super) struct Budget {
     load_end: Option<Instant>,
     /// What the passes so far took.
     passes: Spent,
-    /// Set before each measured pass: that pass, with the rounds after it, would end past the load's
-    /// share, so only measurements short of their fewest rounds take another.
+    /// Set before a measured pass that, with the rounds after it, would end past the load's share: from
+    /// then on only measurements short of their fewest rounds take another.
     spent: bool,
 }
 
@@ -43,13 +43,17 @@ impl Budget {
         self.spent = false;
     }
 
-    /// Whether the current load's passes are past its share (`set_spent`).
+    /// Whether the current load's passes are past its share (`spends`).
     pub(super) fn spent(&self) -> bool {
         self.spent
     }
 
-    pub(super) fn set_spent(&mut self, spent: bool) {
-        self.spent = spent;
+    /// Before a pass of `rounds` rounds (with those after it) begun at `now`: true the first time they do
+    /// not fit the current load's share, after which the load's budget stays spent.
+    pub(super) fn spends(&mut self, now: Instant, rounds: usize) -> bool {
+        let newly = !self.spent && !self.fits(now, rounds);
+        self.spent |= newly;
+        newly
     }
 
     /// A pass of `rounds` rounds took `took`: the estimate of a round's cost learns from it.
@@ -66,7 +70,7 @@ impl Budget {
 
     /// Whether `rounds` more rounds, begun at `now`, end within the current load's share. True without a
     /// budget, or before any pass has given a round's cost.
-    pub(super) fn fits(&self, now: Instant, rounds: usize) -> bool {
+    fn fits(&self, now: Instant, rounds: usize) -> bool {
         match (self.load_end, self.per_round()) {
             (Some(end), Some(per)) => now + per * rounds as u32 <= end,
             _ => true,
@@ -115,5 +119,18 @@ mod tests {
         // The last has what is left; past the end, nothing fits.
         b.begin_load(t0 + 95 * S);
         assert!(!b.fits(t0 + 95 * S, 1));
+    }
+
+    #[test]
+    fn a_load_s_budget_is_spent_once_and_stays_spent_until_the_next_load() {
+        let t0 = Instant::now();
+        let mut b = Budget::new(t0, Some(10 * S), 2);
+        b.passed(1, S);
+        b.begin_load(t0);
+        assert!(!b.spends(t0, 5) && !b.spent(), "5 s of the 5 s share fit");
+        assert!(b.spends(t0, 6) && b.spent(), "6 s do not: spent, and said once");
+        assert!(!b.spends(t0, 1) && b.spent(), "a smaller pass later does not make it unspent, nor is it said again");
+        b.begin_load(t0 + 5 * S);
+        assert!(!b.spent(), "the next load has its own share");
     }
 }

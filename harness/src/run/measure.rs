@@ -188,12 +188,7 @@ impl<'m, 'a, 's> Measuring<'m, 'a, 's> {
                 }
                 self.budget.begin_load(std::time::Instant::now());
                 for pass in 1..=o.max_rounds {
-                    let was_spent = self.budget.spent();
-                    let spent = !self.next_pass_fits(live, slot);
-                    self.budget.set_spent(spent);
-                    if spent && !was_spent {
-                        self.say_budget_spent(live, slot);
-                    }
+                    self.look_at_the_budget(live, slot);
                     if !(0..live.len()).any(|k| self.needs_round(&live[k], slot)) {
                         break;
                     }
@@ -248,25 +243,16 @@ impl<'m, 'a, 's> Measuring<'m, 'a, 's> {
         (self.record.run.measurements[mi].measured_rounds().count() as u32) < self.ctx.opts.rounds.minimum()
     }
 
-    /// Says, once a load, that its passes end for the budget, and how many measurements stop short of
-    /// their target.
-    fn say_budget_spent(&self, live: &[Live], slot: Slot) {
-        let short = live.iter().filter(|l| self.wants_round(l, l.measurements[slot.ci][slot.li])).count();
-        let below = live.iter().filter(|l| {
-            let mi = l.measurements[slot.ci][slot.li];
-            self.wants_round(l, mi) && self.below_fewest(mi)
-        });
-        if short > 0 {
-            self.ctx.ui.emit(RoundEvent::BudgetSpent { budget: self.ctx.opts.budget, short, below_fewest: below.count() });
-        }
-    }
-
-    /// Whether the next measured pass at `slot`, and the counting rounds after it, end within the load's
-    /// share of the budget at the cost of a round so far.
-    fn next_pass_fits(&self, live: &[Live], slot: Slot) -> bool {
-        let wanting = live.iter().filter(|l| self.wants_round(l, l.measurements[slot.ci][slot.li])).count();
+    /// Before a measured pass at `slot`: whether it, and the counting rounds after it, end within the
+    /// load's share of the budget at the cost of a round so far; the first time they do not, says so, with
+    /// how many measurements stop short of their target.
+    fn look_at_the_budget(&mut self, live: &[Live], slot: Slot) {
+        let wanting: Vec<usize> = live.iter().filter(|l| self.wants_round(l, l.measurements[slot.ci][slot.li])).map(|l| l.measurements[slot.ci][slot.li]).collect();
         let counting = extra_rounds(self.ctx.opts) as usize * live.iter().filter(|l| !l.failed).count();
-        self.budget.fits(std::time::Instant::now(), wanting + counting)
+        if let (Some(budget), true) = (self.ctx.opts.budget, self.budget.spends(std::time::Instant::now(), wanting.len() + counting)) {
+            let below_fewest = wanting.iter().filter(|&&mi| self.below_fewest(mi)).count();
+            self.ctx.ui.emit(RoundEvent::BudgetSpent { budget, short: wanting.len(), below_fewest });
+        }
     }
 
     /// Whether a measurement has the rounds it needs: with a fixed count, that many that count; with auto,

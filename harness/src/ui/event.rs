@@ -111,7 +111,7 @@ pub enum RoundEvent<'a> {
     Measured(&'a Measurement),
     /// The run's time budget holds no further pass of a load: `short` measurements end short of their
     /// target, `below_fewest` of them before the fewest rounds with an interval.
-    BudgetSpent { budget: Option<Duration>, short: usize, below_fewest: usize },
+    BudgetSpent { budget: Duration, short: usize, below_fewest: usize },
 }
 
 /// Which pass of a load begins, with its number.

@@ -130,7 +130,7 @@ fn round(e: &RoundEvent) -> Text {
         RoundEvent::Failed { contestant, scenario, reason } => Text::line(format!("{contestant} {scenario}: failed: {}", first_line(reason))),
         RoundEvent::Measured(m) => Text::line(measurement_line(m)),
         RoundEvent::BudgetSpent { budget, short, below_fewest } => {
-            let budget = budget.map_or(String::new(), |b| crate::model::time_spent::min_s(b.as_secs_f64()));
+            let budget = crate::model::time_spent::min_s(budget.as_secs_f64());
             let below = match below_fewest {
                 0 => String::new(),
                 n => format!(", {n} of them after the rounds they still lack to have an interval"),
@@ -305,11 +305,11 @@ mod tests {
             "c-epoll hello: failed: the server exited (signal 9) during round 2"
         );
         assert_eq!(
-            said(RoundEvent::BudgetSpent { budget: Some(Duration::from_secs(330)), short: 3, below_fewest: 0 }),
+            said(RoundEvent::BudgetSpent { budget: Duration::from_secs(330), short: 3, below_fewest: 0 }),
             "the run's time budget (5 min 30 s) holds no further pass: 3 measurement(s) end short of their target"
         );
         assert_eq!(
-            said(RoundEvent::BudgetSpent { budget: Some(Duration::from_secs(30)), short: 3, below_fewest: 1 }),
+            said(RoundEvent::BudgetSpent { budget: Duration::from_secs(30), short: 3, below_fewest: 1 }),
             "the run's time budget (30.0 s) holds no further pass: 3 measurement(s) end short of their target, 1 of them after the rounds they still lack to have an interval"
         );
     }
