@@ -11,6 +11,7 @@ pub mod reference_repo;
 pub mod history_backends;
 pub mod nginx;
 pub mod postgres;
+pub mod steal;
 // The skip of a test that cannot reach its subject, the same file as the unit tests'.
 #[path = "../../src/testing.rs"]
 mod testing;
