@@ -26,8 +26,10 @@ fn options(names: &[&str], rounds: u32, max_rounds: u32, catalog: &std::path::Pa
     BenchArgs::parse(&args).unwrap().options(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap(), Vec::new()).unwrap()
 }
 
-/// A benchmark of the cost fixtures, with `after_round` called with the model after every round.
+/// A benchmark of the cost fixtures, with `after_round` called with the model after every round, once a
+/// stretch of the VM's steal has passed (at most two minutes).
 fn bench(opts: &BenchOptions, after_round: &mut dyn FnMut(&RunResult)) -> RunResult {
+    common::steal::wait_for_quiet(Duration::from_secs(120));
     let catalog = Catalog::discover(&opts.catalog_root).unwrap();
     let (id, dir) = serverbench::run::create_run_dir(&opts.out_dir).unwrap();
     let stop = Arc::new(AtomicBool::new(false));

@@ -17,12 +17,30 @@ use serverbench::os::syscalls::{SyscallCounters, COUNTED, METHOD, PROC_METHOD, P
 use serverbench::run::options::SyscallCounting;
 use serverbench::ui::{Ui, Verbosity};
 
-/// cost-counted with eight connections over two 1.5 s rounds after a warm-up, changed by `tweak`.
-fn measure(tweak: impl FnOnce(&mut BenchArgs)) -> Measurement {
+/// `measure_once`, up to three times while steal left out every round or every counting round, each
+/// after waiting (at most two minutes) for the VM's stretch of steal to pass.
+fn measure(tweak: impl Fn(&mut BenchArgs)) -> Measurement {
+    let mut attempts = 0;
+    loop {
+        attempts += 1;
+        common::steal::wait_for_quiet(std::time::Duration::from_secs(120));
+        let m = measure_once(&tweak);
+        let counted = m.measured_rounds().next().is_some() && (m.counting_rounds.is_empty() || m.counting_rounds.iter().any(|r| r.counts()));
+        if counted || attempts == 3 {
+            assert!(m.measured_rounds().count() > 0, "no round counted; flags: {:?}", m.rounds.iter().map(|r| &r.flags).collect::<Vec<_>>());
+            return m;
+        }
+        eprintln!("steal left out every round or counting round ({:?}); again", m.rounds.iter().chain(&m.counting_rounds).map(|r| &r.flags).collect::<Vec<_>>());
+    }
+}
+
+/// cost-counted with eight connections over two 1.5 s rounds after a warm-up (up to 12 when steal
+/// disturbs them), changed by `tweak`.
+fn measure_once(tweak: &impl Fn(&mut BenchArgs)) -> Measurement {
     let (tmp, catalog) = common::fixture_copy("cost");
     let (catalog_arg, out) = (catalog.display().to_string(), tmp.path().join("results").display().to_string());
     let mut args = BenchArgs::parse(&[
-        "cost-counted", "--contestants", &catalog_arg, "-o", &out, "-c", "8", "--warmup", "1", "--rounds", "2", "-d", "1500ms", "--start-timeout", "20s", "--no-install",
+        "cost-counted", "--contestants", &catalog_arg, "-o", &out, "-c", "8", "--warmup", "1", "--rounds", "2", "--max-rounds", "12", "-d", "1500ms", "--start-timeout", "20s", "--no-install",
     ])
     .unwrap();
     tweak(&mut args);
@@ -33,7 +51,6 @@ fn measure(tweak: impl FnOnce(&mut BenchArgs)) -> Measurement {
     let run = serverbench::run::bench(&opts, &catalog, &id, &dir, &Ui::new(Verbosity::Quiet), &stop, None, &mut |_| Ok(())).unwrap();
     let m = run.measurements[0].clone();
     assert_eq!(m.status, MeasurementStatus::Measured, "{:?}", m.reason);
-    assert!(m.measured_rounds().count() > 0, "no round counted; flags: {:?}", m.rounds.iter().map(|r| &r.flags).collect::<Vec<_>>());
     m
 }
 
