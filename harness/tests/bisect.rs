@@ -137,11 +137,15 @@ fn bisect_names_the_commit_end_to_end_and_removes_its_worktrees() {
     git(&repo, &["commit", "-q", "-am", "spin 20 us per request"]);
     let culprit = git(&repo, &["rev-parse", "HEAD"]);
     let out = tmp.path().join("results");
-    let o = serverbench()
-        .args(["bisect", "reference", "--good", &good, "--bad", "HEAD", "--contestants", repo.to_str().unwrap(), "-o", out.to_str().unwrap()])
-        .args(["--", "-d", "200ms", "--warmup", "0", "--syscall-counts", "off"])
-        .output()
-        .unwrap();
+    let bisect = |more: &[&str]| {
+        serverbench()
+            .args(["bisect", "reference", "--good", &good, "--bad", "HEAD", "--contestants", repo.to_str().unwrap(), "-o", out.to_str().unwrap()])
+            .args(["--", "-d", "200ms", "--warmup", "0", "--syscall-counts", "off"])
+            .args(more)
+            .output()
+            .unwrap()
+    };
+    let o = bisect(&[]);
     let (stdout, stderr) = (text(&o.stdout), text(&o.stderr));
     assert!(o.status.success(), "stdout:\n{stdout}\nstderr:\n{stderr}");
     let last = stdout.lines().last().unwrap_or_default();
@@ -150,6 +154,24 @@ fn bisect_names_the_commit_end_to_end_and_removes_its_worktrees() {
     assert_eq!(list.lines().filter(|l| l.starts_with("worktree ")).count(), 1, "{list}");
     assert!(!out.join(".bisect-worktrees").exists(), "the worktrees' folder is removed");
     // The step's A/B run is a run folder of its own.
-    let runs = std::fs::read_dir(&out).unwrap().flatten().filter(|e| e.path().join("run.json").is_file()).count();
-    assert_eq!(runs, 1);
+    let runs = || std::fs::read_dir(&out).unwrap().flatten().filter(|e| e.path().join("run.json").is_file()).count();
+    assert_eq!(runs(), 1);
+    // Asked again, the bisection reads its step from the history (as one interrupted resumes): the same
+    // culprit and effect, and no A/B run.
+    let again = bisect(&[]);
+    let (stdout_again, stderr_again) = (text(&again.stdout), text(&again.stderr));
+    assert!(again.status.success(), "stdout:\n{stdout_again}\nstderr:\n{stderr_again}");
+    let effect = |line: &str| line.split("; ").next().unwrap_or_default().to_string();
+    assert_eq!(effect(stdout_again.lines().last().unwrap_or_default()), effect(last), "{stderr_again}");
+    assert!(stderr_again.contains("(from the history, run "), "{stderr_again}");
+    assert_eq!(runs(), 1, "no A/B run the second time");
+    // Other bench options are another bisection: its steps are not those. A worktree's folder left by a
+    // bisection that was killed is made again.
+    let stale = out.join(".bisect-worktrees").join(format!("{}-{}", &good[..10], &culprit[..10])).join(&good[..10]).join("checkout");
+    std::fs::create_dir_all(&stale).unwrap();
+    std::fs::write(stale.join("left-over"), "").unwrap();
+    let other = bisect(&["-c", "8"]);
+    assert!(other.status.success() && !text(&other.stderr).contains("from the history"), "{}", text(&other.stderr));
+    assert_eq!(runs(), 2);
+    assert!(!out.join(".bisect-worktrees").exists(), "the worktrees' folder is removed");
 }

@@ -39,6 +39,7 @@ on_both_backends!(
     an_import_names_what_it_could_not_read_and_fails_when_nothing_was,
     history_json_lists_each_series_over_its_runs_in_time_order,
     fail_on_change_exits_3_for_a_servers_own_change_in_the_last_runs,
+    a_bisections_steps_are_kept_once_and_read_back_by_their_options,
 );
 
 fn runs_folder() -> PathBuf {
@@ -301,4 +302,36 @@ fn fail_on_change_exits_3_for_a_servers_own_change_in_the_last_runs(backend: Bac
     let html = std::fs::read_to_string(&page).unwrap();
     assert!(html.contains("<svg") && html.contains("c-epoll") && html.contains("change at run gate-09"), "a chart per configuration and the change points");
     assert!(!html.contains("rust-tokio"));
+}
+
+/// A bisection's steps: one row per step however often it is recorded, read back as written (a judged
+/// step with and without an interval, a broken one), and only under the contestant, figure and options
+/// they were taken with.
+fn a_bisections_steps_are_kept_once_and_read_back_by_their_options(backend: Backend, test: &str) {
+    use serverbench::history::{StepRead, StoredStep};
+    use serverbench::model::verdict::{Metric, Verdict};
+    let Some(history) = TestHistory::new(backend, test) else { return };
+    let step = |b: &str, attempt: u32, second: u32, read: StepRead| StoredStep {
+        contestant: "reference".into(),
+        metric: Metric::RequestsPerS,
+        options: "-d 200ms".into(),
+        a_commit: "a".repeat(40),
+        b_commit: b.repeat(40),
+        attempt,
+        run_id: matches!(read, StepRead::Judged { .. }).then(|| format!("run-{b}{attempt}")),
+        read,
+        recorded_utc: format!("2026-11-28T10:00:0{second}Z"),
+    };
+    let ends = step("f", 1, 1, StepRead::Judged { verdict: Verdict::Worse, ratio: Some(0.95), ci95: Some((0.93, 0.97)), pairs: 24, seconds: 61.5 });
+    let unclear = step("c", 1, 2, StepRead::Judged { verdict: Verdict::Unclear, ratio: Some(0.99), ci95: None, pairs: 60, seconds: 90.0 });
+    let broken = step("d", 2, 3, StepRead::Broken("the build failed: make: *** [all] Error 2".into()));
+    let mut h = History::open(&history.location).unwrap();
+    for s in [&ends, &unclear, &broken, &ends] {
+        h.record_step(s).unwrap();
+    }
+    assert_eq!(history.count("SELECT COUNT(*) FROM bisect_steps"), 3);
+    assert_eq!(h.steps("reference", Metric::RequestsPerS, "-d 200ms").unwrap(), vec![ends.clone(), unclear, broken]);
+    assert!(h.steps("reference", Metric::RequestsPerS, "-d 200ms -c 8").unwrap().is_empty());
+    assert!(h.steps("reference", Metric::P99, "-d 200ms").unwrap().is_empty());
+    assert!(h.steps("other", Metric::RequestsPerS, "-d 200ms").unwrap().is_empty());
 }

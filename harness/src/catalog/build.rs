@@ -1,7 +1,9 @@
 //! Builds, cached: a stamp per contestant folder and build command records a fingerprint of the sources
 //! (the contestant's files plus the shared files of its language folder, e.g. go.mod or Cargo.lock), the
 //! manifest and the command. An unchanged fingerprint after a successful build skips the build; otherwise
-//! the build command runs, and the build tool's own incrementality keeps it quick.
+//! the build command runs, and the build tool's own incrementality keeps it quick. A stamp is of one folder:
+//! a folder made again at the same path (a fresh checkout of a revision, whose build outputs are not there
+//! yet) is built again.
 
 use std::collections::HashMap;
 use std::fs::File;
@@ -73,7 +75,7 @@ impl Builder {
         }
         std::fs::create_dir_all(&self.stamps)?;
         let stamp = self.stamps.join(format!("{:016x}.stamp", fnv(key.0.as_os_str().as_encoded_bytes(), &command)));
-        let fingerprint = format!("{:016x}\n", fingerprint(c, catalog, &command)?);
+        let fingerprint = format!("{:016x}\n{}", fingerprint(c, catalog, &command)?, folder_identity(&c.dir));
         let started = Instant::now();
         let result = if !self.force && std::fs::read_to_string(&stamp).ok().as_deref() == Some(fingerprint.as_str()) {
             std::fs::write(
@@ -126,6 +128,18 @@ pub fn run_build(command: &str, dir: &Path, log: &Path, stop: &AtomicBool) -> an
         }
         Waited::Interrupted => BuildResult::Interrupted,
     })
+}
+
+/// The folder itself, as opposed to its path: its inode and the time it was made, to the nanosecond (an
+/// inode is reused at once when a folder is removed and made again); empty where the file system keeps no
+/// birth time, where a stamp is of the path.
+fn folder_identity(dir: &Path) -> String {
+    use std::os::unix::fs::MetadataExt as _;
+    let Ok(meta) = std::fs::metadata(dir) else { return String::new() };
+    match meta.created().ok().and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok()) {
+        Some(born) => format!("folder {} made {}.{:09}\n", meta.ino(), born.as_secs(), born.subsec_nanos()),
+        None => String::new(),
+    }
 }
 
 /// FNV-1a over a path and a command: names the stamp file.
@@ -227,5 +241,28 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
             Ok(_) => out.push(path),
             Err(_) => {}
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::folder_identity;
+
+    #[test]
+    fn a_folder_made_again_at_the_same_path_is_another_folder() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("reference");
+        std::fs::create_dir(&dir).unwrap();
+        let first = folder_identity(&dir);
+        if first.is_empty() {
+            // This file system keeps no birth time: a stamp is of the path, as before.
+            assert!(std::fs::metadata(&dir).unwrap().created().is_err());
+            return;
+        }
+        std::fs::write(dir.join("main.c"), "int main(void) { return 0; }\n").unwrap();
+        assert_eq!(folder_identity(&dir), first, "its files change, the folder stays");
+        std::fs::remove_dir_all(&dir).unwrap();
+        std::fs::create_dir(&dir).unwrap();
+        assert_ne!(folder_identity(&dir), first);
     }
 }

@@ -2,7 +2,10 @@
 //! (`bisect::between`), searched by A/B steps (`bisect::bisect`). Each step builds both revisions in
 //! worktrees of their own under `<out>/.bisect-worktrees/` (removed at the end, interrupted or not) and runs
 //! `bench --ab` on the contestant's two folders, recorded like any run, in the history too. Each step is
-//! printed as it ends; then the culprit, or the range it could narrow to, and the total time.
+//! printed as it ends and recorded in the history (`bisect_steps`); a bisection of the same contestant,
+//! figure and bench options reads the steps recorded there instead of running them again, so that an
+//! interrupted one resumes where it stopped. Then the culprit, or the range it could narrow to, and the
+//! total time.
 
 use std::cell::RefCell;
 use std::path::{Path, PathBuf};
@@ -15,7 +18,7 @@ use crate::catalog::build::BuildInputs;
 use crate::catalog::Catalog;
 use crate::cli::bench::BenchArgs;
 use crate::cli::bisect::BisectArgs;
-use crate::history::Recorder;
+use crate::history::{Recorder, StepRead, StoredStep};
 use crate::model::verdict::Metric;
 use crate::model::RunResult;
 use crate::os::git::git;
@@ -51,19 +54,34 @@ pub fn run(args: BisectArgs, ui: &Ui) -> anyhow::Result<()> {
     let worktrees = Worktrees { repo: repo.clone(), area: out.join(".bisect-worktrees").join(format!("{}-{}", between.good.short(), between.bad.short())), made: Default::default() };
     let stop = interrupt_flag()?;
     let mut history = Recorder::new(crate::history::Location::of(&out));
+    let options = args.bench.join(" ");
+    let recorded = history.steps(&args.name, args.metric, &options).unwrap_or_else(|e| {
+        ui.warn(&format!("warning: {e}; the bisection starts without the steps recorded there"));
+        Vec::new()
+    });
     let mut judge = |a: &Commit, b: &Commit, attempt: u32| -> anyhow::Result<Reading> {
         anyhow::ensure!(!stop.load(std::sync::atomic::Ordering::Relaxed), Interrupted(out.clone()));
+        if let Some(step) = recorded.iter().rev().find(|s| s.a_commit == a.hash && s.b_commit == b.hash && s.attempt == attempt) {
+            let reading = reading_of(&step.read);
+            let run = step.run_id.as_deref().map_or(String::new(), |id| format!(", run {id}"));
+            ui.line(&format!("{} (from the history{run})", step_line(&Step { a: a.clone(), b: b.clone(), attempt, reading: reading.clone() }, args.metric)));
+            return Ok(reading);
+        }
         let (dir_a, dir_b) = (worktrees.at(a)?.join(&dir), worktrees.at(b)?.join(&dir));
         let t = Instant::now();
-        let reading = match step_run(&args, &root, &out, &dir_a, &dir_b, attempt, &stop, &mut history, ui) {
+        let (reading, run_id) = match step_run(&args, &root, &out, &dir_a, &dir_b, attempt, &stop, &mut history, ui) {
             Ok(run) if run.interrupted => anyhow::bail!(Interrupted(out.clone())),
-            Ok(run) => reading(&run, args.metric, t.elapsed().as_secs_f64()),
+            Ok(run) => (reading(&run, args.metric, t.elapsed().as_secs_f64()), Some(run.run_id)),
             // The ends' step: either end that cannot be built or run leaves nothing to bisect. Later, A (the
             // good end) has run before, so a failure is B's: that commit is skipped.
             Err(e) if b.hash == between.bad.hash => return Err(e.context("the A/B run of the two ends")),
-            Err(e) => Reading::Broken(format!("{e:#}")),
+            Err(e) => (Reading::Broken(format!("{e:#}")), None),
         };
-        ui.line(&step_line(&Step { a: a.clone(), b: b.clone(), attempt, reading: reading.clone() }, args.metric));
+        let step = Step { a: a.clone(), b: b.clone(), attempt, reading: reading.clone() };
+        ui.line(&step_line(&step, args.metric));
+        if let Some(warning) = history.record_step(&stored(&args.name, args.metric, &options, &step, run_id)) {
+            ui.warn(&warning);
+        }
         Ok(reading)
     };
     let found = bisect::bisect(&between.good, &between.inputs, args.attempts, &mut judge);
@@ -110,6 +128,44 @@ fn reading(run: &RunResult, metric: Metric, seconds: f64) -> Reading {
         (r.ratio, lo, hi)
     });
     Reading::Judged { verdict: e.verdict, ratio, pairs: e.pairs, seconds }
+}
+
+/// A step as the history keeps it.
+fn stored(name: &str, metric: Metric, options: &str, step: &Step, run_id: Option<String>) -> StoredStep {
+    let read = match &step.reading {
+        Reading::Judged { verdict, ratio, pairs, seconds } => StepRead::Judged {
+            verdict: *verdict,
+            ratio: ratio.map(|r| r.0),
+            ci95: ratio.map(|r| (r.1, r.2)).filter(|(lo, hi)| lo.is_finite() && hi.is_finite()),
+            pairs: *pairs,
+            seconds: *seconds,
+        },
+        Reading::Broken(why) => StepRead::Broken(why.clone()),
+    };
+    StoredStep {
+        contestant: name.to_string(),
+        metric,
+        options: options.to_string(),
+        a_commit: step.a.hash.clone(),
+        b_commit: step.b.hash.clone(),
+        attempt: step.attempt,
+        run_id,
+        read,
+        recorded_utc: crate::run::environment::utc_timestamp(std::time::SystemTime::now()),
+    }
+}
+
+/// The reading of a step the history keeps.
+fn reading_of(read: &StepRead) -> Reading {
+    match read {
+        StepRead::Judged { verdict, ratio, ci95, pairs, seconds } => Reading::Judged {
+            verdict: *verdict,
+            ratio: ratio.map(|r| (r, ci95.map_or(f64::NAN, |c| c.0), ci95.map_or(f64::NAN, |c| c.1))),
+            pairs: *pairs,
+            seconds: *seconds,
+        },
+        StepRead::Broken(why) => Reading::Broken(why.clone()),
+    }
 }
 
 fn say_range(ui: &Ui, name: &str, b: &Between) {
@@ -175,7 +231,13 @@ impl Worktrees {
         if let Some((_, tree)) = made.iter().find(|(hash, _)| *hash == c.hash) {
             return Ok(tree.checkout.clone());
         }
-        let tree = Worktree::add(&self.repo, &self.area.join(c.short()), &c.hash)?;
+        let folder = self.area.join(c.short());
+        if folder.exists() {
+            // Left by a bisection that was killed: its folder and git's record of it go first.
+            let _ = std::fs::remove_dir_all(&folder);
+            let _ = git(&self.repo, &["worktree", "prune"]);
+        }
+        let tree = Worktree::add(&self.repo, &folder, &c.hash)?;
         let checkout = tree.checkout.clone();
         made.push((c.hash.clone(), tree));
         Ok(checkout)

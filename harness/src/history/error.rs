@@ -13,6 +13,8 @@ pub enum HistoryError {
     Migrate { place: String, version: u32, source: DatabaseError },
     #[error("cannot record run {run_id} in the history '{place}': {source}")]
     Write { place: String, run_id: String, source: DatabaseError },
+    #[error("cannot record a bisection step in the history '{place}': {source}")]
+    WriteStep { place: String, source: DatabaseError },
     #[error("cannot read the history '{place}': {source}")]
     Read { place: String, source: DatabaseError },
 }

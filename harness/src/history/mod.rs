@@ -13,6 +13,7 @@ mod rows;
 pub mod series;
 mod sqlite_store;
 mod statements;
+pub mod steps;
 mod store;
 mod values;
 
@@ -21,6 +22,7 @@ use std::path::{Path, PathBuf};
 pub use error::{DatabaseError, HistoryError};
 pub use postgres_store::{CONNECT_TIMEOUT, PASSWORD_VAR};
 pub use rows::StoredFigure;
+pub use steps::{StepRead, StoredStep};
 pub use store::HistoryStore;
 
 use crate::model::verdict::Metric;
@@ -106,6 +108,16 @@ impl History {
     pub fn has_run(&mut self, run_id: &str) -> Result<bool, HistoryError> {
         self.store.has_run(run_id)
     }
+
+    /// Records a bisection's step, replacing one under the same key.
+    pub fn record_step(&mut self, step: &StoredStep) -> Result<(), HistoryError> {
+        self.store.record_step(step)
+    }
+
+    /// The steps recorded for `contestant`, `metric` and the bench `options`, oldest first.
+    pub fn steps(&mut self, contestant: &str, metric: Metric, options: &str) -> Result<Vec<StoredStep>, HistoryError> {
+        self.store.steps(contestant, metric, options)
+    }
 }
 
 /// A benchmark's recording: the history opened at the first save, each save recorded, and the first
@@ -124,19 +136,45 @@ impl Recorder {
 
     /// Records `run`; the warning to show, the first time it cannot.
     pub fn record(&mut self, run: &RunResult) -> Option<String> {
-        if self.failed || self.location == Location::Off {
-            return None;
-        }
-        let outcome = match &mut self.history {
-            Some(h) => h.record(run),
-            None => History::open(&self.location).and_then(|mut h| h.record(run).map(|()| self.history = Some(h))),
-        };
-        let error = outcome.err()?;
-        self.failed = true;
-        self.history = None;
+        let error = self.write(|h| h.record(run))?;
         Some(format!(
             "warning: {error}; this run is not recorded in the history (record it later with `serverbench history import`, or set {ENV_VAR}=off)"
         ))
+    }
+
+    /// Records a bisection's step; the warning to show, the first time it cannot.
+    pub fn record_step(&mut self, step: &StoredStep) -> Option<String> {
+        let error = self.write(|h| h.record_step(step))?;
+        Some(format!("warning: {error}; the bisection's steps are not recorded in the history, and an interrupted bisection starts again"))
+    }
+
+    /// The bisection steps the history holds for `contestant`, `metric` and the bench `options`; none when
+    /// the history is off.
+    pub fn steps(&mut self, contestant: &str, metric: Metric, options: &str) -> Result<Vec<StoredStep>, HistoryError> {
+        if self.location == Location::Off {
+            return Ok(Vec::new());
+        }
+        self.opened()?.steps(contestant, metric, options)
+    }
+
+    fn opened(&mut self) -> Result<&mut History, HistoryError> {
+        let history = match self.history.take() {
+            Some(h) => h,
+            None => History::open(&self.location)?,
+        };
+        Ok(self.history.insert(history))
+    }
+
+    /// Does `write` on the history, opened at the first write; the error the first time it fails, after
+    /// which nothing more is written.
+    fn write(&mut self, write: impl FnOnce(&mut History) -> Result<(), HistoryError>) -> Option<HistoryError> {
+        if self.failed || self.location == Location::Off {
+            return None;
+        }
+        let error = self.opened().and_then(write).err()?;
+        self.failed = true;
+        self.history = None;
+        Some(error)
     }
 }
 

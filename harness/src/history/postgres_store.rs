@@ -10,7 +10,8 @@ use postgres::{Client, Config, NoTls};
 
 use super::error::{DatabaseError, HistoryError};
 use super::rows::{MeasurementRow, RunRow, StoredFigure};
-use super::statements::{CLEAR_VERSION, DELETE_RUN, HAS_RUN, INSERT_FIGURE, INSERT_MEASUREMENT, INSERT_RUN, SELECT_FIGURES, SELECT_VERSION, SET_VERSION};
+use super::steps::StoredStep;
+use super::statements::{CLEAR_VERSION, DELETE_RUN, HAS_RUN, INSERT_FIGURE, INSERT_MEASUREMENT, INSERT_RUN, RECORD_STEP, SELECT_FIGURES, SELECT_STEPS, SELECT_VERSION, SET_VERSION};
 use super::store::{pending, HistoryStore};
 use super::values::{Columns, Value};
 use crate::model::history_schema::{Dialect, VERSION_TABLE};
@@ -141,6 +142,19 @@ impl HistoryStore for PostgresStore {
         let found: i64 = self.client.query_one(HAS_RUN, &[&run_id]).and_then(|r| r.try_get(0)).map_err(Self::read_error(&self.place))?;
         Ok(found > 0)
     }
+
+    fn record_step(&mut self, step: &StoredStep) -> Result<(), HistoryError> {
+        self.client
+            .execute(RECORD_STEP, &params(&step.values()))
+            .map(|_| ())
+            .map_err(|source| HistoryError::WriteStep { place: self.place.clone(), source: source.into() })
+    }
+
+    fn steps(&mut self, contestant: &str, metric: Metric, options: &str) -> Result<Vec<StoredStep>, HistoryError> {
+        let rows = self.client.query(SELECT_STEPS, &[&contestant, &metric.key(), &options]).map_err(Self::read_error(&self.place))?;
+        let steps = rows.iter().map(StoredStep::read).collect::<Result<Vec<_>, _>>().map_err(Self::read_error(&self.place))?;
+        Ok(steps.into_iter().flatten().collect())
+    }
 }
 
 /// The values as the client binds them.
@@ -152,6 +166,7 @@ fn params<'v>(values: &'v [Value<'_>]) -> Vec<&'v (dyn ToSql + Sync)> {
                 Value::Text(t) => t,
                 Value::MaybeText(t) => t,
                 Value::Int(i) => i,
+                Value::MaybeInt(i) => i,
                 Value::Bool(b) => b,
                 Value::MaybeBool(b) => b,
                 Value::Real(r) => r,
@@ -170,6 +185,9 @@ impl Columns for postgres::Row {
         self.try_get(i)
     }
     fn int(&self, i: usize) -> Result<i64, postgres::Error> {
+        self.try_get(i)
+    }
+    fn maybe_int(&self, i: usize) -> Result<Option<i64>, postgres::Error> {
         self.try_get(i)
     }
     fn boolean(&self, i: usize) -> Result<bool, postgres::Error> {

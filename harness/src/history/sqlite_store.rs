@@ -10,7 +10,8 @@ use rusqlite::{params_from_iter, Connection};
 
 use super::error::{DatabaseError, HistoryError};
 use super::rows::{MeasurementRow, RunRow, StoredFigure};
-use super::statements::{CLEAR_VERSION, DELETE_RUN, HAS_RUN, INSERT_FIGURE, INSERT_MEASUREMENT, INSERT_RUN, SELECT_FIGURES, SELECT_VERSION, SET_VERSION};
+use super::steps::StoredStep;
+use super::statements::{CLEAR_VERSION, DELETE_RUN, HAS_RUN, INSERT_FIGURE, INSERT_MEASUREMENT, INSERT_RUN, RECORD_STEP, SELECT_FIGURES, SELECT_STEPS, SELECT_VERSION, SET_VERSION};
 use super::store::{pending, HistoryStore};
 use super::values::{Columns, Value};
 use crate::model::history_schema::{Dialect, VERSION_TABLE};
@@ -94,6 +95,20 @@ impl HistoryStore for SqliteStore {
         let found: i64 = self.connection.query_row(HAS_RUN, [run_id], |r| r.get(0)).map_err(self.read_error())?;
         Ok(found > 0)
     }
+
+    fn record_step(&mut self, step: &StoredStep) -> Result<(), HistoryError> {
+        self.connection
+            .execute(RECORD_STEP, params_from_iter(step.values()))
+            .map(|_| ())
+            .map_err(|source| HistoryError::WriteStep { place: self.place.clone(), source: source.into() })
+    }
+
+    fn steps(&mut self, contestant: &str, metric: Metric, options: &str) -> Result<Vec<StoredStep>, HistoryError> {
+        let mut query = self.connection.prepare(SELECT_STEPS).map_err(self.read_error())?;
+        let rows = query.query_map([contestant, metric.key(), options], |row| StoredStep::read(row)).map_err(self.read_error())?;
+        let steps = rows.collect::<Result<Vec<_>, _>>().map_err(self.read_error())?;
+        Ok(steps.into_iter().flatten().collect())
+    }
 }
 
 impl rusqlite::ToSql for Value<'_> {
@@ -102,6 +117,7 @@ impl rusqlite::ToSql for Value<'_> {
             Value::Text(t) => Ok(t.into()),
             Value::MaybeText(t) => Ok(t.map_or(ToSqlOutput::from(rusqlite::types::Null), ToSqlOutput::from)),
             Value::Int(i) => Ok(i.into()),
+            Value::MaybeInt(i) => Ok(i.map_or(ToSqlOutput::from(rusqlite::types::Null), ToSqlOutput::from)),
             Value::Bool(b) => Ok(b.into()),
             Value::MaybeBool(b) => Ok(b.map_or(ToSqlOutput::from(rusqlite::types::Null), ToSqlOutput::from)),
             Value::Real(r) => Ok(r.into()),
@@ -119,6 +135,9 @@ impl Columns for rusqlite::Row<'_> {
         self.get(i)
     }
     fn int(&self, i: usize) -> rusqlite::Result<i64> {
+        self.get(i)
+    }
+    fn maybe_int(&self, i: usize) -> rusqlite::Result<Option<i64>> {
         self.get(i)
     }
     fn boolean(&self, i: usize) -> rusqlite::Result<bool> {

@@ -31,3 +31,19 @@ pub const SELECT_FIGURES: &str =
  ORDER BY r.started_utc, r.run_id, m.contestant";
 
 pub const HAS_RUN: &str = "SELECT COUNT(*) FROM runs WHERE run_id = $1";
+
+/// A bisection's step, replacing one recorded before under the same key (a step asked again).
+pub const RECORD_STEP: &str = "INSERT INTO bisect_steps (contestant, metric, options, a_commit, b_commit, attempt, run_id, verdict, ratio, ci_low,
+                          ci_high, pairs, seconds, broken, recorded_utc)
+ VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
+ ON CONFLICT (contestant, metric, options, a_commit, b_commit, attempt) DO UPDATE SET
+    run_id = excluded.run_id, verdict = excluded.verdict, ratio = excluded.ratio, ci_low = excluded.ci_low,
+    ci_high = excluded.ci_high, pairs = excluded.pairs, seconds = excluded.seconds, broken = excluded.broken,
+    recorded_utc = excluded.recorded_utc";
+
+/// The steps recorded for one contestant (`$1`), figure (`$2`) and set of bench options (`$3`), in the
+/// order they were recorded; read by `StoredStep::read`.
+pub const SELECT_STEPS: &str = "SELECT contestant, metric, options, a_commit, b_commit, attempt, run_id, verdict, ratio, ci_low, ci_high, pairs,
+        seconds, broken, recorded_utc
+ FROM bisect_steps WHERE contestant = $1 AND metric = $2 AND options = $3
+ ORDER BY recorded_utc, a_commit, b_commit, attempt";

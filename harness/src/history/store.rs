@@ -4,6 +4,7 @@
 
 use super::error::HistoryError;
 use super::rows::StoredFigure;
+use super::steps::StoredStep;
 use crate::model::history_schema::{current_version, Migration, MIGRATIONS};
 use crate::model::verdict::Metric;
 use crate::model::RunResult;
@@ -17,6 +18,10 @@ pub trait HistoryStore: Send {
     fn figures(&mut self, metric: Metric) -> Result<Vec<StoredFigure>, HistoryError>;
     /// Whether the history holds a run of this id.
     fn has_run(&mut self, run_id: &str) -> Result<bool, HistoryError>;
+    /// Records a bisection's step, replacing one under the same key.
+    fn record_step(&mut self, step: &StoredStep) -> Result<(), HistoryError>;
+    /// The steps recorded for `contestant`, `metric` and the bench `options`, oldest first.
+    fn steps(&mut self, contestant: &str, metric: Metric, options: &str) -> Result<Vec<StoredStep>, HistoryError>;
 }
 
 /// The migrations a history at version `found` needs, oldest first; a history newer than this serverbench

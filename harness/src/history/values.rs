@@ -8,6 +8,7 @@ pub enum Value<'a> {
     Text(&'a str),
     MaybeText(Option<&'a str>),
     Int(i64),
+    MaybeInt(Option<i64>),
     Bool(bool),
     MaybeBool(Option<bool>),
     Real(f64),
@@ -20,6 +21,7 @@ pub trait Columns {
     fn text(&self, i: usize) -> Result<String, Self::Error>;
     fn maybe_text(&self, i: usize) -> Result<Option<String>, Self::Error>;
     fn int(&self, i: usize) -> Result<i64, Self::Error>;
+    fn maybe_int(&self, i: usize) -> Result<Option<i64>, Self::Error>;
     fn boolean(&self, i: usize) -> Result<bool, Self::Error>;
     fn maybe_boolean(&self, i: usize) -> Result<Option<bool>, Self::Error>;
     fn real(&self, i: usize) -> Result<f64, Self::Error>;

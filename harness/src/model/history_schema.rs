@@ -35,7 +35,10 @@ impl Migration {
 pub const VERSION_TABLE: &str = "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)";
 
 /// Every migration, oldest first; the last one's version is the schema this serverbench writes.
-pub const MIGRATIONS: &[Migration] = &[Migration { version: 1, sqlite: VERSION_1_SQLITE, postgres: VERSION_1_POSTGRES }];
+pub const MIGRATIONS: &[Migration] = &[
+    Migration { version: 1, sqlite: VERSION_1_SQLITE, postgres: VERSION_1_POSTGRES },
+    Migration { version: 2, sqlite: VERSION_2_SQLITE, postgres: VERSION_2_POSTGRES },
+];
 
 /// The version a store brings its history to.
 pub fn current_version() -> u32 {
@@ -142,6 +145,58 @@ CREATE TABLE figures (
 );
 ";
 
+/// The steps of bisections (`serverbench bisect`), so that an interrupted one resumes where it stopped:
+/// one row per step, B against A the `attempt`-th time, for one contestant, figure and set of bench options.
+const VERSION_2_SQLITE: &str = "
+CREATE TABLE bisect_steps (
+    contestant TEXT NOT NULL,
+    -- requests_per_s, p99 or cpu_per_request, as figures.metric names them
+    metric TEXT NOT NULL,
+    -- the bench options after `--`, as given; a step is reused only under the same ones
+    options TEXT NOT NULL,
+    -- the full hashes of A (the good end) and B
+    a_commit TEXT NOT NULL,
+    b_commit TEXT NOT NULL,
+    attempt INTEGER NOT NULL,
+    -- the A/B run of the step (a run of this history); NULL where B could not be built or run
+    run_id TEXT,
+    -- better, worse, same, unclear, machine or untested; NULL where B could not be built or run
+    verdict TEXT,
+    -- B/A with its 95% interval, where the run gave one
+    ratio REAL,
+    ci_low REAL,
+    ci_high REAL,
+    pairs INTEGER,
+    seconds REAL,
+    -- why B could not be built, started or verified
+    broken TEXT,
+    recorded_utc TEXT NOT NULL,
+    PRIMARY KEY (contestant, metric, options, a_commit, b_commit, attempt)
+);
+";
+
+/// Version 2 in PostgreSQL's types; the comments are SQLite's text's.
+const VERSION_2_POSTGRES: &str = "
+CREATE TABLE bisect_steps (
+    contestant TEXT NOT NULL,
+    metric TEXT NOT NULL,
+    options TEXT NOT NULL,
+    a_commit TEXT NOT NULL,
+    b_commit TEXT NOT NULL,
+    attempt BIGINT NOT NULL,
+    run_id TEXT,
+    verdict TEXT,
+    ratio DOUBLE PRECISION,
+    ci_low DOUBLE PRECISION,
+    ci_high DOUBLE PRECISION,
+    pairs BIGINT,
+    seconds DOUBLE PRECISION,
+    broken TEXT,
+    recorded_utc TEXT NOT NULL,
+    PRIMARY KEY (contestant, metric, options, a_commit, b_commit, attempt)
+);
+";
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -175,7 +230,7 @@ mod tests {
     fn both_dialects_make_the_same_tables_and_columns() {
         for m in MIGRATIONS {
             let sqlite = columns(m.sqlite);
-            assert!(sqlite.len() > 20, "{sqlite:?}");
+            assert!(sqlite.len() > 10, "{sqlite:?}");
             assert_eq!(sqlite, columns(m.postgres), "version {}", m.version);
             let indexes = |sql: &str| sql.lines().filter(|l| l.starts_with("CREATE INDEX")).map(str::to_string).collect::<Vec<_>>();
             assert_eq!(indexes(m.sqlite), indexes(m.postgres), "version {}", m.version);
