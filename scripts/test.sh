@@ -41,8 +41,9 @@ step "system packages the tests use"
 # wrk, h2load and hey are also the external load tools of `bench --tool`. ssh, sshd and ip (iproute2) run
 # the test of load from client hosts, which serves ssh inside network namespaces it creates. PostgreSQL is
 # the server the history's tests start (harness/tests/common/postgres.rs); Debian keeps its initdb off PATH.
+# perf (linux-perf) samples the server's stacks in `bench --profile`'s round (harness/tests/profile.rs).
 missing=()
-for pair in chromium:chromium nginx:nginx wrk:wrk h2load:nghttp2-client curl:curl ab:apache2-utils ssh:openssh-client sshd:openssh-server ip:iproute2; do
+for pair in chromium:chromium nginx:nginx wrk:wrk h2load:nghttp2-client curl:curl ab:apache2-utils ssh:openssh-client sshd:openssh-server ip:iproute2 perf:linux-perf; do
   command -v "${pair%%:*}" >/dev/null 2>&1 || missing+=("${pair#*:}")
 done
 has_postgres() { compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null; }
@@ -57,7 +58,7 @@ if ((${#missing[@]})); then
   fi
 fi
 still_missing=()
-for tool in chromium nginx wrk h2load curl ab ssh sshd ip; do
+for tool in chromium nginx wrk h2load curl ab ssh sshd ip perf; do
   command -v "$tool" >/dev/null 2>&1 || still_missing+=("$tool")
 done
 has_postgres || still_missing+=(postgresql)

@@ -14,6 +14,7 @@ pub mod launch;
 pub mod load;
 pub mod model;
 pub mod os;
+pub mod profile;
 pub mod remote;
 pub mod report;
 pub mod run;

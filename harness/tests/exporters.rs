@@ -144,6 +144,7 @@ fn measurement(name: &str, status: MeasurementStatus, reason: Option<&str>, roun
         load_fraction: None,
         workers: None,
         ended_by_budget: false,
+        profile: None,
     };
     m
 }

@@ -173,6 +173,10 @@ pub struct BenchArgs {
     /// other figure reads; `rounds` counts in every measured round (the flag alone means that), `off` not at all.
     #[arg(long, value_enum, value_name = "WHEN", default_value = "extra", num_args = 0..=1, default_missing_value = "rounds")]
     pub syscall_counts: SyscallCounting,
+    /// After each measurement's other rounds, one more while Linux perf samples the server's CPUs: stacks in
+    /// profiles/, a flame graph in report.html; the round is in no other figure (docs/profile.md)
+    #[arg(long)]
+    pub profile: bool,
     /// Generate the load on this host over ssh instead of here ([USER@]HOST[:PORT], repeatable): the
     /// connections are shared over the hosts and their reports merged (docs/distributed.md)
     #[arg(long = "client-host", value_name = "[USER@]HOST[:PORT]")]
@@ -278,6 +282,8 @@ impl BenchArgs {
         let scenarios: Vec<Scenario> = self.scenario.iter().filter_map(|s| Scenario::parse(s)).collect();
         mix.check_against(&scenarios)?;
         let RoundsAsked { max_rounds, budget } = rounds_asked(rounds, self.max_rounds, self.budget, &self.ab)?;
+        let ab_run = self.ab.baseline.is_some() || self.ab.ab.is_some();
+        anyhow::ensure!(!(self.profile && ab_run), "--profile profiles a catalog run; an A/B run's profile of B against A is not drawn yet: leave out --profile");
         anyhow::ensure!(
             !(self.connection_per_request && self.pipeline > 1),
             "--pipeline {} needs a connection that carries several requests; --connection-per-request sends one",
@@ -418,6 +424,7 @@ impl BenchArgs {
             install: !self.no_install,
             check: self.check,
             syscall_counts: self.syscall_counts,
+            profile: self.profile,
             command_line,
             notes,
             remote,
@@ -644,6 +651,14 @@ mod tests {
         let bad = parse(&["--rounds", "some"]).0.unwrap_err();
         assert!(bad.contains("--rounds takes auto or a count"), "{bad}");
         assert!(parse(&["--rounds", "0"]).0.is_err());
+    }
+
+    #[test]
+    fn profile_is_off_by_default_and_refused_in_an_ab_run() {
+        let profile = |args: &[&str]| options(BenchArgs::parse(&[&["--no-install"], args].concat()).unwrap()).map(|o| o.profile).map_err(|e| e.to_string());
+        assert_eq!(profile(&[]), Ok(false));
+        assert_eq!(profile(&["--profile"]), Ok(true));
+        assert!(profile(&["--baseline", "HEAD", "--profile", "c-epoll"]).unwrap_err().contains("leave out --profile"));
     }
 
     #[test]

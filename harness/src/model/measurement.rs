@@ -79,6 +79,9 @@ pub struct Measurement {
     /// pass, before its interval reached the target or it had `max_rounds`.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub ended_by_budget: bool,
+    /// With `bench --profile`: its profiled round (absent otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<super::profile::Profile>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -17,6 +17,7 @@ pub mod machine;
 mod machine_fit;
 pub mod machine_model;
 pub mod measurement;
+pub mod profile;
 pub mod ranks;
 pub mod round_flags;
 pub mod round_load;

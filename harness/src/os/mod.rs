@@ -8,6 +8,7 @@ pub mod git;
 pub mod limits;
 pub mod machine;
 pub mod peer_socket;
+pub mod perf;
 pub mod proc;
 pub mod process;
 pub mod socket;

@@ -29,15 +29,21 @@ impl Exporter for Html {
     }
 
     fn serialize_ranked(&self, run: &RunResult, places: &[Places]) -> anyhow::Result<Vec<u8>> {
-        Ok(render_ranked(run, places).into_bytes())
+        Ok(render_ranked(run, places, None).into_bytes())
+    }
+
+    /// With the run folder, the profiles' flame graphs are drawn from the stacks kept there.
+    fn serialize_in(&self, run: &RunResult, places: &[Places], dir: &std::path::Path) -> anyhow::Result<Vec<u8>> {
+        Ok(render_ranked(run, places, Some(dir)).into_bytes())
     }
 }
 
 pub fn render(run: &RunResult) -> String {
-    render_ranked(run, &crate::model::ranks::places(run))
+    render_ranked(run, &crate::model::ranks::places(run), None)
 }
 
-fn render_ranked(run: &RunResult, places: &[Places]) -> String {
+/// The page; `dir`, the run folder, where the profiles' stacks are read from.
+fn render_ranked(run: &RunResult, places: &[Places], dir: Option<&std::path::Path>) -> String {
     let mut page = Page::new(&format!("serverbench run {}", run.run_id));
     let sections = sections(run, places);
     let mut links = vec![("environment".to_string(), "Environment".to_string()), ("rules".into(), "Measurement rules".into())];
@@ -50,6 +56,9 @@ fn render_ranked(run: &RunResult, places: &[Places]) -> String {
     }
     let sweeps = worker_sweeps(run, places);
     links.extend(sweeps.iter().enumerate().map(|(i, (title, _))| (format!("w{i}-scaling"), format!("{title} · workers"))));
+    if super::html_profiles::any(run) {
+        links.push((super::html_profiles::ANCHOR.to_string(), "Where the time went".to_string()));
+    }
     // An A/B run's verdicts first, as its answer.
     super::html_pairs::section(&mut page, run);
     super::html_answer::opening(&mut page, run, places);
@@ -72,6 +81,7 @@ fn render_ranked(run: &RunResult, places: &[Places]) -> String {
         page.heading(2, &format!("w{i}-scaling"), &format!("{title} · scaling over workers"));
         scaling(&mut page, run, &format!("w{i}"), "workers", by_workers);
     }
+    super::html_profiles::section(&mut page, run, dir);
     problems(&mut page, run);
     page.finish()
 }

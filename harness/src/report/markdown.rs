@@ -114,6 +114,7 @@ fn render_ranked(run: &RunResult, places: &[ranks::Places]) -> String {
             }
         }
     }
+    out.push_str(&super::profiles::markdown(run));
     out.push_str(&problems(run));
     out.push_str(&contestants(run));
     out.push_str(&super::pairs::pairs_table(run));

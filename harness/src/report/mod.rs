@@ -10,6 +10,7 @@ pub mod html;
 mod html_answer;
 mod html_latency;
 mod html_pairs;
+mod html_profiles;
 pub mod html_page;
 mod html_rows;
 mod html_throughput;
@@ -19,6 +20,7 @@ mod machine;
 pub mod markdown;
 pub mod pairs;
 pub mod pairs_csv;
+mod profiles;
 pub mod steadiness;
 pub mod svg;
 pub mod table;
@@ -39,6 +41,10 @@ pub trait Exporter {
     /// The file, from the run and the places of its measurements (`model::ranks::places`, by index in
     /// `run.measurements`): a save ranks the run once for all its files.
     fn serialize_ranked(&self, run: &RunResult, places: &[Places]) -> anyhow::Result<Vec<u8>>;
+    /// The file of a run whose folder is `dir` (report.html draws the profiles' stacks kept there).
+    fn serialize_in(&self, run: &RunResult, places: &[Places], _dir: &Path) -> anyhow::Result<Vec<u8>> {
+        self.serialize_ranked(run, places)
+    }
     /// The file on its own.
     fn serialize(&self, run: &RunResult) -> anyhow::Result<Vec<u8>> {
         self.serialize_ranked(run, &ranks::places(run))
@@ -53,7 +59,7 @@ pub fn exporters() -> Vec<Box<dyn Exporter>> {
 /// Writes every export into `dir`; returns the paths written.
 pub fn write_all(run: &RunResult, dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
     let places = ranks::places(run);
-    exporters().iter().filter(|e| e.applies(run)).map(|e| write_atomically(&dir.join(e.file_name()), &e.serialize_ranked(run, &places)?)).collect()
+    exporters().iter().filter(|e| e.applies(run)).map(|e| write_atomically(&dir.join(e.file_name()), &e.serialize_in(run, &places, dir)?)).collect()
 }
 
 fn write_atomically(path: &Path, bytes: &[u8]) -> anyhow::Result<PathBuf> {

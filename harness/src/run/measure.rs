@@ -125,6 +125,7 @@ impl<'m, 'a, 's> Measuring<'m, 'a, 's> {
                 load_fraction: if let Level::Share(f) = level { Some(f) } else { None },
                 workers: (!o.workers_sweep.is_empty()).then_some(workers),
                 ended_by_budget: false,
+                profile: None,
             });
         }
         let flat: Vec<usize> = (first..self.record.run.measurements.len()).collect();
@@ -204,6 +205,9 @@ impl<'m, 'a, 's> Measuring<'m, 'a, 's> {
                         return Ok(());
                     }
                 }
+                if o.profile && !self.profile(scenario, live, slot) {
+                    return Ok(());
+                }
                 for l in live.iter().filter(|l| !l.failed) {
                     let mi = l.measurements[ci][li];
                     if self.budget.spent() && self.wants_round(l, mi) {
@@ -224,6 +228,27 @@ impl<'m, 'a, 's> Measuring<'m, 'a, 's> {
             self.record.save()?;
         }
         Ok(())
+    }
+
+    /// `--profile`: the profiled round of each live server with measured rounds at `slot`, in a new random
+    /// order (`run/profiling.rs`). False when the run was interrupted.
+    fn profile(&mut self, scenario: &str, live: &mut [Live], slot: Slot) -> bool {
+        let mut order: Vec<usize> = (0..live.len()).filter(|&k| !live[k].failed).collect();
+        self.shuffle.shuffle(&mut order);
+        for k in order {
+            if self.ctx.stopped() {
+                return false;
+            }
+            let mi = live[k].measurements[slot.ci][slot.li];
+            if self.record.run.measurements[mi].measured_rounds().next().is_none() {
+                continue;
+            }
+            self.ctx.ui.emit(RoundEvent::Begun { contestant: &live[k].contestant.name, scenario, connections: slot.connections, kind: RoundKind::Profiled, index: 1 });
+            let profile = super::profiling::profiled_round(self.ctx, &mut self.prober, scenario, &mut live[k], slot.connections, &self.record.run.measurements[mi]);
+            self.ctx.ui.emit(RoundEvent::Profiled { contestant: &live[k].contestant.name, profile: &profile });
+            self.record.run.measurements[mi].profile = Some(profile);
+        }
+        !self.ctx.stopped()
     }
 
     /// Whether a live server's measurement at `slot` still needs a measured round: neither the server nor

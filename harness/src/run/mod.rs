@@ -24,6 +24,7 @@ mod measure;
 pub mod options;
 mod prepare;
 mod probed;
+mod profiling;
 mod record;
 pub mod round_plan;
 pub mod rounds;

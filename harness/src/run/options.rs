@@ -176,6 +176,8 @@ pub struct BenchOptions {
     pub check: bool,
     /// When the server's system calls are counted.
     pub syscall_counts: SyscallCounting,
+    /// `--profile`: a profiled round after each measurement's other rounds (`run/profiling.rs`).
+    pub profile: bool,
     pub command_line: Vec<String>,
     /// Said before the run starts (for example that server and client share CPUs).
     pub notes: Vec<String>,

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use crate::load::search::SearchResult;
 use crate::model::checks::CheckResult;
+use crate::model::profile::Profile;
 use crate::model::{ab::AbPair, Flag, Measurement, Round};
 use crate::os::cpus::CpuSet;
 use crate::stats::paired::PairedRatio;
@@ -109,6 +110,8 @@ pub enum RoundEvent<'a> {
     /// The server failed in a round: the first line of why.
     Failed { contestant: &'a str, scenario: &'a str, reason: &'a str },
     Measured(&'a Measurement),
+    /// `--profile`: a server's profiled round ended, with its profile or why there is none.
+    Profiled { contestant: &'a str, profile: &'a Profile },
     /// The run's time budget holds no further pass of a load: `short` measurements end short of their
     /// target, `below_fewest` of them before the fewest rounds with an interval.
     BudgetSpent { budget: Duration, short: usize, below_fewest: usize },
@@ -129,6 +132,8 @@ pub enum RoundKind {
     Warmup,
     Measured,
     Counting,
+    /// `--profile`'s round, sampled by perf.
+    Profiled,
 }
 
 impl std::fmt::Display for RoundKind {
@@ -137,6 +142,7 @@ impl std::fmt::Display for RoundKind {
             RoundKind::Warmup => "warm-up",
             RoundKind::Measured => "round",
             RoundKind::Counting => "system-call counting round",
+            RoundKind::Profiled => "profiled round",
         })
     }
 }

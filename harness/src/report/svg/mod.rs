@@ -1,5 +1,6 @@
 //! SVG charts drawn from plain data: horizontal bars with 95% CI whiskers, line charts (scaling over
-//! connections), and line charts split into small panels on shared axes (the latency percentile spectrum).
+//! connections), line charts split into small panels on shared axes (the latency percentile spectrum), and
+//! flame graphs of sampled stacks.
 //! Every mark carries a text label, a fill pattern, a dash pattern or a marker shape, so a chart reads
 //! without colour; colours are the Okabe–Ito palette, which stays distinct for the common forms of colour
 //! blindness.
@@ -7,10 +8,12 @@
 use std::fmt::Write as _;
 
 mod bar;
+mod flame;
 mod line;
 mod panels;
 
 pub use bar::*;
+pub use flame::flame_graph;
 pub use line::*;
 pub use panels::*;
 

@@ -1,0 +1,4 @@
+//! Where a server's time went: its on-CPU stacks as `os::perf` samples them in the profiled round
+//! (`bench --profile`, docs/profile.md), folded (`folded.rs`) and read per request.
+
+pub mod folded;
