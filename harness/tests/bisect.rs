@@ -64,14 +64,20 @@ fn between(repo: &Path, good: &str, bad: &str) -> bisect::Between {
 /// A bisection on the fake machine (seed `seed`): each step's B/A is 0.95 where B has the busy-wait and A
 /// does not, 1 where both or neither do.
 fn on_the_fake_machine(repo: &Path, b: &bisect::Between, seed: u64) -> Bisection {
+    with_slowdown(repo, b, seed, 0.95)
+}
+
+/// As `on_the_fake_machine`, with B/A `slowdown` where B has the busy-wait and A does not.
+fn with_slowdown(repo: &Path, b: &bisect::Between, seed: u64, slowdown: f64) -> Bisection {
     let slow = |c: &Commit| git(repo, &["show", &format!("{}:c/reference/contestant.toml", c.hash)]).contains("SB_CONTROL_SPIN_NS");
     let mut step = 0;
-    let mut judge = |a: &Commit, bc: &Commit, attempt: u32| -> anyhow::Result<Reading> {
+    let mut judge = |a: &Commit, bc: &Commit, attempt: u32, bands: Option<Bands>| -> anyhow::Result<Reading> {
+        let bands = bands.unwrap_or_default();
         step += 1;
-        let factor = if slow(bc) == slow(a) { 1.0 } else if slow(bc) { 0.95 } else { 1.0 / 0.95 };
-        let plan = PairPlan { rounds: Rounds::Auto { target_ci_pct: 3.0 }, max_pairs: DEFAULT_MAX_PAIRS * attempt, bands: Bands::default(), decide: vec![Metric::RequestsPerS] };
+        let factor = if slow(bc) == slow(a) { 1.0 } else if slow(bc) { slowdown } else { 1.0 / slowdown };
+        let plan = PairPlan { rounds: Rounds::Auto { target_ci_pct: 3.0 }, max_pairs: DEFAULT_MAX_PAIRS * attempt, bands, decide: vec![Metric::RequestsPerS] };
         let out = run_pairs(&plan, &mut FakeVm::new(seed * 100 + step, factor, ROUND_NOISE))?;
-        let e = out.estimate(Metric::RequestsPerS, Bands::default());
+        let e = out.estimate(Metric::RequestsPerS, bands);
         let ratio = e.ratio.map(|r| (r.ratio, r.ci95.map_or(f64::NAN, |c| c.0), r.ci95.map_or(f64::NAN, |c| c.1)));
         Ok(Reading::Judged { verdict: e.verdict, ratio, pairs: e.pairs, seconds: out.pairs.len() as f64 * 1.3 })
     };
@@ -106,6 +112,22 @@ fn the_commit_that_slows_the_server_is_named_in_every_try_on_the_fake_machine() 
     }
 }
 
+/// A change of 3%, as this VM read the busy-wait on some days: the culprit is named in 18 of 20 tries or
+/// more, and another commit in at most one (each step's interval is a 95% one: a false call among four or
+/// five steps is about that rare).
+#[test]
+fn a_small_change_is_named_and_seldom_pinned_on_another_commit() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (repo, good, culprit) = repository(tmp.path(), SLOW);
+    let b = between(&repo, &good, "HEAD");
+    let outcomes: Vec<Outcome> = (1..=20).map(|seed| with_slowdown(&repo, &b, 2000 + seed, 0.97).outcome).collect();
+    let wrong: Vec<&Outcome> = outcomes.iter().filter(|o| matches!(o, Outcome::Culprit(c) if c.hash != culprit)).collect();
+    assert!(wrong.len() <= 1, "{wrong:?}");
+    let named = outcomes.iter().filter(|o| matches!(o, Outcome::Culprit(c) if c.hash == culprit)).count();
+    assert!(named >= 18, "{outcomes:?}");
+    eprintln!("a 3% change: the culprit named in {named} of 20 tries; the others: {:?}", outcomes.iter().filter(|o| !matches!(o, Outcome::Culprit(_))).collect::<Vec<_>>());
+}
+
 #[test]
 fn a_range_that_does_not_change_the_figure_ends_at_its_first_step() {
     let tmp = tempfile::tempdir().unwrap();
@@ -137,9 +159,11 @@ fn bisect_names_the_commit_end_to_end_and_removes_its_worktrees() {
     git(&repo, &["commit", "-q", "-am", "spin 20 us per request"]);
     let culprit = git(&repo, &["rev-parse", "HEAD"]);
     let out = tmp.path().join("results");
+    // A step that steal disturbed is asked again (up to three times), once a stretch of steal has passed.
     let bisect = |more: &[&str]| {
+        common::steal::wait_for_quiet(std::time::Duration::from_secs(120));
         serverbench()
-            .args(["bisect", "reference", "--good", &good, "--bad", "HEAD", "--contestants", repo.to_str().unwrap(), "-o", out.to_str().unwrap()])
+            .args(["bisect", "reference", "--good", &good, "--bad", "HEAD", "--attempts", "3", "--contestants", repo.to_str().unwrap(), "-o", out.to_str().unwrap()])
             .args(["--", "-d", "200ms", "--warmup", "0", "--syscall-counts", "off"])
             .args(more)
             .output()
@@ -149,13 +173,14 @@ fn bisect_names_the_commit_end_to_end_and_removes_its_worktrees() {
     let (stdout, stderr) = (text(&o.stdout), text(&o.stderr));
     assert!(o.status.success(), "stdout:\n{stdout}\nstderr:\n{stderr}");
     let last = stdout.lines().last().unwrap_or_default();
-    assert!(last.starts_with(&format!("culprit: {culprit} spin 20 us per request: req/s B/A ")) && last.contains(" worse; 1 step(s), "), "{last}\n{stderr}");
+    assert!(last.starts_with(&format!("culprit: {culprit} spin 20 us per request: req/s B/A ")) && last.contains(" worse; "), "{last}\n{stderr}");
     let list = git(&repo, &["worktree", "list", "--porcelain"]);
     assert_eq!(list.lines().filter(|l| l.starts_with("worktree ")).count(), 1, "{list}");
     assert!(!out.join(".bisect-worktrees").exists(), "the worktrees' folder is removed");
     // The step's A/B run is a run folder of its own.
     let runs = || std::fs::read_dir(&out).unwrap().flatten().filter(|e| e.path().join("run.json").is_file()).count();
-    assert_eq!(runs(), 1);
+    let first = runs();
+    assert!((1..=3).contains(&first), "{first} A/B runs");
     // Asked again, the bisection reads its step from the history (as one interrupted resumes): the same
     // culprit and effect, and no A/B run.
     let again = bisect(&[]);
@@ -164,7 +189,7 @@ fn bisect_names_the_commit_end_to_end_and_removes_its_worktrees() {
     let effect = |line: &str| line.split("; ").next().unwrap_or_default().to_string();
     assert_eq!(effect(stdout_again.lines().last().unwrap_or_default()), effect(last), "{stderr_again}");
     assert!(stderr_again.contains("(from the history, run "), "{stderr_again}");
-    assert_eq!(runs(), 1, "no A/B run the second time");
+    assert_eq!(runs(), first, "no A/B run the second time");
     // Other bench options are another bisection: its steps are not those. A worktree's folder left by a
     // bisection that was killed is made again.
     let stale = out.join(".bisect-worktrees").join(format!("{}-{}", &good[..10], &culprit[..10])).join(&good[..10]).join("checkout");
@@ -172,6 +197,6 @@ fn bisect_names_the_commit_end_to_end_and_removes_its_worktrees() {
     std::fs::write(stale.join("left-over"), "").unwrap();
     let other = bisect(&["-c", "8"]);
     assert!(other.status.success() && !text(&other.stderr).contains("from the history"), "{}", text(&other.stderr));
-    assert_eq!(runs(), 2);
+    assert!(runs() > first);
     assert!(!out.join(".bisect-worktrees").exists(), "the worktrees' folder is removed");
 }

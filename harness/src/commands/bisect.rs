@@ -19,6 +19,7 @@ use crate::catalog::Catalog;
 use crate::cli::bench::BenchArgs;
 use crate::cli::bisect::BisectArgs;
 use crate::history::{Recorder, StepRead, StoredStep};
+use crate::model::ab::Bands;
 use crate::model::verdict::Metric;
 use crate::model::RunResult;
 use crate::os::git::git;
@@ -59,7 +60,7 @@ pub fn run(args: BisectArgs, ui: &Ui) -> anyhow::Result<()> {
         ui.warn(&format!("warning: {e}; the bisection starts without the steps recorded there"));
         Vec::new()
     });
-    let mut judge = |a: &Commit, b: &Commit, attempt: u32| -> anyhow::Result<Reading> {
+    let mut judge = |a: &Commit, b: &Commit, attempt: u32, bands: Option<Bands>| -> anyhow::Result<Reading> {
         anyhow::ensure!(!stop.load(std::sync::atomic::Ordering::Relaxed), Interrupted(out.clone()));
         if let Some(step) = recorded.iter().rev().find(|s| s.a_commit == a.hash && s.b_commit == b.hash && s.attempt == attempt) {
             let reading = reading_of(&step.read);
@@ -69,7 +70,7 @@ pub fn run(args: BisectArgs, ui: &Ui) -> anyhow::Result<()> {
         }
         let (dir_a, dir_b) = (worktrees.at(a)?.join(&dir), worktrees.at(b)?.join(&dir));
         let t = Instant::now();
-        let (reading, run_id) = match step_run(&args, &root, &out, &dir_a, &dir_b, attempt, &stop, &mut history, ui) {
+        let (reading, run_id) = match step_run(&args, &root, &out, (&dir_a, &dir_b), (attempt, bands), &stop, &mut history, ui) {
             Ok(run) if run.interrupted => anyhow::bail!(Interrupted(out.clone())),
             Ok(run) => (reading(&run, args.metric, t.elapsed().as_secs_f64()), Some(run.run_id)),
             // The ends' step: either end that cannot be built or run leaves nothing to bisect. Later, A (the
@@ -91,15 +92,15 @@ pub fn run(args: BisectArgs, ui: &Ui) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// One step's A/B run: `bench --ab A B` with the bisection's bench options, more pairs on a later attempt.
+/// One step's A/B run: `bench --ab A B` with the bisection's bench options, more pairs on a later attempt,
+/// and the search's bands where it gives them and the options name none.
 #[allow(clippy::too_many_arguments)]
 fn step_run(
     args: &BisectArgs,
     root: &Path,
     out: &Path,
-    a: &Path,
-    b: &Path,
-    attempt: u32,
+    (a, b): (&Path, &Path),
+    (attempt, bands): (u32, Option<Bands>),
     stop: &std::sync::Arc<std::sync::atomic::AtomicBool>,
     history: &mut Recorder,
     ui: &Ui,
@@ -110,6 +111,9 @@ fn step_run(
     let mut bench = BenchArgs::parse(&words).map_err(|e| anyhow::anyhow!("the options after --: {e}"))?;
     let most = bench.max_rounds.unwrap_or(crate::run::options::DEFAULT_MAX_PAIRS);
     bench.max_rounds = Some(most * attempt);
+    if let Some(bands) = bands.filter(|_| bench.ab.same_band.is_none() && bench.ab.change_band.is_none()) {
+        (bench.ab.same_band, bench.ab.change_band) = (Some(bands.same_pct), Some(bands.change_pct));
+    }
     let opts = bench.options(root, std::env::args().collect())?;
     let catalog = Catalog::discover(&opts.catalog_root)?;
     let (id, dir) = crate::run::create_run_dir(&opts.out_dir)?;
