@@ -54,6 +54,7 @@ pub fn run(args: BisectArgs, ui: &Ui) -> anyhow::Result<()> {
     let out = args.out.clone().unwrap_or_else(|| root.join("results"));
     let worktrees = Worktrees { repo: repo.clone(), area: out.join(".bisect-worktrees").join(format!("{}-{}", between.good.short(), between.bad.short())), made: Default::default() };
     let stop = interrupt_flag()?;
+    std::fs::create_dir_all(&out).with_context(|| format!("cannot create {}", out.display()))?;
     let mut history = Recorder::new(crate::history::Location::of(&out));
     let options = args.bench.join(" ");
     let recorded = history.steps(&args.name, args.metric, &options).unwrap_or_else(|e| {
@@ -106,7 +107,8 @@ fn step_run(
     ui: &Ui,
 ) -> anyhow::Result<RunResult> {
     let (a, b, out) = (a.display().to_string(), b.display().to_string(), out.display().to_string());
-    let mut words: Vec<&str> = vec!["--ab", &a, &b, "-o", &out];
+    // The contestant by name: a folder may hold variants of it (c-epoll's holds c-epoll-edge too).
+    let mut words: Vec<&str> = vec![&args.name, "--ab", &a, &b, "-o", &out];
     words.extend(args.bench.iter().map(String::as_str));
     let mut bench = BenchArgs::parse(&words).map_err(|e| anyhow::anyhow!("the options after --: {e}"))?;
     let most = bench.max_rounds.unwrap_or(crate::run::options::DEFAULT_MAX_PAIRS);
