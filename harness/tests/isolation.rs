@@ -90,6 +90,12 @@ fn auto_rounds_stop_at_the_target_or_the_bound() {
 /// cost-restless keeps a child spinning on the server's CPU: frozen, it takes nothing from cost-busy's
 /// rounds; thawed, it would take about half.
 fn only_the_measured_server_runs_and_the_harness_keeps_off_its_cpus() {
+    again_while_steal_leaves_it_short(one_isolated_run);
+}
+
+/// One run of the two servers with its checks; false when steal left cost-busy without its three counting
+/// rounds and `last` is not set (the run is then taken again).
+fn one_isolated_run(last: bool) -> bool {
     let (tmp, catalog) = common::fixture_copy("cost");
     // Up to 12 rounds for the 3 that count: this VM's steal has disturbed four rounds in a row.
     let opts = options(&["cost-busy", "cost-restless"], 3, 12, &catalog, &tmp.path().join("results"));
@@ -116,24 +122,50 @@ fn only_the_measured_server_runs_and_the_harness_keeps_off_its_cpus() {
     // The run saves once a pass: a warm-up pass and at least three measured ones, each seen here.
     assert!(checks >= 4, "{checks} checks");
     let busy = run.measurements.iter().find(|m| m.contestant == "cost-busy").unwrap();
-    assert!(busy.measured_rounds().count() >= 3, "the three rounds asked of cost-busy count: {:?}", busy.rounds.iter().map(|r| (&r.flags, r.machine.foreign_pct, r.machine.steal_pct)).collect::<Vec<_>>());
+    let machine: Vec<_> = busy.rounds.iter().map(|r| (r.flags.clone(), r.machine.foreign_pct, r.machine.steal_pct)).collect();
+    if busy.measured_rounds().count() < 3 && !last && busy.rounds.iter().all(|r| r.machine.foreign_pct.is_some_and(|f| f <= DISTURBED_THRESHOLD_PCT)) {
+        eprintln!("steal left cost-busy short of its three rounds ({machine:?}); the run again");
+        return false;
+    }
+    assert!(busy.measured_rounds().count() >= 3, "the three rounds asked of cost-busy count: {machine:?}");
     for r in busy.rounds.iter() {
         let foreign = r.machine.foreign_pct.expect("foreign time was read");
         // No foreign time beyond the two ticks of /proc's rounding (4% of a 0.5 s round). A round left out
         // for the VM's steal is the host's doing, not a process of this machine on the server's CPU.
         let ticks = foreign / 100.0 * r.load.duration_s * 100.0; // USER_HZ
         assert!(foreign <= DISTURBED_THRESHOLD_PCT || ticks <= DISTURBED_MIN_TICKS, "cost-busy's round shared its CPU: {foreign:.1}% foreign, flags {:?}", r.flags);
-        assert!(r.server.utilisation_pct.unwrap() > 85.0, "{:?}", r.server);
+        // Steal takes the CPU from the server as well: only a round without it shows the server busy.
+        if r.counts() {
+            assert!(r.server.utilisation_pct.unwrap() > 85.0, "{:?}", r.server);
+        }
     }
     assert!(common::processes_mentioning(tmp.path()).is_empty());
     // The process has its CPUs back: a benchmark run after this one in it splits them as this one did.
     assert_eq!(CpuSet::allowed(), all_before);
     assert_eq!(threads()[0].1, mine_before);
+    true
 }
 
 /// A spinning process pinned to the server's CPU from the end of measured round 2 until two more rounds
 /// have run.
 fn a_cpu_hog_disturbs_the_rounds_it_overlaps_and_they_are_run_again() {
+    again_while_steal_leaves_it_short(one_hogged_run);
+}
+
+/// Runs `one` (given whether it is the last try) up to three times while it says steal left it short of
+/// the rounds it needs: a stretch of the VM's steal can outlast any bound on rounds (60% steal over twelve
+/// rounds in a row, 10-50% over twenty-three of twenty-four here).
+fn again_while_steal_leaves_it_short(one: fn(bool) -> bool) {
+    for attempt in 1..=3 {
+        if one(attempt == 3) {
+            return;
+        }
+    }
+}
+
+/// The hogged run and its checks; false when steal, not foreign time, left it short of six rounds that
+/// count and `last_try` is not set.
+fn one_hogged_run(last_try: bool) -> bool {
     let (tmp, catalog) = common::fixture_copy("cost");
     // Up to 24 rounds for the 6 that count: the two beside the hog, and stretches of the VM's steal (a
     // suite's run once saw 12 of 16 rounds disturbed).
@@ -169,6 +201,11 @@ fn a_cpu_hog_disturbs_the_rounds_it_overlaps_and_they_are_run_again() {
     }
     let s = m.summary();
     let machine: Vec<_> = measured.iter().map(|r| (r.flags.clone(), r.machine.foreign_pct, r.machine.steal_pct)).collect();
+    let foreign_beyond_the_hogs = measured.iter().enumerate().any(|(i, r)| !hogged_rounds.contains(&(i + 1)) && r.machine.foreign_pct.is_some_and(|f| f > DISTURBED_THRESHOLD_PCT));
+    if s.rounds_used < 6 && !last_try && !foreign_beyond_the_hogs {
+        eprintln!("steal left cost-busy short of six rounds that count ({machine:?}); the run again");
+        return false;
+    }
     assert_eq!(s.rounds_used, 6, "the disturbed rounds were run again: {machine:?}");
     assert!(s.rounds_disturbed >= 2);
     // The hog bit: the rounds beside it served at least a tenth less than the median of the six rounds that
@@ -180,6 +217,7 @@ fn a_cpu_hog_disturbs_the_rounds_it_overlaps_and_they_are_run_again() {
         let rps = measured[n - 1].load.requests_per_s();
         assert!(rps < 0.9 * median, "round {n} ran beside the hog at {rps:.0} req/s, the median of the others {median:.0}");
     }
+    true
 }
 
 /// `python3 -c 'while True: pass'` pinned to `cpus`.
