@@ -282,8 +282,7 @@ impl BenchArgs {
         let scenarios: Vec<Scenario> = self.scenario.iter().filter_map(|s| Scenario::parse(s)).collect();
         mix.check_against(&scenarios)?;
         let RoundsAsked { max_rounds, budget } = rounds_asked(rounds, self.max_rounds, self.budget, &self.ab)?;
-        let ab_run = self.ab.baseline.is_some() || self.ab.ab.is_some();
-        anyhow::ensure!(!(self.profile && ab_run), "--profile profiles a catalog run; an A/B run's profile of B against A is not drawn yet: leave out --profile");
+        anyhow::ensure!(!(self.profile && self.ab.is_ab()), "--profile profiles a catalog run; an A/B run's profile of B against A is not drawn yet: leave out --profile");
         anyhow::ensure!(
             !(self.connection_per_request && self.pipeline > 1),
             "--pipeline {} needs a connection that carries several requests; --connection-per-request sends one",

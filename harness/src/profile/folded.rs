@@ -56,7 +56,7 @@ impl Folded {
         *self.stacks.entry(stack).or_default() += 1;
         self.samples += 1;
         self.frames += frames.len() as u64;
-        self.unknown_frames += frames.iter().filter(|f| f.starts_with("[unknown")).count() as u64;
+        self.unknown_frames += frames.iter().filter(|f| unknown(f)).count() as u64;
     }
 
     /// The share of frames perf could not name, 0 to 1; None without frames.
@@ -92,10 +92,15 @@ impl Folded {
             *folded.stacks.entry(stack.to_string()).or_default() += n;
             folded.samples += n;
             folded.frames += n * frames.len() as u64;
-            folded.unknown_frames += n * frames.iter().filter(|f| f.starts_with("[unknown")).count() as u64;
+            folded.unknown_frames += n * frames.iter().filter(|f| unknown(f)).count() as u64;
         }
         folded
     }
+}
+
+/// Whether a folded frame is one perf could not name.
+fn unknown(frame: &str) -> bool {
+    frame.starts_with("[unknown")
 }
 
 /// The task and process of a sample's first line, `comm pid` (the name may hold spaces); None for the
