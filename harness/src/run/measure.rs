@@ -230,8 +230,9 @@ impl<'m, 'a, 's> Measuring<'m, 'a, 's> {
         Ok(())
     }
 
-    /// `--profile`: the profiled round of each live server with measured rounds at `slot`, in a new random
-    /// order (`run/profiling.rs`). False when the run was interrupted.
+    /// `--profile`: the profiled round of each live server that took measured rounds at `slot` (counted or
+    /// left out as disturbed: the server answered), in a new random order (`run/profiling.rs`). False when
+    /// the run was interrupted.
     fn profile(&mut self, scenario: &str, live: &mut [Live], slot: Slot) -> bool {
         let mut order: Vec<usize> = (0..live.len()).filter(|&k| !live[k].failed).collect();
         self.shuffle.shuffle(&mut order);
@@ -240,7 +241,7 @@ impl<'m, 'a, 's> Measuring<'m, 'a, 's> {
                 return false;
             }
             let mi = live[k].measurements[slot.ci][slot.li];
-            if self.record.run.measurements[mi].measured_rounds().next().is_none() {
+            if !self.record.run.measurements[mi].rounds.iter().any(|r| !r.warmup) {
                 continue;
             }
             self.ctx.ui.emit(RoundEvent::Begun { contestant: &live[k].contestant.name, scenario, connections: slot.connections, kind: RoundKind::Profiled, index: 1 });
