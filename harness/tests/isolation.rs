@@ -26,10 +26,8 @@ fn options(names: &[&str], rounds: u32, max_rounds: u32, catalog: &std::path::Pa
     BenchArgs::parse(&args).unwrap().options(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap(), Vec::new()).unwrap()
 }
 
-/// A benchmark of the cost fixtures, with `after_round` called with the model after every round, once a
-/// stretch of the VM's steal has passed (at most two minutes).
+/// A benchmark of the cost fixtures, with `after_round` called with the model after every round.
 fn bench(opts: &BenchOptions, after_round: &mut dyn FnMut(&RunResult)) -> RunResult {
-    common::steal::wait_for_quiet(Duration::from_secs(120));
     let catalog = Catalog::discover(&opts.catalog_root).unwrap();
     let (id, dir) = serverbench::run::create_run_dir(&opts.out_dir).unwrap();
     let stop = Arc::new(AtomicBool::new(false));
@@ -90,7 +88,7 @@ fn auto_rounds_stop_at_the_target_or_the_bound() {
 /// cost-restless keeps a child spinning on the server's CPU: frozen, it takes nothing from cost-busy's
 /// rounds; thawed, it would take about half.
 fn only_the_measured_server_runs_and_the_harness_keeps_off_its_cpus() {
-    again_while_steal_leaves_it_short(one_isolated_run);
+    common::steal::tries_past_steal(one_isolated_run);
 }
 
 /// One run of the two servers with its checks; false when steal left cost-busy without its three counting
@@ -149,18 +147,7 @@ fn one_isolated_run(last: bool) -> bool {
 /// A spinning process pinned to the server's CPU from the end of measured round 2 until two more rounds
 /// have run.
 fn a_cpu_hog_disturbs_the_rounds_it_overlaps_and_they_are_run_again() {
-    again_while_steal_leaves_it_short(one_hogged_run);
-}
-
-/// Runs `one` (given whether it is the last try) up to three times while it says steal left it short of
-/// the rounds it needs: a stretch of the VM's steal can outlast any bound on rounds (60% steal over twelve
-/// rounds in a row, 10-50% over twenty-three of twenty-four here).
-fn again_while_steal_leaves_it_short(one: fn(bool) -> bool) {
-    for attempt in 1..=3 {
-        if one(attempt == 3) {
-            return;
-        }
-    }
+    common::steal::tries_past_steal(one_hogged_run);
 }
 
 /// The hogged run and its checks; false when steal, not foreign time, left it short of six rounds that

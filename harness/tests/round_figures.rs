@@ -57,19 +57,9 @@ fn measurement_of(name: &str, tweak: impl Fn(&mut BenchArgs)) -> Measurement {
 }
 
 /// The measurement of one contestant of the fixture catalog `fixture`, with `options_with`'s `tweak`: up
-/// to three times while steal left out every round, each after waiting (at most two minutes) for the
-/// stretch of steal to pass.
+/// to three times while steal left out every round (`common::steal::measured_past_steal`).
 fn measurement_in(fixture: &str, name: &str, tweak: impl Fn(&mut BenchArgs)) -> Measurement {
-    let mut attempts = 0;
-    loop {
-        attempts += 1;
-        common::steal::wait_for_quiet(Duration::from_secs(120));
-        let m = measured_once(fixture, name, &tweak);
-        if m.measured_rounds().next().is_some() || attempts == 3 {
-            return m;
-        }
-        eprintln!("{name}: every round left out (flags {:?}); again after the steal", m.rounds.iter().map(|r| &r.flags).collect::<Vec<_>>());
-    }
+    common::steal::measured_past_steal(name, || measured_once(fixture, name, &tweak), |m| m.measured_rounds().next().is_some())
 }
 
 fn measured_once(fixture: &str, name: &str, tweak: &impl Fn(&mut BenchArgs)) -> Measurement {

@@ -17,21 +17,13 @@ use serverbench::os::syscalls::{SyscallCounters, COUNTED, METHOD, PROC_METHOD, P
 use serverbench::run::options::SyscallCounting;
 use serverbench::ui::{Ui, Verbosity};
 
-/// `measure_once`, up to three times while steal left out every round or every counting round, each
-/// after waiting (at most two minutes) for the VM's stretch of steal to pass.
+/// `measure_once`, up to three times while steal left out every round or every counting round
+/// (`common::steal::measured_past_steal`).
 fn measure(tweak: impl Fn(&mut BenchArgs)) -> Measurement {
-    let mut attempts = 0;
-    loop {
-        attempts += 1;
-        common::steal::wait_for_quiet(std::time::Duration::from_secs(120));
-        let m = measure_once(&tweak);
-        let counted = m.measured_rounds().next().is_some() && (m.counting_rounds.is_empty() || m.counting_rounds.iter().any(|r| r.counts()));
-        if counted || attempts == 3 {
-            assert!(m.measured_rounds().count() > 0, "no round counted; flags: {:?}", m.rounds.iter().map(|r| &r.flags).collect::<Vec<_>>());
-            return m;
-        }
-        eprintln!("steal left out every round or counting round ({:?}); again", m.rounds.iter().chain(&m.counting_rounds).map(|r| &r.flags).collect::<Vec<_>>());
-    }
+    let counted = |m: &Measurement| m.measured_rounds().next().is_some() && (m.counting_rounds.is_empty() || m.counting_rounds.iter().any(|r| r.counts()));
+    let m = common::steal::measured_past_steal("cost-counted", || measure_once(&tweak), counted);
+    assert!(m.measured_rounds().count() > 0, "no round counted; flags: {:?}", m.rounds.iter().map(|r| &r.flags).collect::<Vec<_>>());
+    m
 }
 
 /// cost-counted with eight connections over two 1.5 s rounds after a warm-up (up to 12 when steal

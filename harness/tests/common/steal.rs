@@ -31,3 +31,32 @@ pub fn wait_for_quiet(bound: Duration) -> Option<f64> {
         }
     }
 }
+
+/// Runs `one` (told whether it is the last try) up to three times, each after waiting (at most two minutes)
+/// for a stretch of steal to pass, while it says steal left it short of the rounds it needs: a stretch can
+/// outlast any bound on rounds (60% steal over twelve rounds in a row, 10-50% over twenty-three of
+/// twenty-four here). On its last try `one` asserts what it needs instead.
+pub fn tries_past_steal(mut one: impl FnMut(bool) -> bool) {
+    for attempt in 1..=3 {
+        wait_for_quiet(Duration::from_secs(120));
+        if one(attempt == 3) {
+            return;
+        }
+    }
+}
+
+/// What `measure` measured once it is `enough`, or after three tries (`tries_past_steal`); `what` names it
+/// in the line of a try that steal left short.
+pub fn measured_past_steal<T>(what: &str, mut measure: impl FnMut() -> T, enough: impl Fn(&T) -> bool) -> T {
+    let mut measured = None;
+    tries_past_steal(|last| {
+        let m = measure();
+        let done = last || enough(&m);
+        if !done {
+            eprintln!("{what}: steal left it short of the rounds it needs; again");
+        }
+        measured = Some(m);
+        done
+    });
+    measured.expect("at least one try")
+}
