@@ -1,7 +1,8 @@
 //! `bench --profile` (docs/profile.md): a C server's profiled round holds its own functions and the
 //! kernel's TCP send path; the profiled round is in no other figure; a perf that cannot sample leaves the
-//! run whole, with the reason in place of the profile. On a machine whose kernel refuses sampling the
-//! first test is counted as skipped, and fails under CI=true.
+//! run whole, with the reason in place of the profile; an A/B run names the function that grew per
+//! request; a server whose threads block says where they waited. On a machine whose kernel refuses
+//! sampling the tests that need samples are counted as skipped, and fail under CI=true.
 
 mod common;
 
@@ -14,17 +15,29 @@ use serverbench::model::RunResult;
 /// The run's control as `reference`, built without inlining (so that its `now_ns` is a frame of its own)
 /// and spinning 2 µs a request in it.
 fn manifest() -> String {
+    manifest_spinning("2000")
+}
+
+/// The control as `manifest` builds it, spinning `ns` a request.
+fn manifest_spinning(ns: &str) -> String {
     "name = \"reference\"\nlanguage = \"c\"\nframework = \"epoll\"\ncategory = \"micro\"\nmodel = \"single-loop\"\nio = \"epoll\"\n\
      scenarios = [\"hello\"]\nrequires = [\"cc\"]\nbuild = \"mkdir -p {dir}/build && cc -O1 -fno-inline -g -o {dir}/build/control {dir}/control.c\"\n\
-     run = \"{dir}/build/control {scenario} {host} {port} {workers}\"\nenv = { SB_CONTROL_SPIN_NS = \"2000\" }\n"
-        .to_string()
+     run = \"{dir}/build/control {scenario} {host} {port} {workers}\"\nenv = { SB_CONTROL_SPIN_NS = \"{spin}\" }\n"
+        .replace("{spin}", ns)
 }
 
 /// `bench reference --profile` on the catalog at `repo`, two measured rounds of 1 s and no more (none taken
 /// again for the VM's steal); its run.json and folder. `path` replaces PATH when given.
 fn profiled_run(repo: &Path, out: &Path, path: Option<&str>) -> (RunResult, std::path::PathBuf) {
+    profiled(&["reference", "--contestants", repo.to_str().unwrap()], out, path)
+}
+
+/// `bench ARGS --profile` with two measured rounds of 1 s and no more; its run.json and folder.
+fn profiled(args: &[&str], out: &Path, path: Option<&str>) -> (RunResult, std::path::PathBuf) {
     let mut cmd = serverbench();
-    cmd.args(["bench", "reference", "--profile", "--contestants", repo.to_str().unwrap(), "-o", out.to_str().unwrap()])
+    cmd.arg("bench")
+        .args(args)
+        .args(["--profile", "-o", out.to_str().unwrap()])
         .args(["-d", "1s", "--warmup", "0", "--rounds", "2", "--max-rounds", "2", "--syscall-counts", "off", "--no-install", "--no-control"]);
     if let Some(path) = path {
         cmd.env("PATH", path);
@@ -95,4 +108,60 @@ fn a_perf_that_cannot_sample_leaves_the_run_whole_and_says_why() {
     let summary = std::fs::read_to_string(dir.join("summary.md")).unwrap();
     assert!(summary.contains("no profile: perf could not sample"), "{summary}");
     assert!(!dir.join("profiles").read_dir().unwrap().flatten().any(|e| e.path().extension().is_some_and(|x| x == "data")), "no perf data left");
+}
+
+/// An A/B run's profile: B spins 2 µs a request in `now_ns` where A, the committed version, does not. The
+/// function that grew the most per request is now_ns or one it calls, beyond the sampling noise; summary.md
+/// lists it and report.html draws the differential graph.
+#[test]
+fn an_ab_runs_profile_names_the_function_that_grew_per_request() {
+    let _alone = common::one_bench_at_a_time();
+    let tmp = tempfile::tempdir().unwrap();
+    let (repo, _) = repo_at(tmp.path(), &control_source(), &manifest_spinning("0"));
+    std::fs::write(repo.join("c/reference/contestant.toml"), manifest_spinning("2000")).unwrap();
+    common::steal::wait_for_quiet(std::time::Duration::from_secs(120));
+    let (run, dir) = profiled(&["reference", "--baseline", "HEAD", "--contestants", repo.to_str().unwrap()], &tmp.path().join("results"), None);
+    let ab = run.ab.as_ref().expect("an A/B run");
+    let sides: Vec<_> = run.measurements.iter().map(|m| m.profile.as_ref().expect("each side profiled")).collect();
+    if let Some(why) = sides.iter().find_map(|p| p.unavailable.as_ref()) {
+        common::skip("an_ab_runs_profile_names_the_function_that_grew_per_request", why);
+        return;
+    }
+    let change = ab.profile_change.as_ref().expect("B against A");
+    assert!(change.a_samples >= 200 && change.b_samples >= 200, "two rounds of a second a side: {change:?}");
+    let top = change.frames.first().expect("a function that grew");
+    assert!(top.frame == "now_ns" || top.via.split(';').any(|f| f == "now_ns"), "{change:#?}");
+    assert!(top.per_1000_requests() > 0.0 && top.z >= 3.0, "{top:?}");
+    let summary = std::fs::read_to_string(dir.join("summary.md")).unwrap();
+    assert!(summary.contains(&format!("### {} against {}", ab.b.name, ab.a.name)) && summary.contains(&top.frame), "{summary}");
+    let html = std::fs::read_to_string(dir.join("report.html")).unwrap();
+    assert!(html.contains("profile-change-table") && html.contains("red grew, blue shrank"), "the differential graph and its table");
+    assert!(html.matches(r#"<svg class="flame""#).count() >= 3, "a graph a side and B against A");
+}
+
+/// A server whose threads block (c-threads, a thread per connection): a second profiled round records
+/// where they waited, in a system call, per request, and the pages show it.
+#[test]
+fn a_blocking_servers_profile_says_where_its_threads_waited() {
+    let _alone = common::one_bench_at_a_time();
+    let tmp = tempfile::tempdir().unwrap();
+    common::steal::wait_for_quiet(std::time::Duration::from_secs(120));
+    let (run, dir) = profiled(&["c-threads"], &tmp.path().join("results"), None);
+    let p = run.measurements[0].profile.as_ref().expect("a profile, or why there is none");
+    if let Some(why) = p.unavailable.as_ref().or(p.off_cpu.as_ref().and_then(|o| o.unavailable.as_ref())) {
+        common::skip("a_blocking_servers_profile_says_where_its_threads_waited", why);
+        return;
+    }
+    let off = p.off_cpu.as_ref().expect("where a blocking server waited");
+    assert!(off.switches > 0 && off.requests > 0, "{off:?}");
+    let folded = std::fs::read_to_string(dir.join(off.folded.as_ref().expect("the switches' file"))).unwrap();
+    let own: Vec<&str> = folded.lines().filter(|l| l.starts_with("server;")).collect();
+    assert!(!own.is_empty() && own.iter().all(|l| l.contains("__schedule_[k]")), "the server's stacks end in the scheduler:\n{folded}");
+    // A thread per connection waits for the next request in read(2), about once a request.
+    let top = off.blocked_in.first().expect("where it blocked");
+    assert!(top.frame == "read" && top.samples_per_1000_requests > 100.0, "in read: {:?}", off.blocked_in);
+    let summary = std::fs::read_to_string(dir.join("summary.md")).unwrap();
+    assert!(summary.contains("### Where the blocking servers waited") && summary.contains(&top.frame), "{summary}");
+    let html = std::fs::read_to_string(dir.join("report.html")).unwrap();
+    assert!(html.contains("-off-table") && html.contains("where it waited"), "the graph of its switches and where they blocked");
 }

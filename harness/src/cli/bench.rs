@@ -174,7 +174,8 @@ pub struct BenchArgs {
     #[arg(long, value_enum, value_name = "WHEN", default_value = "extra", num_args = 0..=1, default_missing_value = "rounds")]
     pub syscall_counts: SyscallCounting,
     /// After each measurement's other rounds, one more while Linux perf samples the server's CPUs: stacks in
-    /// profiles/, a flame graph in report.html; the round is in no other figure (docs/profile.md)
+    /// profiles/, a flame graph in report.html (in an A/B run, two a version and B's against A's); the round
+    /// is in no other figure (docs/profile.md)
     #[arg(long)]
     pub profile: bool,
     /// Generate the load on this host over ssh instead of here ([USER@]HOST[:PORT], repeatable): the
@@ -282,7 +283,6 @@ impl BenchArgs {
         let scenarios: Vec<Scenario> = self.scenario.iter().filter_map(|s| Scenario::parse(s)).collect();
         mix.check_against(&scenarios)?;
         let RoundsAsked { max_rounds, budget } = rounds_asked(rounds, self.max_rounds, self.budget, &self.ab)?;
-        anyhow::ensure!(!(self.profile && self.ab.is_ab()), "--profile profiles a catalog run; an A/B run's profile of B against A is not drawn yet: leave out --profile");
         anyhow::ensure!(
             !(self.connection_per_request && self.pipeline > 1),
             "--pipeline {} needs a connection that carries several requests; --connection-per-request sends one",
@@ -653,11 +653,11 @@ mod tests {
     }
 
     #[test]
-    fn profile_is_off_by_default_and_refused_in_an_ab_run() {
+    fn profile_is_off_by_default_and_taken_in_catalog_and_ab_runs() {
         let profile = |args: &[&str]| options(BenchArgs::parse(&[&["--no-install"], args].concat()).unwrap()).map(|o| o.profile).map_err(|e| e.to_string());
         assert_eq!(profile(&[]), Ok(false));
         assert_eq!(profile(&["--profile"]), Ok(true));
-        assert!(profile(&["--baseline", "HEAD", "--profile", "c-epoll"]).unwrap_err().contains("leave out --profile"));
+        assert_eq!(profile(&["--baseline", "HEAD", "--profile", "c-epoll"]), Ok(true));
     }
 
     #[test]

@@ -95,6 +95,9 @@ pub struct AbRun {
     /// Runs of an earlier rule say `settled` (the req/s interval ±1% wide or wholly beyond the band).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ended: Option<String>,
+    /// With `--profile`: B's profile against A's, per request (each side's own is in its measurement).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile_change: Option<crate::model::profile::ProfileChange>,
 }
 
 /// One version: its name in every table and where it came from.

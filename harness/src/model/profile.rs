@@ -29,7 +29,36 @@ pub struct Profile {
     pub top_frames: Vec<FrameCost>,
     /// Why there is no profile: perf missing, the kernel refusing to sample, a server on another host.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unavailable: Option<String>,    /// Where a server whose threads block (`io = "blocking"`) waited: its switches off a CPU, from a second
+    /// profiled round.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub off_cpu: Option<OffCpu>,
+}
+
+/// Where a server's tasks blocked in its off-CPU round: every switch off a CPU of a task that blocked (not
+/// one that was preempted), with its call chain.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OffCpu {
+    /// The folded stacks of the switches, relative to the run folder; absent where none were recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub folded: Option<String>,
+    /// Switches of a task that blocked, and the responses of the round.
+    pub switches: u64,
+    pub requests: u64,
+    /// Where they blocked (the system call, or the innermost frame outside the scheduler), switches per
+    /// 1,000 requests, most first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub blocked_in: Vec<FrameCost>,
+    /// Why there is none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unavailable: Option<String>,
+}
+
+impl OffCpu {
+    /// None, and why.
+    pub fn unavailable(why: String) -> OffCpu {
+        OffCpu { folded: None, switches: 0, requests: 0, blocked_in: Vec::new(), unavailable: Some(why) }
+    }
 }
 
 /// A function and its samples per 1,000 requests.
@@ -51,6 +80,37 @@ impl Profile {
             unknown_frames: None,
             top_frames: Vec::new(),
             unavailable: Some(why),
+            off_cpu: None,
         }
+    }
+}
+
+/// B's profile against A's in an A/B run (`bench --baseline REV --profile`): the samples of each side's
+/// profiled rounds, and the functions whose samples of their own per 1,000 requests changed the most.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProfileChange {
+    pub a_samples: u64,
+    pub b_samples: u64,
+    /// The functions whose change stands beyond the sampling noise, the largest first (at most a dozen).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub frames: Vec<FrameChange>,
+}
+
+/// One function's samples of its own per 1,000 requests in A and in B.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FrameChange {
+    pub frame: String,
+    pub a_per_1000_requests: f64,
+    pub b_per_1000_requests: f64,
+    /// The change in standard errors of the sampling noise (positive where B has more).
+    pub z: f64,
+    /// The callers of the stack whose change was the largest, outermost first, without the task.
+    pub via: String,
+}
+
+impl FrameChange {
+    /// B's samples per 1,000 requests less A's.
+    pub fn per_1000_requests(&self) -> f64 {
+        self.b_per_1000_requests - self.a_per_1000_requests
     }
 }

@@ -2,7 +2,9 @@
 //! task on a set of CPUs (so that a forking server's children are in it) at a fixed frequency with the
 //! software `cpu-clock` event (a VM without a hardware PMU has it too), call chains unwound from DWARF
 //! (frame pointers break at Debian's glibc, where a sample in `getppid` lost `main`), kernel and user;
-//! then `perf script` reads the samples back as text for `profile::folded`.
+//! then `perf script` reads the samples back as text for `profile::folded`. For servers whose threads block,
+//! a sampling of the other kind records every switch off a CPU (`sched:sched_switch`) with its call chain:
+//! where the waiting happens.
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -22,6 +24,33 @@ const START_TIMEOUT: Duration = Duration::from_secs(5);
 /// How long perf may take to write its samples after SIGINT, and `perf script` to unwind them.
 const STOP_TIMEOUT: Duration = Duration::from_secs(120);
 
+/// What a sampling records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Events {
+    /// Where the CPU time goes: `cpu-clock` at `FREQUENCY_HZ`, call chains from DWARF.
+    OnCpu,
+    /// Where the tasks wait: every `sched:sched_switch`, with the kernel's call chain and the user frames
+    /// that frame pointers reach (a DWARF copy of the stack at every switch would cost more than the
+    /// switch), and the tracepoint's fields, which tell a task that blocked from one that was preempted.
+    Switches,
+}
+
+impl Events {
+    fn record_args(self) -> Vec<String> {
+        match self {
+            Events::OnCpu => ["-e", "cpu-clock", "-F", &FREQUENCY_HZ.to_string(), "--call-graph", &format!("dwarf,{STACK_BYTES}")].map(String::from).to_vec(),
+            Events::Switches => ["-e", "sched:sched_switch", "--call-graph", "fp"].map(String::from).to_vec(),
+        }
+    }
+
+    fn script_fields(self) -> &'static str {
+        match self {
+            Events::OnCpu => "comm,pid,ip,sym,dso",
+            Events::Switches => "comm,pid,trace,ip,sym,dso",
+        }
+    }
+}
+
 /// Why a profile could not be taken, in the words a person reads.
 #[derive(Debug, thiserror::Error)]
 pub enum NotSampled {
@@ -37,20 +66,22 @@ pub enum NotSampled {
 
 /// `perf record` running on a set of CPUs, writing to a data file beside its log.
 pub struct Sampling {
+    events: Events,
     child: Child,
     data: PathBuf,
     log: PathBuf,
 }
 
 impl Sampling {
-    /// Starts sampling every task on `cpus` into `data` (its log beside it, `.log`), and returns once perf
-    /// has opened its events.
-    pub fn start(cpus: &CpuSet, data: &Path) -> Result<Sampling, NotSampled> {
+    /// Starts recording `events` of every task on `cpus` into `data` (its log beside it, `.log`), and
+    /// returns once perf has opened its events.
+    pub fn start(cpus: &CpuSet, data: &Path, events: Events) -> Result<Sampling, NotSampled> {
         let log = data.with_extension("log");
         let out = std::fs::File::create(&log)?;
         let list = cpus.cpus().iter().map(usize::to_string).collect::<Vec<_>>().join(",");
         let mut cmd = Command::new("perf");
-        cmd.args(["record", "-e", "cpu-clock", "-F", &FREQUENCY_HZ.to_string(), "--call-graph", &format!("dwarf,{STACK_BYTES}")])
+        cmd.arg("record")
+            .args(events.record_args())
             .args(["-C", &list, "-o"])
             .arg(data)
             .stdin(Stdio::null())
@@ -58,7 +89,7 @@ impl Sampling {
             .stderr(out);
         let _ = std::fs::remove_file(data);
         let child = process::spawn_group(&mut cmd, None).map_err(NotSampled::NoPerf)?;
-        let mut sampling = Sampling { child, data: data.to_path_buf(), log };
+        let mut sampling = Sampling { events, child, data: data.to_path_buf(), log };
         // perf writes the data file's header once its events are open.
         let began = Instant::now();
         loop {
@@ -77,8 +108,8 @@ impl Sampling {
     }
 
     /// Stops sampling and reads the samples back as `perf script` prints them: each sample a line with the
-    /// task's name and pid, then its frames, innermost first, one a line (address, symbol, object), and a
-    /// blank line. The data file is removed; `perf script`'s complaints go to the log.
+    /// task's name and pid (and a switch's fields), then its frames, innermost first, one a line (address,
+    /// symbol, object), and a blank line. The data file is removed; `perf script`'s complaints go to the log.
     pub fn stop(mut self) -> Result<String, NotSampled> {
         let pgid = self.child.id() as i32;
         process::signal_group(pgid, libc::SIGINT);
@@ -92,7 +123,7 @@ impl Sampling {
         }
         let log = std::fs::OpenOptions::new().append(true).open(&self.log)?;
         let script = Command::new("perf")
-            .args(["script", "-F", "comm,pid,ip,sym,dso", "-i"])
+            .args(["script", "-F", self.events.script_fields(), "-i"])
             .arg(&self.data)
             .stdin(Stdio::null())
             .stderr(log)

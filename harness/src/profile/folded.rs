@@ -21,6 +21,8 @@ pub struct Folded {
 
 /// The suffix of a kernel frame.
 pub const KERNEL: &str = "_[k]";
+/// The scheduler's own frames, which every switch ends in.
+const SCHEDULER: &[&str] = &["__schedule", "schedule", "preempt_schedule", "io_schedule", "__traceiter_sched", "__perf"];
 
 impl Folded {
     /// Folds `perf script -F comm,pid,ip,sym,dso` output, leaving out the samples of process `leave_out`
@@ -59,6 +61,16 @@ impl Folded {
         self.unknown_frames += frames.iter().filter(|f| unknown(f)).count() as u64;
     }
 
+    /// Adds another sampling's stacks (a second profiled round of the same server).
+    pub fn merge(&mut self, other: &Folded) {
+        for (stack, n) in &other.stacks {
+            *self.stacks.entry(stack.clone()).or_default() += n;
+        }
+        self.samples += other.samples;
+        self.frames += other.frames;
+        self.unknown_frames += other.unknown_frames;
+    }
+
     /// The share of frames perf could not name, 0 to 1; None without frames.
     pub fn unknown_share(&self) -> Option<f64> {
         (self.frames > 0).then(|| self.unknown_frames as f64 / self.frames as f64)
@@ -74,6 +86,25 @@ impl Folded {
         let mut own: Vec<(String, u64)> = own.into_iter().map(|(f, n)| (f.to_string(), n)).collect();
         own.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
         own
+    }
+
+    /// Where the samples of switches blocked, most first, then by name: the system call by its name
+    /// (`read`, from the kernel's frame under `do_syscall_64`: `ksys_read`, `__x64_sys_read`), or else the
+    /// innermost frame outside the scheduler (a kernel thread's `worker_thread_[k]`).
+    pub fn blocked_in(&self) -> Vec<(String, u64)> {
+        let mut by: BTreeMap<String, u64> = BTreeMap::new();
+        for (stack, n) in &self.stacks {
+            let frames: Vec<&str> = stack.split(';').collect();
+            let call = frames.iter().position(|f| *f == "do_syscall_64_[k]").and_then(|i| frames[i + 1..].iter().find(|f| **f != "x64_sys_call_[k]"));
+            let place = match call {
+                Some(f) => system_call(f),
+                None => frames.iter().skip(1).rev().find(|f| !SCHEDULER.iter().any(|s| f.starts_with(s))).map_or(stack.to_string(), |f| f.to_string()),
+            };
+            *by.entry(place).or_default() += n;
+        }
+        let mut by: Vec<(String, u64)> = by.into_iter().collect();
+        by.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        by
     }
 
     /// The folded text: a line per stack, `stack samples`, in the stacks' order.
@@ -98,14 +129,30 @@ impl Folded {
     }
 }
 
+/// A system call's name from the kernel frame that carries it out (`ksys_read_[k]`, `__x64_sys_futex_[k]`,
+/// `__do_sys_accept4_[k]` → `read`, `futex`, `accept4`).
+fn system_call(frame: &str) -> String {
+    let name = frame.strip_suffix(KERNEL).unwrap_or(frame);
+    let name = ["__x64_sys_", "__ia32_sys_", "__se_sys_", "__do_sys_", "__sys_", "ksys_", "do_sys_"].iter().find_map(|p| name.strip_prefix(p)).unwrap_or(name);
+    name.to_string()
+}
+
 /// Whether a folded frame is one perf could not name.
 fn unknown(frame: &str) -> bool {
     frame.starts_with("[unknown")
 }
 
-/// The task and process of a sample's first line, `comm pid` (the name may hold spaces); None for the
-/// idle task.
+/// The task and process of a sample's first line, `comm pid` (the name may hold spaces), and a switch's
+/// fields after it; None for the idle task, and for a switch of a task that was preempted (`prev_state=R`)
+/// rather than one that blocked.
 fn sample_task(line: &str) -> Option<(String, u32)> {
+    let (line, switch) = match line.find(" prev_comm=") {
+        Some(i) => (&line[..i], Some(&line[i..])),
+        None => (line, None),
+    };
+    if switch.and_then(|f| f.split_once("prev_state=")).is_some_and(|(_, state)| state.starts_with('R')) {
+        return None;
+    }
     let line = line.trim_end().trim_end_matches(':');
     let (name, pid) = line.rsplit_once(char::is_whitespace)?;
     let pid = pid.split('/').next()?.parse::<u32>().ok()?;
@@ -185,10 +232,44 @@ worker one  4243/4244:
         assert_eq!(f.own_samples(), vec![("[unknown in env]".to_string(), 1), ("answer".to_string(), 1), ("tcp_sendmsg_locked_[k]".to_string(), 1)]);
     }
 
+    const SWITCHES: &str = "\
+c-threads 5151  prev_comm=c-threads prev_pid=5151 prev_prio=120 prev_state=S ==> next_comm=swapper/1 next_pid=0 next_prio=120
+\tffffffff821f8298 __schedule ([kernel.kallsyms])
+\tffffffff821f8c03 schedule ([kernel.kallsyms])
+\tffffffff81b1a2c3 sk_wait_data ([kernel.kallsyms])
+\tffffffff81c1d2e4 tcp_recvmsg ([kernel.kallsyms])
+\tffffffff8142b9de ksys_read ([kernel.kallsyms])
+\tffffffff8142b9d0 x64_sys_call ([kernel.kallsyms])
+\tffffffff821ecc51 do_syscall_64 ([kernel.kallsyms])
+\tffffffff81000130 entry_SYSCALL_64_after_hwframe ([kernel.kallsyms])
+\t           11f2a3 __GI___libc_read (/usr/lib/x86_64-linux-gnu/libc.so.6)
+
+c-threads 5152  prev_comm=c-threads prev_pid=5152 prev_prio=120 prev_state=R+ ==> next_comm=c-threads next_pid=5151 next_prio=120
+\tffffffff821f8298 __schedule ([kernel.kallsyms])
+\tffffffff821f8c03 preempt_schedule_irq ([kernel.kallsyms])
+
+kworker/1:1 77  prev_comm=kworker/1:1 prev_pid=77 prev_prio=120 prev_state=I ==> next_comm=swapper/1 next_pid=0 next_prio=120
+\tffffffff821f8298 __schedule ([kernel.kallsyms])
+\tffffffff821f8c03 schedule ([kernel.kallsyms])
+\tffffffff81123456 worker_thread ([kernel.kallsyms])
+";
+
+    #[test]
+    fn switches_fold_where_tasks_blocked_and_leave_out_preemption() {
+        let f = Folded::of_perf_script(SWITCHES, None);
+        assert_eq!(f.samples, 2, "the preempted switch is left out: {f:?}");
+        assert_eq!(f.blocked_in(), vec![("read".to_string(), 1), ("worker_thread_[k]".to_string(), 1)]);
+        assert_eq!(["ksys_read_[k]", "__x64_sys_futex_[k]", "__do_sys_accept4_[k]", "do_epoll_wait_[k]"].map(system_call), ["read", "futex", "accept4", "do_epoll_wait"]);
+    }
+
     #[test]
     fn folded_text_reads_back_as_it_was() {
         let f = Folded::of_perf_script(SCRIPT, None);
         assert_eq!(Folded::parse(&f.text()), f);
         assert_eq!(Folded::parse("not a stack\n"), Folded::default());
+        let mut twice = Folded::default();
+        twice.merge(&f);
+        twice.merge(&f);
+        assert_eq!(Folded::parse(&format!("{}{}", f.text(), f.text())), twice, "a merge is the sum of both");
     }
 }

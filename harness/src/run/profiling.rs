@@ -1,50 +1,166 @@
-//! The profiled round of `bench --profile` (docs/profile.md): after a measurement's other rounds, one more
+//! The profiled rounds of `bench --profile` (docs/profile.md): after a measurement's other rounds, one more
 //! round of the same load while perf samples every task on the server's CPUs (`os::perf`), the stacks
 //! folded (`profile::folded`) without the harness's own probes, saved in the run folder (report.html draws
-//! them), and summed up in the measurement's `Profile`. The round goes into no other figure.
+//! them), and summed up in the measurement's `Profile`; for a server whose threads block, one more round
+//! recording where they waited (its switches off a CPU). In an A/B run both versions take profiled rounds in
+//! turn (A B B A), and B's stacks are read against A's per request (`profile::diff`). The rounds go into no
+//! other figure.
 
-use crate::model::profile::{FrameCost, Profile};
+use crate::model::profile::{FrameChange, FrameCost, OffCpu, Profile, ProfileChange};
 use crate::model::Measurement;
-use crate::os::perf::{Sampling, FREQUENCY_HZ};
+use crate::os::perf::{Events, NotSampled, Sampling, FREQUENCY_HZ};
+use crate::profile::diff::{self, BEYOND_NOISE};
 use crate::profile::folded::Folded;
 
 use super::probed::Prober;
 use super::runner::{Context, Live};
 
-/// Functions listed with their samples in run.json and the summaries.
+/// Functions listed with their samples (or their change) in run.json and the summaries.
 const TOP_FRAMES: usize = 12;
+/// Profiled rounds of each version in an A/B run, in the order A B B A: a drift of the machine during
+/// them weighs on both alike, and each side has twice a catalog run's samples.
+const AB_ROUNDS: usize = 2;
 
-/// The profiled round of `l` at `connections`, for measurement `m`: its profile, or why there is none.
-pub(super) fn profiled_round(ctx: &Context, prober: &mut Prober, scenario: &str, l: &mut Live, connections: usize, m: &Measurement) -> Profile {
-    sampled(ctx, prober, scenario, l, connections, m).unwrap_or_else(|why| Profile::unavailable(FREQUENCY_HZ, why))
+/// Why a profiled round left no profile, in the words a person reads.
+#[derive(Debug, thiserror::Error)]
+enum NoProfile {
+    #[error("the server runs on another host; profiles are taken on this machine only")]
+    ServerElsewhere,
+    #[error(transparent)]
+    NotSampled(#[from] NotSampled),
+    #[error("the profiled round did not run: {0:#}")]
+    Round(anyhow::Error),
+    #[error("cannot write {}: {source}", .path.display())]
+    Files { path: std::path::PathBuf, source: std::io::Error },
 }
 
-/// The profiled round, or why there is none.
-fn sampled(ctx: &Context, prober: &mut Prober, scenario: &str, l: &mut Live, connections: usize, m: &Measurement) -> Result<Profile, String> {
-    if ctx.hosts.server.is_some() {
-        return Err("the server runs on another host; profiles are taken on this machine only".into());
+impl NoProfile {
+    fn files(path: &std::path::Path) -> impl FnOnce(std::io::Error) -> NoProfile + '_ {
+        move |source| NoProfile::Files { path: path.to_path_buf(), source }
     }
-    let dir = ctx.run_dir.join("profiles");
-    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    let stem = format!("{}.{scenario}.c{connections}", m.contestant);
-    let sampling = Sampling::start(&ctx.opts.server_cpus, &dir.join(format!("{stem}.perf.data"))).map_err(|e| e.to_string())?;
+}
+
+/// What one or more profiled rounds of a server sampled.
+#[derive(Default)]
+struct Sampled {
+    folded: Folded,
+    requests: u64,
+    duration_s: f64,
+}
+
+/// The profiled round of `l` at `connections`, for measurement `m`: its profile, or why there is none; for
+/// a server whose threads block (`io = "blocking"`), a second round recording where they waited.
+pub(super) fn profiled_round(ctx: &Context, prober: &mut Prober, scenario: &str, l: &mut Live, connections: usize, m: &Measurement) -> Profile {
+    let mut sampled = Sampled::default();
+    let mut profile = sample(ctx, prober, scenario, l, connections, m, Events::OnCpu, &mut sampled)
+        .and_then(|()| profile_of(ctx, m, &sampled))
+        .unwrap_or_else(|why| Profile::unavailable(FREQUENCY_HZ, why.to_string()));
+    if profile.unavailable.is_none() && l.contestant.io == "blocking" && !ctx.stopped() {
+        let mut switches = Sampled::default();
+        profile.off_cpu = Some(
+            sample(ctx, prober, scenario, l, connections, m, Events::Switches, &mut switches)
+                .and_then(|()| off_cpu_of(ctx, m, &switches))
+                .unwrap_or_else(|why| OffCpu::unavailable(why.to_string())),
+        );
+    }
+    profile
+}
+
+/// The profiled rounds of an A/B run's two live servers (A first in `live`, with measurements `ms`): each
+/// side's profile, and B's against A's where both were sampled.
+pub(super) fn profiled_pairs(ctx: &Context, prober: &mut Prober, scenario: &str, live: &mut [Live], connections: usize, ms: [&Measurement; 2]) -> ([Profile; 2], Option<ProfileChange>) {
+    let mut sampled = [Sampled::default(), Sampled::default()];
+    let mut failed: [Option<String>; 2] = [None, None];
+    for k in (0..AB_ROUNDS).flat_map(|r| if r % 2 == 0 { [0, 1] } else { [1, 0] }) {
+        if failed[k].is_none() && !ctx.stopped() {
+            failed[k] = sample(ctx, prober, scenario, &mut live[k], connections, ms[k], Events::OnCpu, &mut sampled[k]).err().map(|e| e.to_string());
+        }
+    }
+    let profile = |k: usize| match failed[k].clone() {
+        Some(why) => Profile::unavailable(FREQUENCY_HZ, why),
+        None => profile_of(ctx, ms[k], &sampled[k]).unwrap_or_else(|why| Profile::unavailable(FREQUENCY_HZ, why.to_string())),
+    };
+    let profiles = [profile(0), profile(1)];
+    let change = profiles.iter().all(|p| p.unavailable.is_none()).then(|| change_of(&sampled[0], &sampled[1]));
+    (profiles, change)
+}
+
+/// One profiled round of `l` recording `events`, its stacks and requests added to `into`.
+#[allow(clippy::too_many_arguments)]
+fn sample(ctx: &Context, prober: &mut Prober, scenario: &str, l: &mut Live, connections: usize, m: &Measurement, events: Events, into: &mut Sampled) -> Result<(), NoProfile> {
+    if ctx.hosts.server.is_some() {
+        return Err(NoProfile::ServerElsewhere);
+    }
+    let dir = profiles_dir(ctx)?;
+    let sampling = Sampling::start(&ctx.opts.server_cpus, &dir.join(format!("{}.perf.data", stem(m))), events)?;
     let round = prober.round(scenario, l, connections, m.load_fraction.and(m.rate_rps), 1, false, false, None);
     let script = sampling.stop();
-    let round = round.map_err(|e| format!("the profiled round did not run: {e:#}"))?;
-    let script = script.map_err(|e| e.to_string())?;
-    let folded = Folded::of_perf_script(&script, Some(std::process::id()));
-    let requests = round.load.requests;
-    let folded_path = dir.join(format!("{stem}.folded"));
-    std::fs::write(&folded_path, folded.text()).map_err(|e| format!("cannot write the profile in {}: {e}", dir.display()))?;
-    let per_1000 = |n: u64| n as f64 * 1000.0 / requests.max(1) as f64;
+    let round = round.map_err(NoProfile::Round)?;
+    let script = script?;
+    into.folded.merge(&Folded::of_perf_script(&script, Some(std::process::id())));
+    into.requests += round.load.requests;
+    into.duration_s += round.load.duration_s;
+    Ok(())
+}
+
+/// The profile of what was sampled, its folded stacks saved beside the others.
+fn profile_of(ctx: &Context, m: &Measurement, s: &Sampled) -> Result<Profile, NoProfile> {
+    let folded = save(ctx, m, "folded", &s.folded)?;
+    let per_1000 = |n: u64| n as f64 * 1000.0 / s.requests.max(1) as f64;
     Ok(Profile {
-        folded: Some(ctx.relative(&folded_path)),
+        folded: Some(folded),
         frequency_hz: FREQUENCY_HZ,
-        samples: folded.samples,
-        requests,
-        requests_per_s: (round.load.duration_s > 0.0).then(|| round.load.requests_per_s()),
-        unknown_frames: folded.unknown_share(),
-        top_frames: folded.own_samples().into_iter().take(TOP_FRAMES).map(|(frame, n)| FrameCost { frame, samples_per_1000_requests: per_1000(n) }).collect(),
+        samples: s.folded.samples,
+        requests: s.requests,
+        requests_per_s: (s.duration_s > 0.0).then(|| s.requests as f64 / s.duration_s),
+        unknown_frames: s.folded.unknown_share(),
+        top_frames: s.folded.own_samples().into_iter().take(TOP_FRAMES).map(|(frame, n)| FrameCost { frame, samples_per_1000_requests: per_1000(n) }).collect(),
+        unavailable: None,
+        off_cpu: None,
+    })
+}
+
+/// Where the blocking server's tasks waited, its switches' stacks saved beside its profile.
+fn off_cpu_of(ctx: &Context, m: &Measurement, s: &Sampled) -> Result<OffCpu, NoProfile> {
+    let folded = save(ctx, m, "off-cpu.folded", &s.folded)?;
+    let per_1000 = |n: u64| n as f64 * 1000.0 / s.requests.max(1) as f64;
+    Ok(OffCpu {
+        folded: Some(folded),
+        switches: s.folded.samples,
+        requests: s.requests,
+        blocked_in: s.folded.blocked_in().into_iter().take(TOP_FRAMES).map(|(frame, n)| FrameCost { frame, samples_per_1000_requests: per_1000(n) }).collect(),
         unavailable: None,
     })
+}
+
+/// B's sampled stacks against A's: the functions whose change stands beyond the noise.
+fn change_of(a: &Sampled, b: &Sampled) -> ProfileChange {
+    fn side(s: &Sampled) -> diff::Side<'_> {
+        diff::Side { folded: &s.folded, requests: s.requests }
+    }
+    let frames = diff::changes(side(a), side(b))
+        .into_iter()
+        .filter(|c| c.z.abs() >= BEYOND_NOISE)
+        .take(TOP_FRAMES)
+        .map(|c| FrameChange { frame: c.frame, a_per_1000_requests: c.a_per_1000_requests, b_per_1000_requests: c.b_per_1000_requests, z: c.z, via: c.via })
+        .collect();
+    ProfileChange { a_samples: a.folded.samples, b_samples: b.folded.samples, frames }
+}
+
+/// Saves `folded` as profiles/`stem(m)`.`extension`; its path relative to the run folder.
+fn save(ctx: &Context, m: &Measurement, extension: &str, folded: &Folded) -> Result<String, NoProfile> {
+    let path = profiles_dir(ctx)?.join(format!("{}.{extension}", stem(m)));
+    std::fs::write(&path, folded.text()).map_err(NoProfile::files(&path))?;
+    Ok(ctx.relative(&path))
+}
+
+fn profiles_dir(ctx: &Context) -> Result<std::path::PathBuf, NoProfile> {
+    let dir = ctx.run_dir.join("profiles");
+    std::fs::create_dir_all(&dir).map_err(NoProfile::files(&dir))?;
+    Ok(dir)
+}
+
+/// A measurement's files in profiles/: `NAME.SCENARIO.cCONNECTIONS`.
+fn stem(m: &Measurement) -> String {
+    format!("{}.{}.c{}", m.contestant, m.scenario, m.connections)
 }

@@ -194,7 +194,12 @@ fn profile_line(contestant: &str, p: &crate::model::profile::Profile) -> String 
     }
     let unknown = p.unknown_frames.map_or(String::new(), |u| format!(", {:.1}% of frames unknown", u * 100.0));
     let top = p.top_frames.first().map_or(String::new(), |f| format!("; most of its own: {} {:.2} a 1,000 requests", f.frame, f.samples_per_1000_requests));
-    format!("{contestant}: profiled, {} samples over {} requests{unknown}{top}", p.samples, p.requests)
+    let waited = match &p.off_cpu {
+        Some(o) if o.unavailable.is_none() => o.blocked_in.first().map_or(String::new(), |f| format!("; blocked most in {} {:.2} a 1,000 requests", f.frame, f.samples_per_1000_requests)),
+        Some(o) => format!("; where it waited not recorded: {}", first_line(o.unavailable.as_deref().unwrap_or_default())),
+        None => String::new(),
+    };
+    format!("{contestant}: profiled, {} samples over {} requests{unknown}{top}{waited}", p.samples, p.requests)
 }
 
 #[cfg(test)]

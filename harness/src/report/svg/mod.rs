@@ -13,7 +13,7 @@ mod line;
 mod panels;
 
 pub use bar::*;
-pub use flame::flame_graph;
+pub use flame::{differential_flame_graph, flame_graph};
 pub use line::*;
 pub use panels::*;
 

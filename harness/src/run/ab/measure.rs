@@ -12,7 +12,7 @@ use crate::model::ab::{value, AbPair, AbRun, Bands, Side};
 use crate::model::verdict::Metric;
 use crate::model::MeasurementStatus;
 use crate::stats::paired::PairedRatio;
-use crate::ui::event::{Bar, PairEvent, Phase, RoundEvent, ServerEvent};
+use crate::ui::event::{Bar, PairEvent, Phase, RoundEvent, RoundKind, ServerEvent};
 use crate::ui::warning::{SavedAfter, Warning};
 
 use crate::run::conformance::Suite;
@@ -21,6 +21,7 @@ use crate::run::prepare::Readiness;
 use crate::run::conformance::check;
 use crate::run::measure::Measuring;
 use crate::run::prepare::Preparing;
+use crate::run::profiling::profiled_pairs;
 use crate::run::runner::{Context, Live, Record};
 
 use super::pairs::{first_of, run_pairs, Measured, PairPlan, PairedRounds};
@@ -39,7 +40,7 @@ fn failed(v: &Version, side: Side, what: &str, reason: &str, log: Option<&Path>)
 /// The whole A/B run after the run's record exists: builds, checks, servers, rounds, pairs.
 pub(in crate::run) fn ab<'a>(ctx: &Context<'a>, record: &mut Record<'a, '_>, sides: &Sides, suite: Option<&dyn Suite>) -> anyhow::Result<()> {
     let o = ctx.opts;
-    record.run.ab = Some(AbRun { a: sides.a.record.clone(), b: sides.b.record.clone(), pairs: Vec::new(), ended: None });
+    record.run.ab = Some(AbRun { a: sides.a.record.clone(), b: sides.b.record.clone(), pairs: Vec::new(), ended: None, profile_change: None });
     ctx.ui.emit(Bar::Begun { phase: Phase::Building, steps: 2 });
     for side in [Side::A, Side::B] {
         let v = sides.side(side);
@@ -134,6 +135,9 @@ fn ab_rounds(m: &mut Measuring, scenario: &str, live: &mut [Live], sides: &Sides
             break;
         }
     }
+    if o.profile && !m.ctx.stopped() {
+        profile(m, scenario, live, slot);
+    }
     if m.ctx.stopped() {
         return Ok(());
     }
@@ -153,6 +157,23 @@ fn ab_rounds(m: &mut Measuring, scenario: &str, live: &mut [Live], sides: &Sides
         requests_per_s: outcome.requests_per_s.as_ref(),
     });
     Ok(())
+}
+
+/// `--profile`: the two versions' profiled rounds, each side's profile in its measurement and B's against
+/// A's in the run's A/B record (`run/profiling.rs`).
+fn profile(m: &mut Measuring, scenario: &str, live: &mut [Live], slot: Slot) {
+    for l in live.iter() {
+        m.ctx.ui.emit(RoundEvent::Begun { contestant: &l.contestant.name, scenario, connections: slot.connections, kind: RoundKind::Profiled, index: 1 });
+    }
+    let [ma, mb] = [0, 1].map(|k| m.record.run.measurements[live[k].measurements[0][0]].clone());
+    let (profiles, change) = profiled_pairs(m.ctx, &mut m.prober, scenario, live, slot.connections, [&ma, &mb]);
+    for (l, profile) in live.iter().zip(profiles) {
+        m.ctx.ui.emit(RoundEvent::Profiled { contestant: &l.contestant.name, profile: &profile });
+        m.record.run.measurements[l.measurements[0][0]].profile = Some(profile);
+    }
+    if let Some(ab) = m.record.run.ab.as_mut() {
+        ab.profile_change = change;
+    }
 }
 
 /// Live servers are in the order A, B.
