@@ -17,9 +17,11 @@ use super::runner::{Context, Live};
 
 /// Functions listed with their samples (or their change) in run.json and the summaries.
 const TOP_FRAMES: usize = 12;
-/// Profiled rounds of each version in an A/B run, in the order A B B A: a drift of the machine during
-/// them weighs on both alike, and each side has twice a catalog run's samples.
-const AB_ROUNDS: usize = 2;
+/// Profiled rounds of each version in an A/B run, in the order A B B A A B...: a drift of the machine
+/// during them weighs on both alike. Six a side: with the two of a first try, c-epoll's `epoll_wait` that
+/// grew 58% per request (`MAX_EVENTS` 256 → 4, docs/ab.md) stood 2.2 standard errors of the sampling
+/// noise from none, short of the 3 that list it; six rounds give √3 times that.
+const AB_ROUNDS: usize = 6;
 
 /// Why a profiled round left no profile, in the words a person reads.
 #[derive(Debug, thiserror::Error)]
