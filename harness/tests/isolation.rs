@@ -67,7 +67,9 @@ fn auto_rounds_stop_at_the_target_or_the_bound() {
         let mut opts = options(&[name], 6, max_rounds, &catalog, &tmp.path().join(format!("auto-{expected}-{}", budget.is_some())));
         opts.rounds = Rounds::Auto { target_ci_pct: target_pct };
         opts.budget = budget;
-        let run = bench(&opts, &mut |_| {});
+        // A stretch of the VM's steal can leave out more rounds than any bound holds: the run again then.
+        let six_count = |run: &RunResult| expected != 6 || run.measurements[0].measured_rounds().count() >= 6;
+        let run = common::steal::measured_past_steal(name, || bench(&opts, &mut |_| {}), six_count);
         let m = &run.measurements[0];
         // With the wide target, or a budget spent before the first measured pass: 6 rounds that count (a
         // disturbed one would be run again); with the impossible target and no budget: every round the
