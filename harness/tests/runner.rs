@@ -38,6 +38,18 @@ fn good_only(catalog: &Path, out: &Path) -> BenchArgs {
 
 fn bench(opts: &BenchOptions) -> (RunResult, std::path::PathBuf, usize) {
     let _alone = common::one_bench_at_a_time();
+    // A stretch of the VM's steal can leave out more rounds than the bound holds: the run again then.
+    let asked = match opts.rounds {
+        serverbench::run::options::Rounds::Fixed(n) => n as usize,
+        _ => 1,
+    };
+    let enough = |(run, _, _): &(RunResult, std::path::PathBuf, usize)| {
+        run.measurements.iter().filter(|m| m.status == MeasurementStatus::Measured).all(|m| m.measured_rounds().count() >= asked)
+    };
+    common::steal::measured_past_steal("runner", || bench_once(opts), enough)
+}
+
+fn bench_once(opts: &BenchOptions) -> (RunResult, std::path::PathBuf, usize) {
     let catalog = Catalog::discover(&opts.catalog_root).unwrap();
     let (id, dir) = serverbench::run::create_run_dir(&opts.out_dir).unwrap();
     let ui = Ui::new(Verbosity::Quiet);
