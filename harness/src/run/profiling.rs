@@ -3,7 +3,7 @@
 //! folded (`profile::folded`) without the harness's own probes, saved in the run folder (report.html draws
 //! them), and summed up in the measurement's `Profile`; for a server whose threads block, one more round
 //! recording where they waited (its switches off a CPU). In an A/B run both versions take profiled rounds in
-//! turn (A B B A), and B's stacks are read against A's per request (`profile::diff`). The rounds go into no
+//! turn (A B B A A B...), and B's stacks are read against A's per request (`profile::diff`). The rounds go into no
 //! other figure.
 
 use crate::model::profile::{FrameChange, FrameCost, OffCpu, Profile, ProfileChange};

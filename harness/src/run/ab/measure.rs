@@ -165,8 +165,9 @@ fn profile(m: &mut Measuring, scenario: &str, live: &mut [Live], slot: Slot) {
     for l in live.iter() {
         m.ctx.ui.emit(RoundEvent::Begun { contestant: &l.contestant.name, scenario, connections: slot.connections, kind: RoundKind::Profiled, index: 1 });
     }
-    let [ma, mb] = [0, 1].map(|k| m.record.run.measurements[live[k].measurements[0][0]].clone());
-    let (profiles, change) = profiled_pairs(m.ctx, &mut m.prober, scenario, live, slot.connections, [&ma, &mb]);
+    let [ia, ib] = [0, 1].map(|k| live[k].measurements[0][0]);
+    let measurements = &m.record.run.measurements;
+    let (profiles, change) = profiled_pairs(m.ctx, &mut m.prober, scenario, live, slot.connections, [&measurements[ia], &measurements[ib]]);
     for (l, profile) in live.iter().zip(profiles) {
         m.ctx.ui.emit(RoundEvent::Profiled { contestant: &l.contestant.name, profile: &profile });
         m.record.run.measurements[l.measurements[0][0]].profile = Some(profile);
