@@ -970,9 +970,11 @@ fn a_cpu_that_cannot_be_pinned_fails_the_run() {
     assert_eq!(server.counters.requests.load(Ordering::SeqCst), 0);
 }
 
-/// A server of known capacity: one request at a time (a lock), each spinning 500 µs, so 2,000 a second.
-/// The capacity search under p99<5ms finds it within 15%: above it no rate is held, below it the latency
-/// is a few service times at most.
+/// A server of known capacity: one request at a time (a lock), each spinning 500 µs, so at most 2,000 a second;
+/// what this VM's CPUs add to each request is measured beside the search, as the closed-loop rate of the same
+/// server. The capacity search under p90<5ms finds that rate within 15%: above it no rate is held, below it
+/// the latency is a few service times at most. A stretch of the VM's steal holds a request past its 5 ms, so
+/// a search that ends off the mark is taken again after waiting for quiet (`common::steal`).
 #[test]
 fn the_capacity_search_finds_a_known_capacity() {
     let one_at_a_time = Arc::new(Mutex::new(()));
@@ -988,13 +990,23 @@ fn the_capacity_search_finds_a_known_capacity() {
     c.stop = Stop::Duration { warmup: Duration::ZERO, measure: Duration::from_millis(500) };
     // p90: a step of 0.5 s needs 100 responses to judge it (p99 would need 1,000: above this capacity).
     let slo = load::search::Slo::parse("p90<5ms").unwrap();
-    let found = load::search::search(&slo, 500.0, 0.5, |rate| {
-        let report = load::run(&LoadConfig { mode: Mode::Rate { requests_per_s: rate }, ..c.clone() }, Arc::new(AtomicBool::new(false)))?;
-        Ok(load::search::judge(&slo, rate, &report))
-    })
-    .unwrap();
-    let capacity = found.capacity_rps.expect("some rate passed");
-    assert!((capacity / 2000.0 - 1.0).abs() <= 0.15, "capacity {capacity:.0}/s for 2,000/s: {:#?}", found.steps);
-    let failed = found.bracket.1.expect("a failing rate");
-    assert!(failed > capacity && failed / capacity <= load::search::PRECISION, "{capacity}..{failed}");
+    common::steal::tries_past_steal(|last| {
+        let closed_loop = run(&LoadConfig { mode: Mode::Throughput, ..c.clone() }).requests_per_s();
+        assert!(closed_loop <= 2000.0 * 1.02, "one at a time, 500 µs each, yet {closed_loop:.0}/s");
+        let found = load::search::search(&slo, 500.0, 0.5, |rate| {
+            let report = load::run(&LoadConfig { mode: Mode::Rate { requests_per_s: rate }, ..c.clone() }, Arc::new(AtomicBool::new(false)))?;
+            Ok(load::search::judge(&slo, rate, &report))
+        })
+        .unwrap();
+        let capacity = found.capacity_rps.expect("some rate passed");
+        let failed = found.bracket.1.expect("a failing rate");
+        let near = (capacity / closed_loop - 1.0).abs() <= 0.15;
+        if !last && !near {
+            eprintln!("capacity {capacity:.0}/s against {closed_loop:.0}/s closed loop: again after waiting for quiet");
+            return false;
+        }
+        assert!(near, "capacity {capacity:.0}/s against {closed_loop:.0}/s closed loop: {:#?}", found.steps);
+        assert!(failed > capacity && failed / capacity <= load::search::PRECISION, "{capacity}..{failed}");
+        true
+    });
 }
