@@ -214,18 +214,30 @@ fn the_strict_gate_trips_on_an_unclear_run_and_the_worse_gate_does_not() {
     let (repo, commit) = repo_at(tmp.path(), &control_source(), &reference_manifest(""));
     // Bands no interval of eight real pairs can meet: wholly within ±0.01% or wholly beyond ±50%.
     let unclear = ["--rounds", "8", "--max-rounds", "40", "--same-band", "0.01%", "--change-band", "50%"];
+    // A stretch of the VM's steal can leave out all but a few of the 40 pairs (2 of 40, with steal up to 78%,
+    // in one CI): below six that count, req/s is `untested`, not `unclear`. Such a run is taken again after
+    // waiting for quiet (`common::steal`).
     for (gate, status) in [("worse+unclear:rps", 3), ("worse:rps", 0)] {
-        let out = tmp.path().join(format!("results-{status}"));
-        let o = bench_baseline(&repo, &commit, &out, &[&unclear[..], &["--fail-on", gate]].concat());
-        let (stdout, stderr) = (text(&o.stdout), text(&o.stderr));
-        assert_eq!(o.status.code(), Some(status), "--fail-on {gate}:\nstdout:\n{stdout}\nstderr:\n{stderr}");
-        assert!(stdout.lines().any(|l| l.starts_with("- req/s: ") && l.ends_with("◇ unclear") && l.contains("not shown beyond ±50%, nor within ±0.01%")), "{stdout}");
-        let json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(only_run_dir(&out).join("run.json")).unwrap()).unwrap();
-        assert_eq!(json["ab_summary"]["figures"]["rps"]["verdict"], "unclear");
-        assert_eq!(json["config"]["ab"]["same_pct"], 0.01);
-        if status == 3 {
-            let named = stderr.lines().any(|l| l.contains("tripped the gate (--fail-on worse+unclear:rps): reference against reference@") && l.contains("req/s ") && l.ends_with("× unclear"));
-            assert!(named, "{stderr}");
-        }
+        let mut attempt = 0;
+        common::steal::tries_past_steal(|last| {
+            attempt += 1;
+            let out = tmp.path().join(format!("results-{status}-{attempt}"));
+            let o = bench_baseline(&repo, &commit, &out, &[&unclear[..], &["--fail-on", gate]].concat());
+            let (stdout, stderr) = (text(&o.stdout), text(&o.stderr));
+            let json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(only_run_dir(&out).join("run.json")).unwrap()).unwrap();
+            if !last && json["ab_summary"]["figures"]["rps"]["verdict"] == "untested" {
+                eprintln!("--fail-on {gate}: steal left fewer than six pairs that count; again");
+                return false;
+            }
+            assert_eq!(o.status.code(), Some(status), "--fail-on {gate}:\nstdout:\n{stdout}\nstderr:\n{stderr}");
+            assert!(stdout.lines().any(|l| l.starts_with("- req/s: ") && l.ends_with("◇ unclear") && l.contains("not shown beyond ±50%, nor within ±0.01%")), "{stdout}");
+            assert_eq!(json["ab_summary"]["figures"]["rps"]["verdict"], "unclear");
+            assert_eq!(json["config"]["ab"]["same_pct"], 0.01);
+            if status == 3 {
+                let named = stderr.lines().any(|l| l.contains("tripped the gate (--fail-on worse+unclear:rps): reference against reference@") && l.contains("req/s ") && l.ends_with("× unclear"));
+                assert!(named, "{stderr}");
+            }
+            true
+        });
     }
 }
