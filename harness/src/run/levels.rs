@@ -42,7 +42,7 @@ pub(super) fn levels(o: &BenchOptions) -> Vec<Level> {
 /// Sets the rate of every live server's measurement at `share` of its capacity (the median req/s of its
 /// capacity measurement, level 0, as measured: the rate rounds run on the machine as it is, not at the
 /// machine model's reference state); a server without one has that measurement failed with the reason.
-pub(super) fn set_rates(run: &mut RunResult, live: &[Live], ci: usize, li: usize, share: f64) {
+pub(super) fn set_rates<S>(run: &mut RunResult, live: &[Live<S>], ci: usize, li: usize, share: f64) {
     for l in live.iter().filter(|l| !l.failed) {
         let capacity = run.measurements[l.measurements[ci][0]].requests_per_s_as_measured().map(|s| s.median);
         let mi = l.measurements[ci][li];

@@ -66,11 +66,26 @@ impl Judged {
     }
 }
 
-/// The run's probes so far, per role, CPU and loop.
-pub(super) struct MachineWatch<'a> {
+/// How the CPUs around a round are read: one probe of every CPU it works on, and the wait for quiet ones.
+/// The run's are `OnCpus`; a test's can be fakes, so that whole passes of rounds run with no probe.
+pub(super) trait CpuProbes {
+    /// Every server and client CPU, probed at once.
+    fn probe(&self) -> Speeds;
+    /// Waits until the server's CPUs are quiet, at most `QUIET_LIMIT`; the time waited in ms, absent
+    /// when it cannot be read.
+    fn wait_quiet(&self) -> Option<f64>;
+}
+
+/// The CPUs themselves: the server's, here or on the server host, and this machine's client CPUs.
+struct OnCpus<'a> {
     server: ServerCpus<'a>,
     /// This machine's client CPUs, when the load runs here; empty when it comes from client hosts.
     client_cpus: Vec<usize>,
+}
+
+/// The run's probes so far, per role, CPU and loop.
+pub(super) struct MachineWatch<'a> {
+    probes: Box<dyn CpuProbes + 'a>,
     history: HashMap<(&'static str, usize, bool), Vec<f64>>,
     /// The run's cross-CPU probes so far.
     cross_history: Vec<f64>,
@@ -82,7 +97,12 @@ pub(super) struct MachineWatch<'a> {
 
 impl<'a> MachineWatch<'a> {
     pub(super) fn new(server: ServerCpus<'a>, client_cpus: &[usize]) -> MachineWatch<'a> {
-        MachineWatch { server, client_cpus: client_cpus.to_vec(), history: HashMap::new(), cross_history: Vec::new(), began: Instant::now(), last_after: None }
+        MachineWatch::with_probes(Box::new(OnCpus { server, client_cpus: client_cpus.to_vec() }))
+    }
+
+    /// A watch whose probes are `probes`.
+    pub(super) fn with_probes(probes: Box<dyn CpuProbes + 'a>) -> MachineWatch<'a> {
+        MachineWatch { probes, history: HashMap::new(), cross_history: Vec::new(), began: Instant::now(), last_after: None }
     }
 
     /// Seconds since measuring began.
@@ -111,36 +131,12 @@ impl<'a> MachineWatch<'a> {
         speeds
     }
 
-    /// Every server and client CPU, probed at once (the server host's while this machine's run). A server
-    /// host that does not answer leaves its CPUs out: the round's own request to it names the host.
     fn probe(&self) -> Speeds {
-        match &self.server {
-            ServerCpus::Here(server) => {
-                let mut cpus: Vec<usize> = server.iter().chain(&self.client_cpus).copied().collect();
-                cpus.sort_unstable();
-                cpus.dedup();
-                let (server_speeds, client): (Vec<CpuSpeed>, Vec<CpuSpeed>) = speed::probe(&cpus, PROBE_EACH).into_iter().partition(|s| server.contains(&s.cpu));
-                let cross_per_ms = match (server.first(), self.client_cpus.first()) {
-                    (Some(&s), Some(&c)) if !server.contains(&c) => speed::cross_cpu(c, s, CROSS_PROBE),
-                    _ => None,
-                };
-                Speeds { server: server_speeds, client, cross_per_ms, reused: false }
-            }
-            ServerCpus::There(host, cpus) => std::thread::scope(|scope| {
-                let there = scope.spawn(|| host.probe(cpus, PROBE_EACH).unwrap_or_default());
-                let client = speed::probe(&self.client_cpus, PROBE_EACH);
-                Speeds { server: there.join().unwrap_or_default(), client, cross_per_ms: None, reused: false }
-            }),
-        }
+        self.probes.probe()
     }
 
-    /// Waits until the server's CPUs are quiet, at most `QUIET_LIMIT`; the time waited in ms, absent when
-    /// /proc/stat cannot be read (or the server host did not answer).
     pub(super) fn wait_quiet(&self) -> Option<f64> {
-        match &self.server {
-            ServerCpus::Here(cpus) => crate::os::cpustat::wait_quiet(cpus, QUIET_LIMIT),
-            ServerCpus::There(host, cpus) => host.wait_quiet(cpus, QUIET_LIMIT).ok().flatten(),
-        }
+        self.probes.wait_quiet()
     }
 
     /// The round's speeds (the mean of the probes before and after, per CPU) and the user-loop probe
@@ -201,6 +197,40 @@ impl<'a> MachineWatch<'a> {
             self.history.entry((role, s.cpu, false)).or_default().push(s.syscall_per_ms);
         }
         self.cross_history.extend(probe.cross_per_ms);
+    }
+}
+
+impl CpuProbes for OnCpus<'_> {
+    /// Every server and client CPU, probed at once (the server host's while this machine's run). A server
+    /// host that does not answer leaves its CPUs out: the round's own request to it names the host.
+    fn probe(&self) -> Speeds {
+        match &self.server {
+            ServerCpus::Here(server) => {
+                let mut cpus: Vec<usize> = server.iter().chain(&self.client_cpus).copied().collect();
+                cpus.sort_unstable();
+                cpus.dedup();
+                let (server_speeds, client): (Vec<CpuSpeed>, Vec<CpuSpeed>) = speed::probe(&cpus, PROBE_EACH).into_iter().partition(|s| server.contains(&s.cpu));
+                let cross_per_ms = match (server.first(), self.client_cpus.first()) {
+                    (Some(&s), Some(&c)) if !server.contains(&c) => speed::cross_cpu(c, s, CROSS_PROBE),
+                    _ => None,
+                };
+                Speeds { server: server_speeds, client, cross_per_ms, reused: false }
+            }
+            ServerCpus::There(host, cpus) => std::thread::scope(|scope| {
+                let there = scope.spawn(|| host.probe(cpus, PROBE_EACH).unwrap_or_default());
+                let client = speed::probe(&self.client_cpus, PROBE_EACH);
+                Speeds { server: there.join().unwrap_or_default(), client, cross_per_ms: None, reused: false }
+            }),
+        }
+    }
+
+    /// Waits until the server's CPUs are quiet, at most `QUIET_LIMIT`; the time waited in ms, absent when
+    /// /proc/stat cannot be read (or the server host did not answer).
+    fn wait_quiet(&self) -> Option<f64> {
+        match &self.server {
+            ServerCpus::Here(cpus) => crate::os::cpustat::wait_quiet(cpus, QUIET_LIMIT),
+            ServerCpus::There(host, cpus) => host.wait_quiet(cpus, QUIET_LIMIT).ok().flatten(),
+        }
     }
 }
 

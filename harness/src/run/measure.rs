@@ -13,10 +13,10 @@ use crate::ui::warning::{SavedAfter, Warning};
 use super::budget::Budget;
 use super::levels::{levels, set_rates, Level};
 use super::options::{Rounds, SyscallCounting};
-use super::probed::Prober;
+use super::probed::{Coordinates, Prober};
 use super::runner::{Context, Live, Record};
 use super::search::search_capacities;
-use super::served::Served;
+use super::served::{LiveServer, Served};
 
 /// The measuring phase: what it reads, the record it keeps every round in, the probes around the rounds
 /// and the order of the servers in each pass.
@@ -104,32 +104,8 @@ impl<'m, 'a, 's> Measuring<'m, 'a, 's> {
     /// measurements say why).
     pub(super) fn launch<'c>(&mut self, c: &'c Contestant, scenario: &str, workers: usize) -> Option<Live<'c>> {
         let o = self.ctx.opts;
-        let first = self.record.run.measurements.len();
-        let levels = levels(o);
-        for (&connections, &level) in o.connections.iter().flat_map(|c| levels.iter().map(move |l| (c, l))) {
-            self.record.run.measurements.push(Measurement {
-                contestant: c.name.clone(),
-                scenario: scenario.to_string(),
-                mode: level.mode(o).into(),
-                connections,
-                pipeline: o.pipeline,
-                tool: o.tool.name().into(),
-                status: MeasurementStatus::Pending,
-                reason: None,
-                response_bytes: None,
-                server_log: None,
-                rounds: Vec::new(),
-                counting_rounds: Vec::new(),
-                capacity: None,
-                rate_rps: if level == Level::Asked { o.rate_per_s.filter(|_| o.mode == super::options::ModeKind::Rate) } else { None },
-                load_fraction: if let Level::Share(f) = level { Some(f) } else { None },
-                workers: (!o.workers_sweep.is_empty()).then_some(workers),
-                ended_by_budget: false,
-                profile: None,
-            });
-        }
-        let flat: Vec<usize> = (first..self.record.run.measurements.len()).collect();
-        let measurements: Vec<Vec<usize>> = flat.chunks(levels.len()).map(<[usize]>::to_vec).collect();
+        let measurements = self.new_measurements(c, scenario, workers);
+        let flat: Vec<usize> = measurements.iter().flatten().copied().collect();
         self.ctx.ui.emit(ServerEvent::Starting { contestant: &c.name, scenario });
         let sweep = if o.workers_sweep.is_empty() { String::new() } else { format!(".w{workers}") };
         let log = self.ctx.run_dir.join("logs").join(format!("{}.{scenario}{sweep}.log", c.name));
@@ -165,12 +141,44 @@ impl<'m, 'a, 's> Measuring<'m, 'a, 's> {
         }
     }
 
+    /// A server's pending measurements at `workers`, one per connection count and level, added to the run:
+    /// their indices in `run.measurements`, per connection count and level.
+    pub(super) fn new_measurements(&mut self, c: &Contestant, scenario: &str, workers: usize) -> Vec<Vec<usize>> {
+        let o = self.ctx.opts;
+        let first = self.record.run.measurements.len();
+        let levels = levels(o);
+        for (&connections, &level) in o.connections.iter().flat_map(|c| levels.iter().map(move |l| (c, l))) {
+            self.record.run.measurements.push(Measurement {
+                contestant: c.name.clone(),
+                scenario: scenario.to_string(),
+                mode: level.mode(o).into(),
+                connections,
+                pipeline: o.pipeline,
+                tool: o.tool.name().into(),
+                status: MeasurementStatus::Pending,
+                reason: None,
+                response_bytes: None,
+                server_log: None,
+                rounds: Vec::new(),
+                counting_rounds: Vec::new(),
+                capacity: None,
+                rate_rps: if level == Level::Asked { o.rate_per_s.filter(|_| o.mode == super::options::ModeKind::Rate) } else { None },
+                load_fraction: if let Level::Share(f) = level { Some(f) } else { None },
+                workers: (!o.workers_sweep.is_empty()).then_some(workers),
+                ended_by_budget: false,
+                profile: None,
+            });
+        }
+        let flat: Vec<usize> = (first..self.record.run.measurements.len()).collect();
+        flat.chunks(levels.len()).map(<[usize]>::to_vec).collect()
+    }
+
     /// Warm-up and measured rounds for every connection count and level, interleaved across the live servers
     /// in a new random order each pass (so that a slow stretch of the machine does not always fall on the
     /// same neighbours). Only the server whose round it is runs: the others are frozen. Measured passes go
     /// on until every measurement has its rounds (`Rounds`), or `max_rounds`. Warm-ups run at the first
     /// level (with `--rate auto`, throughput).
-    pub(super) fn rounds(&mut self, scenario: &str, live: &mut [Live]) -> anyhow::Result<()> {
+    pub(super) fn rounds<S: LiveServer>(&mut self, scenario: &str, live: &mut [Live<S>]) -> anyhow::Result<()> {
         let o = self.ctx.opts;
         for l in live.iter_mut() {
             l.server.freeze();
@@ -231,11 +239,13 @@ impl<'m, 'a, 's> Measuring<'m, 'a, 's> {
     }
 
     /// `--profile`: the profiled round of each live server that took measured rounds at `slot` (counted or
-    /// left out as disturbed: the server answered), in a new random order (`run/profiling.rs`). False when
+    /// left out as disturbed: the server answered), in a random order of its own (`run/profiling.rs`), so
+    /// that the passes after it run their servers in the order they would without `--profile`. False when
     /// the run was interrupted.
-    fn profile(&mut self, scenario: &str, live: &mut [Live], slot: Slot) -> bool {
+    fn profile<S: LiveServer>(&mut self, scenario: &str, live: &mut [Live<S>], slot: Slot) -> bool {
         let mut order: Vec<usize> = (0..live.len()).filter(|&k| !live[k].failed).collect();
-        self.shuffle.shuffle(&mut order);
+        let seed = self.record.run.config.shuffle_seed.unwrap_or_default();
+        fastrand::Rng::with_seed(seed ^ (slot.ci * 1_000 + slot.li + 1) as u64).shuffle(&mut order);
         for k in order {
             if self.ctx.stopped() {
                 return false;
@@ -255,13 +265,13 @@ impl<'m, 'a, 's> Measuring<'m, 'a, 's> {
     /// Whether a live server's measurement at `slot` still needs a measured round: neither the server nor
     /// the measurement failed (a share without a capacity), it lacks its rounds, and either the budget
     /// holds another pass or it lacks the fewest rounds that end a measurement.
-    fn needs_round(&self, l: &Live, slot: Slot) -> bool {
+    fn needs_round<S>(&self, l: &Live<S>, slot: Slot) -> bool {
         let mi = l.measurements[slot.ci][slot.li];
         self.wants_round(l, mi) && (!self.budget.spent() || self.below_fewest(mi))
     }
 
     /// Whether a measurement lacks its rounds, the budget aside.
-    fn wants_round(&self, l: &Live, mi: usize) -> bool {
+    fn wants_round<S>(&self, l: &Live<S>, mi: usize) -> bool {
         !l.failed && self.record.run.measurements[mi].status != MeasurementStatus::Failed && !self.has_its_rounds(mi)
     }
 
@@ -272,7 +282,7 @@ impl<'m, 'a, 's> Measuring<'m, 'a, 's> {
     /// Before a measured pass at `slot`: whether it, and the counting rounds after it, end within the
     /// load's share of the budget at the cost of a round so far; the first time they do not, says so, with
     /// how many measurements stop short of their target.
-    fn look_at_the_budget(&mut self, live: &[Live], slot: Slot) {
+    fn look_at_the_budget<S>(&mut self, live: &[Live<S>], slot: Slot) {
         let wanting: Vec<usize> = live.iter().filter(|l| self.wants_round(l, l.measurements[slot.ci][slot.li])).map(|l| l.measurements[slot.ci][slot.li]).collect();
         let counting = extra_rounds(self.ctx.opts) as usize * live.iter().filter(|l| !l.failed).count();
         if let (Some(budget), true) = (self.ctx.opts.budget, self.budget.spends(std::time::Instant::now(), wanting.len() + counting)) {
@@ -302,7 +312,7 @@ impl<'m, 'a, 's> Measuring<'m, 'a, 's> {
     /// Whether a live server's measurement at `slot` needs its extra round counting system calls: it has
     /// measured rounds, neither it nor the server failed, and it has no counting round yet that was not
     /// disturbed (the counts per CPU would hold what else ran there).
-    pub(super) fn needs_counting_round(&self, l: &Live, slot: Slot) -> bool {
+    pub(super) fn needs_counting_round<S>(&self, l: &Live<S>, slot: Slot) -> bool {
         let m = &self.record.run.measurements[l.measurements[slot.ci][slot.li]];
         !l.failed
             && m.status != MeasurementStatus::Failed
@@ -313,7 +323,7 @@ impl<'m, 'a, 's> Measuring<'m, 'a, 's> {
 
     /// One pass: a round of each live server that still needs one, in a new random order. False when the
     /// run was interrupted.
-    pub(super) fn pass(&mut self, scenario: &str, live: &mut [Live], slot: Slot, pass: Pass) -> bool {
+    pub(super) fn pass<S: LiveServer>(&mut self, scenario: &str, live: &mut [Live<S>], slot: Slot, pass: Pass) -> bool {
         let mut order: Vec<usize> = (0..live.len())
             .filter(|&k| match pass {
                 Pass::Warmup(_) => !live[k].failed,
@@ -355,7 +365,7 @@ impl<'m, 'a, 's> Measuring<'m, 'a, 's> {
     }
 
     /// One round of one server, recorded with its flags, or the server failed.
-    pub(super) fn one_round(&mut self, scenario: &str, l: &mut Live, slot: Slot, pass: Pass) {
+    pub(super) fn one_round<S: LiveServer>(&mut self, scenario: &str, l: &mut Live<S>, slot: Slot, pass: Pass) {
         let Slot { ci, li, connections } = slot;
         let mi = l.measurements[ci][li];
         let (warmup, kind) = match pass {
@@ -379,7 +389,7 @@ impl<'m, 'a, 's> Measuring<'m, 'a, 's> {
         // A share of the capacity has its own rate; any other round takes the run's mode as asked.
         let rate = self.record.run.measurements[mi].load_fraction.and(self.record.run.measurements[mi].rate_rps);
         let ramp_served = served_before_stall(&self.record.run.measurements[mi], connections);
-        let outcome = self.prober.round(scenario, l, connections, rate, index, warmup, count_syscalls, ramp_served);
+        let outcome = self.prober.round(l, Coordinates { scenario, connections, rate, index, warmup, count_syscalls, ramp_served });
         self.ctx.ui.emit(Bar::Step);
         let died = l.server.exited();
         let failure = match (outcome, died) {

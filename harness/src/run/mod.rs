@@ -16,12 +16,16 @@ mod budget;
 mod client_syscalls;
 mod conformance;
 pub mod control;
+#[cfg(test)]
+mod fakes;
 pub mod environment;
 pub mod machine;
 mod levels;
 pub mod load_source;
 mod measure;
 pub mod options;
+#[cfg(test)]
+mod passes_on_fakes;
 mod prepare;
 mod probed;
 mod profiling;

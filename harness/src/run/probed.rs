@@ -1,7 +1,7 @@
 //! A round of one server between probes of the machine: its CPUs waited on until quiet and probed, the
 //! server thawed, the load, the server frozen, the CPUs probed again; the round's figures then carry what
 //! the probes said of it. Every round of a benchmark goes through here: measured, warm-up, counting, a
-//! capacity search's and an A/B pair's.
+//! capacity search's and an A/B pair's; a profiled round too, but with no probe (`unprobed_round`).
 
 use crate::model::{Flag, Round};
 
@@ -10,6 +10,7 @@ use super::machine::{Judged, MachineWatch, ServerCpus};
 use super::round_plan::RoundPlan;
 use super::rounds;
 use super::runner::{Context, Live};
+use super::served::LiveServer;
 
 /// What a probed round reads: the context, the run's probes so far, which each round is judged against,
 /// and where the load comes from.
@@ -32,46 +33,24 @@ impl<'p, 'a> Prober<'p, 'a> {
         Prober { ctx, machine: MachineWatch::new(server, client_cpus), source: load_source::chosen(o.tool, ctx.hosts.clients) }
     }
 
+    /// A prober with a watch and a source of a test's own.
+    #[cfg(test)]
+    pub(super) fn with(ctx: &'p Context<'a>, machine: MachineWatch<'a>, source: Box<dyn LoadSource + 'a>) -> Prober<'p, 'a> {
+        Prober { ctx, machine, source }
+    }
+
     /// A round of one server between probes: its CPUs waited on until quiet and probed, the server
-    /// thawed, the load (open-loop at `rate` when given), the server frozen, the CPUs probed again.
-    // The round's coordinates are the caller's loop variables, passed as they are.
-    #[allow(clippy::too_many_arguments)]
-    pub(super) fn round(
-        &mut self,
-        scenario: &str,
-        l: &mut Live,
-        connections: usize,
-        rate: Option<f64>,
-        index: u32,
-        warmup: bool,
-        count_syscalls: bool,
-        ramp_served: Option<usize>,
-    ) -> anyhow::Result<Round> {
-        let workdir = self.ctx.run_dir.join("logs");
+    /// thawed, the load (open-loop at `at.rate` when given), the server frozen, the CPUs probed again.
+    pub(super) fn round<S: LiveServer>(&mut self, l: &mut Live<S>, at: Coordinates) -> anyhow::Result<Round> {
         // The probes and the wait for quiet CPUs see the machine without the server: frozen, it cannot
         // slow a probe down with the tail of its own work.
         let quiet_wait_ms = self.machine.wait_quiet();
         let probing = std::time::Instant::now();
         let before = self.machine.probe_before();
         let mut probes_s = probing.elapsed().as_secs_f64();
-        l.server.thaw();
         let started_s = self.machine.elapsed_s();
         let loading = std::time::Instant::now();
-        let plan = RoundPlan {
-            opts: self.ctx.opts,
-            contestant: &l.contestant.name,
-            scenario,
-            micro: l.contestant.is_micro(),
-            connections,
-            response_bytes: l.response_bytes,
-            workdir: &workdir,
-            rate,
-            workers: l.workers,
-            count_syscalls,
-            ramp_served,
-        };
-        let outcome = rounds::run_round(&mut l.server, &*self.source, &plan, index, warmup, self.ctx.stop);
-        l.server.freeze();
+        let outcome = self.loaded(l, at);
         let round_s = loading.elapsed().as_secs_f64();
         let probing = std::time::Instant::now();
         let after = self.machine.probe_after();
@@ -85,6 +64,50 @@ impl<'p, 'a> Prober<'p, 'a> {
         judged_by_probes(&mut round, judged);
         Ok(round)
     }
+
+    /// A profiled round (`run/profiling.rs`): after a wait for quiet CPUs, the server thawed, the load, the
+    /// server frozen, and no probe of the machine. perf samples the server's CPUs meanwhile: a probe would
+    /// read them slowed by it, enter the run's history that judges the rounds that count, and stand as the
+    /// next round's probe before it. The round carries no machine figures; it counts nowhere.
+    pub(super) fn unprobed_round<S: LiveServer>(&mut self, scenario: &str, l: &mut Live<S>, connections: usize, rate: Option<f64>) -> anyhow::Result<Round> {
+        self.machine.wait_quiet();
+        let plan = Coordinates { scenario, connections, rate, index: 1, warmup: false, count_syscalls: false, ramp_served: None };
+        self.loaded(l, plan)
+    }
+
+    /// The server thawed, the round's load, the server frozen again.
+    fn loaded<S: LiveServer>(&self, l: &mut Live<S>, at: Coordinates) -> anyhow::Result<Round> {
+        let workdir = self.ctx.run_dir.join("logs");
+        l.server.thaw();
+        let plan = RoundPlan {
+            opts: self.ctx.opts,
+            contestant: &l.contestant.name,
+            scenario: at.scenario,
+            micro: l.contestant.is_micro(),
+            connections: at.connections,
+            response_bytes: l.response_bytes,
+            workdir: &workdir,
+            rate: at.rate,
+            workers: l.workers,
+            count_syscalls: at.count_syscalls,
+            ramp_served: at.ramp_served,
+        };
+        let outcome = rounds::run_round(&mut l.server, &*self.source, &plan, at.index, at.warmup, self.ctx.stop);
+        l.server.freeze();
+        outcome
+    }
+}
+
+/// Where a round stands among the run's: its load (open-loop at `rate` when given) and number, whether it
+/// warms up or counts system calls, and what a stalled ramp served before (`ramp_served`).
+pub(super) struct Coordinates<'s> {
+    pub(super) scenario: &'s str,
+    pub(super) connections: usize,
+    pub(super) rate: Option<f64>,
+    pub(super) index: u32,
+    pub(super) warmup: bool,
+    pub(super) count_syscalls: bool,
+    pub(super) ramp_served: Option<usize>,
 }
 
 /// What the probes around a round said of it, written into its figures; `cpu-drift` raised where they saw

@@ -4,7 +4,8 @@
 //! them), and summed up in the measurement's `Profile`; for a server whose threads block, one more round
 //! recording where they waited (its switches off a CPU). In an A/B run both versions take profiled rounds in
 //! turn (A B B A A B...), and B's stacks are read against A's per request (`profile::diff`). The rounds go into no
-//! other figure.
+//! other figure: they take no probe of the machine (`Prober::unprobed_round`), whose history judges the
+//! rounds that count.
 
 use crate::model::profile::{FrameChange, FrameCost, OffCpu, Profile, ProfileChange};
 use crate::model::Measurement;
@@ -14,6 +15,7 @@ use crate::profile::folded::Folded;
 
 use super::probed::Prober;
 use super::runner::{Context, Live};
+use super::served::LiveServer;
 
 /// Functions listed with their samples (or their change) in run.json and the summaries.
 const TOP_FRAMES: usize = 12;
@@ -52,7 +54,7 @@ struct Sampled {
 
 /// The profiled round of `l` at `connections`, for measurement `m`: its profile, or why there is none; for
 /// a server whose threads block (`io = "blocking"`), a second round recording where they waited.
-pub(super) fn profiled_round(ctx: &Context, prober: &mut Prober, scenario: &str, l: &mut Live, connections: usize, m: &Measurement) -> Profile {
+pub(super) fn profiled_round<S: LiveServer>(ctx: &Context, prober: &mut Prober, scenario: &str, l: &mut Live<S>, connections: usize, m: &Measurement) -> Profile {
     let mut sampled = Sampled::default();
     let mut profile = sample(ctx, prober, scenario, l, connections, m, Events::OnCpu, &mut sampled)
         .and_then(|()| profile_of(ctx, m, &sampled))
@@ -89,13 +91,13 @@ pub(super) fn profiled_pairs(ctx: &Context, prober: &mut Prober, scenario: &str,
 
 /// One profiled round of `l` recording `events`, its stacks and requests added to `into`.
 #[allow(clippy::too_many_arguments)]
-fn sample(ctx: &Context, prober: &mut Prober, scenario: &str, l: &mut Live, connections: usize, m: &Measurement, events: Events, into: &mut Sampled) -> Result<(), NoProfile> {
+fn sample<S: LiveServer>(ctx: &Context, prober: &mut Prober, scenario: &str, l: &mut Live<S>, connections: usize, m: &Measurement, events: Events, into: &mut Sampled) -> Result<(), NoProfile> {
     if ctx.hosts.server.is_some() {
         return Err(NoProfile::ServerElsewhere);
     }
     let dir = profiles_dir(ctx)?;
     let sampling = Sampling::start(&ctx.opts.server_cpus, &dir.join(format!("{}.perf.data", stem(m))), events)?;
-    let round = prober.round(scenario, l, connections, m.load_fraction.and(m.rate_rps), 1, false, false, None);
+    let round = prober.unprobed_round(scenario, l, connections, m.load_fraction.and(m.rate_rps));
     let script = sampling.stop();
     let round = round.map_err(NoProfile::Round)?;
     let script = script?;

@@ -252,101 +252,25 @@ mod tests {
         assert!(foreign_pct(&stolen, 0.02, 0.5, 100.0) < 1e-9);
     }
 
-    // Rounds without processes: a load source and a server side that report what a test gives them stand
-    // in for the load generator and the server, so that each flag a round raises is seen raised by
+    // Rounds without processes (`run/fakes.rs`): a load source and a server side that report what a test
+    // gives them stand in for the load generator and the server, so that each flag a round raises is seen raised by
     // `run_round` from the figures that raise it, and a quiet round raises none; fake probes of the CPUs
     // raise `cpu-drift` through the same function as the probes of a real round.
-    use std::collections::HashMap;
-    use std::net::SocketAddr;
     use std::path::Path;
     use std::sync::atomic::AtomicBool;
     use std::sync::Arc;
-    use crate::load::report::ConnectionSpread;
-    use crate::load::{Edge, LoadReport, WindowWatch};
+    use crate::load::LoadReport;
     use crate::model::{Flag, Round};
     use crate::os::speed::CpuSpeed;
+    use crate::run::fakes::{quiet_round, FakeLoad, FakeServer, WALL_S};
     use crate::run::machine::{MachineWatch, ServerCpus, Speeds};
     use crate::run::probed::judged_by_probes;
-
-    /// The window of every fake round, in seconds.
-    const WALL_S: f64 = 0.5;
-
-    /// A load source that marks the window's edges, as the engine does, and reports what it was given.
-    struct FakeLoad(LoadReport);
-
-    impl LoadSource for FakeLoad {
-        fn here(&self) -> bool {
-            true
-        }
-
-        fn drive(&self, _: SocketAddr, _: &RoundPlan, watch: WindowWatch, _: Option<&ClientCount>, _: &Arc<AtomicBool>) -> anyhow::Result<Driven> {
-            watch(Edge::Open);
-            watch(Edge::Close);
-            Ok(Driven { report: self.0.clone(), tool_latency_ns: None, hosts: Vec::new() })
-        }
-    }
-
-    /// A server whose side of the round is what the test gives it.
-    struct FakeServer(ServerSide);
-
-    struct NoMarks;
-
-    impl RoundMarks for NoMarks {
-        fn marks(&self) -> WindowWatch {
-            Arc::new(|_| {})
-        }
-    }
-
-    impl RoundServer for FakeServer {
-        type Probe = NoMarks;
-
-        fn addr(&self) -> SocketAddr {
-            SocketAddr::from(([127, 0, 0, 1], 9))
-        }
-
-        fn is_here(&self) -> bool {
-            true
-        }
-
-        fn watch_round(&mut self, _: Result<Vec<usize>, NotCounted>) -> anyhow::Result<NoMarks> {
-            Ok(NoMarks)
-        }
-
-        fn end_round(&mut self, _: NoMarks) -> anyhow::Result<ServerSide> {
-            Ok(self.0.clone())
-        }
-    }
 
     /// One fake round: the client's report and the server's side as `change` leaves a quiet, server-bound
     /// round (the server busy 96% of its window, the client 40%, every connection served, nothing else on the
     /// CPUs), at `rate` when given.
     fn round(opts: &BenchOptions, rate: Option<f64>, change: impl Fn(&mut LoadReport, &mut ServerSide)) -> Round {
-        let tps = ticks_per_s();
-        let mut load = LoadReport::empty(1, 64);
-        load.requests = 50_000;
-        load.duration_s = WALL_S;
-        load.client_cpu_s = 0.4 * WALL_S;
-        load.thread_cpu_s = vec![0.4 * WALL_S];
-        load.thread_poll_s = vec![0.0];
-        load.connections_opened = 64;
-        load.unserved_at_start = Some(0);
-        load.per_connection = Some(ConnectionSpread { min: 700, p1: 700, median: 780, max: 860, starved: 0, jain: Some(0.99) });
-        let server_cpu_s = 0.96 * WALL_S;
-        // The server's CPUs idle for what the server left of the window; the client's for what it left.
-        let cpus = |idle_s: f64, cpus: &[usize]| -> HashMap<usize, CpuTimes> {
-            cpus.iter().map(|&c| (c, CpuTimes { idle: (idle_s * tps).round() as u64, ..CpuTimes::default() })).collect()
-        };
-        let before: HashMap<usize, CpuTimes> = opts.server_cpus.cpus().iter().chain(opts.client_cpus.cpus()).map(|&c| (c, CpuTimes::default())).collect();
-        let mut after = cpus(WALL_S - 0.4 * WALL_S, opts.client_cpus.cpus());
-        after.extend(cpus(WALL_S - server_cpu_s, opts.server_cpus.cpus()));
-        let mut side = ServerSide {
-            usage: Usage { cpu_s: Some(server_cpu_s), cpu_exact_s: Some(server_cpu_s), ..Usage::default() },
-            wall_s: WALL_S,
-            stat_before: Some(CpuStat(before)),
-            stat_after: Some(CpuStat(after)),
-            listen_before: Some((0, 0)),
-            listen_after: Some((0, 0)),
-        };
+        let (mut load, mut side) = quiet_round(opts);
         change(&mut load, &mut side);
         let plan = RoundPlan {
             opts,

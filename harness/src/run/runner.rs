@@ -18,10 +18,10 @@ use super::options::BenchOptions;
 use super::served::Served;
 use super::Save;
 
-/// A server that passed verification and is being measured.
-pub(super) struct Live<'c> {
+/// A server that passed verification and is being measured: the runner's own (`Served`), or a test's fake.
+pub(super) struct Live<'c, S = Served> {
     pub(super) contestant: &'c Contestant,
-    pub(super) server: Served,
+    pub(super) server: S,
     /// Indices into `run.measurements`, per connection count and level (`levels::levels`).
     pub(super) measurements: Vec<Vec<usize>>,
     pub(super) response_bytes: u64,

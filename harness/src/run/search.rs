@@ -6,8 +6,9 @@ use crate::model::Flag;
 
 use crate::ui::event::SearchEvent;
 
-use super::probed::Prober;
+use super::probed::{Coordinates, Prober};
 use super::runner::{Context, Live, Record};
+use super::served::LiveServer;
 use super::options::SyscallCounting;
 
 /// The search starts at this share of the measured (closed-loop) req/s: usually a rate that passes, from
@@ -18,7 +19,7 @@ const STEP_ATTEMPTS: u32 = 2;
 
 /// Finds the capacity of every live server at connection count `ci`; a server that dies meanwhile is
 /// failed for what remains.
-pub(super) fn search_capacities(ctx: &Context, record: &mut Record, prober: &mut Prober, scenario: &str, live: &mut [Live], ci: usize, connections: usize) {
+pub(super) fn search_capacities<S: LiveServer>(ctx: &Context, record: &mut Record, prober: &mut Prober, scenario: &str, live: &mut [Live<S>], ci: usize, connections: usize) {
     let Some(slo) = ctx.opts.search.clone() else { return };
     for l in live.iter_mut().filter(|l| !l.failed) {
         if ctx.stopped() {
@@ -49,7 +50,7 @@ pub(super) fn search_capacities(ctx: &Context, record: &mut Record, prober: &mut
     }
 }
 
-fn search_one(ctx: &Context, prober: &mut Prober, slo: &Slo, scenario: &str, l: &mut Live, connections: usize, start: f64) -> anyhow::Result<SearchResult<Flag>> {
+fn search_one<S: LiveServer>(ctx: &Context, prober: &mut Prober, slo: &Slo, scenario: &str, l: &mut Live<S>, connections: usize, start: f64) -> anyhow::Result<SearchResult<Flag>> {
     let mut index = 0;
     let window_s = match ctx.opts.stop {
         super::options::StopRule::Duration(d) => d.as_secs_f64(),
@@ -62,7 +63,8 @@ fn search_one(ctx: &Context, prober: &mut Prober, slo: &Slo, scenario: &str, l: 
             index += 1;
             attempt += 1;
             ctx.ui.emit(SearchEvent::Step { contestant: &l.contestant.name, scenario, connections, index, rate });
-            let round = prober.round(scenario, l, connections, Some(rate), index, false, ctx.opts.syscall_counts == SyscallCounting::Rounds, None);
+            let count_syscalls = ctx.opts.syscall_counts == SyscallCounting::Rounds;
+            let round = prober.round(l, Coordinates { scenario, connections, rate: Some(rate), index, warmup: false, count_syscalls, ramp_served: None });
             if let Some(status) = l.server.exited() {
                 anyhow::bail!(l.server.explain(&format!("the server exited ({status}) at {rate:.0} req/s")));
             }

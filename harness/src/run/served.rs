@@ -127,6 +127,55 @@ impl RoundServer for Served {
     }
 }
 
+/// What measuring needs of a live server beyond its rounds: frozen between them (SIGSTOP, so that nothing
+/// of it runs during another's round), and said dead, with what its log says, when it exits. The runner's
+/// servers are `Served`; a test's can be a fake, so that whole passes of rounds run with no process.
+pub trait LiveServer: RoundServer {
+    fn freeze(&mut self);
+    fn thaw(&self);
+    fn exited(&mut self) -> Option<String>;
+    fn explain(&self, what: &str) -> String;
+}
+
+impl LiveServer for Served {
+    /// Freezes its tree (SIGSTOP). On a host that was lost this does nothing: the next round fails,
+    /// naming the host.
+    fn freeze(&mut self) {
+        match self {
+            Served::Here(s) => s.freeze(),
+            Served::There { server, .. } => {
+                let _ = server.freeze();
+            }
+        }
+    }
+
+    fn thaw(&self) {
+        match self {
+            Served::Here(s) => s.thaw(),
+            Served::There { server, .. } => {
+                let _ = server.thaw();
+            }
+        }
+    }
+
+    /// How its leader exited, once it has. A server on a host that was lost is not known to have exited:
+    /// the round's own error names the host.
+    fn exited(&mut self) -> Option<String> {
+        match self {
+            Served::Here(s) => s.exited().map(|status| status.to_string()),
+            Served::There { server, .. } => server.exited().ok().flatten(),
+        }
+    }
+
+    /// A failure message: `what`, then what its log says.
+    fn explain(&self, what: &str) -> String {
+        match self {
+            Served::Here(s) => s.explain(what),
+            Served::There { server, .. } => server.explain(what),
+        }
+    }
+}
+
 impl Served {
     /// Starts and verifies a contestant's server: here, or through the agent on `host`, which verifies it
     /// there (this machine may not reach the servers when the load comes from client hosts).
@@ -153,43 +202,6 @@ impl Served {
 
     pub fn port(&self) -> u16 {
         self.addr().port()
-    }
-
-    /// Freezes its tree (SIGSTOP). On a host that was lost this does nothing: the next round fails,
-    /// naming the host.
-    pub fn freeze(&mut self) {
-        match self {
-            Served::Here(s) => s.freeze(),
-            Served::There { server, .. } => {
-                let _ = server.freeze();
-            }
-        }
-    }
-
-    pub fn thaw(&self) {
-        match self {
-            Served::Here(s) => s.thaw(),
-            Served::There { server, .. } => {
-                let _ = server.thaw();
-            }
-        }
-    }
-
-    /// How its leader exited, once it has. A server on a host that was lost is not known to have exited:
-    /// the round's own error names the host.
-    pub fn exited(&mut self) -> Option<String> {
-        match self {
-            Served::Here(s) => s.exited().map(|status| status.to_string()),
-            Served::There { server, .. } => server.exited().ok().flatten(),
-        }
-    }
-
-    /// A failure message: `what`, then what its log says.
-    pub fn explain(&self, what: &str) -> String {
-        match self {
-            Served::Here(s) => s.explain(what),
-            Served::There { server, .. } => server.explain(what),
-        }
     }
 
     /// Stops it (SIGTERM, SIGKILL after `grace`) and says what the stop found; a server there has its log

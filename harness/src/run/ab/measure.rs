@@ -23,6 +23,7 @@ use crate::run::measure::Measuring;
 use crate::run::prepare::Preparing;
 use crate::run::profiling::profiled_pairs;
 use crate::run::runner::{Context, Live, Record};
+use crate::run::served::LiveServer;
 
 use super::pairs::{first_of, run_pairs, Measured, PairPlan, PairedRounds};
 use super::sides::{Sides, Version};

@@ -1,0 +1,151 @@
+//! Stand-ins for what a round touches, so that rounds, and whole passes of them, run in tests with no
+//! process and no probe: a load source that reports what it is given, a server whose side of the round is
+//! given, and probes of the CPUs that read a given series. A round of them goes through the same code as a
+//! real round (`rounds::run_round`, `Prober`, `MachineWatch`).
+
+use std::cell::Cell;
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::launch::probe::Usage;
+use crate::launch::round_watch::ServerSide;
+use crate::load::report::ConnectionSpread;
+use crate::load::{Edge, LoadReport, WindowWatch};
+use crate::os::cpustat::{ticks_per_s, CpuStat, CpuTimes};
+use crate::os::speed::CpuSpeed;
+
+use super::client_syscalls::ClientCount;
+use super::load_source::{Driven, LoadSource};
+use super::machine::{CpuProbes, Speeds, PROBE_REUSE};
+use super::options::BenchOptions;
+use super::round_plan::RoundPlan;
+use super::served::{LiveServer, NotCounted, RoundMarks, RoundServer};
+
+/// The window of every fake round, in seconds.
+pub(super) const WALL_S: f64 = 0.5;
+
+/// A quiet, server-bound round as the client and the server report it: 50,000 requests in `WALL_S`, the
+/// server busy 96% of its window, the client 40%, every connection served, nothing else on the CPUs of
+/// `opts`.
+pub(super) fn quiet_round(opts: &BenchOptions) -> (LoadReport, ServerSide) {
+    let tps = ticks_per_s();
+    let mut load = LoadReport::empty(1, 64);
+    load.requests = 50_000;
+    load.duration_s = WALL_S;
+    load.client_cpu_s = 0.4 * WALL_S;
+    load.thread_cpu_s = vec![0.4 * WALL_S];
+    load.thread_poll_s = vec![0.0];
+    load.connections_opened = 64;
+    load.unserved_at_start = Some(0);
+    load.per_connection = Some(ConnectionSpread { min: 700, p1: 700, median: 780, max: 860, starved: 0, jain: Some(0.99) });
+    let server_cpu_s = 0.96 * WALL_S;
+    // The server's CPUs idle for what the server left of the window; the client's for what it left.
+    let cpus = |idle_s: f64, cpus: &[usize]| -> HashMap<usize, CpuTimes> {
+        cpus.iter().map(|&c| (c, CpuTimes { idle: (idle_s * tps).round() as u64, ..CpuTimes::default() })).collect()
+    };
+    let before: HashMap<usize, CpuTimes> = opts.server_cpus.cpus().iter().chain(opts.client_cpus.cpus()).map(|&c| (c, CpuTimes::default())).collect();
+    let mut after = cpus(WALL_S - 0.4 * WALL_S, opts.client_cpus.cpus());
+    after.extend(cpus(WALL_S - server_cpu_s, opts.server_cpus.cpus()));
+    let side = ServerSide {
+        usage: Usage { cpu_s: Some(server_cpu_s), cpu_exact_s: Some(server_cpu_s), ..Usage::default() },
+        wall_s: WALL_S,
+        stat_before: Some(CpuStat(before)),
+        stat_after: Some(CpuStat(after)),
+        listen_before: Some((0, 0)),
+        listen_after: Some((0, 0)),
+    };
+    (load, side)
+}
+
+/// A load source that marks the window's edges, as the engine does, and reports what it was given.
+pub(super) struct FakeLoad(pub(super) LoadReport);
+
+impl LoadSource for FakeLoad {
+    fn here(&self) -> bool {
+        true
+    }
+
+    fn drive(&self, _: SocketAddr, _: &RoundPlan, watch: WindowWatch, _: Option<&ClientCount>, _: &Arc<AtomicBool>) -> anyhow::Result<Driven> {
+        watch(Edge::Open);
+        watch(Edge::Close);
+        Ok(Driven { report: self.0.clone(), tool_latency_ns: None, hosts: Vec::new() })
+    }
+}
+
+/// A server whose side of every round is the one given; it never exits.
+pub(super) struct FakeServer(pub(super) ServerSide);
+
+pub(super) struct NoMarks;
+
+impl RoundMarks for NoMarks {
+    fn marks(&self) -> WindowWatch {
+        Arc::new(|_| {})
+    }
+}
+
+impl RoundServer for FakeServer {
+    type Probe = NoMarks;
+
+    fn addr(&self) -> SocketAddr {
+        SocketAddr::from(([127, 0, 0, 1], 9))
+    }
+
+    fn is_here(&self) -> bool {
+        true
+    }
+
+    fn watch_round(&mut self, _: Result<Vec<usize>, NotCounted>) -> anyhow::Result<NoMarks> {
+        Ok(NoMarks)
+    }
+
+    fn end_round(&mut self, _: NoMarks) -> anyhow::Result<ServerSide> {
+        Ok(self.0.clone())
+    }
+}
+
+impl LiveServer for FakeServer {
+    fn freeze(&mut self) {}
+
+    fn thaw(&self) {}
+
+    fn exited(&mut self) -> Option<String> {
+        None
+    }
+
+    fn explain(&self, what: &str) -> String {
+        what.to_string()
+    }
+}
+
+/// Probes of a server CPU and a client CPU that read the cross-CPU rates of `cross_per_ms` in turn, one a
+/// probe, and the CPUs' loops at one speed. Each wait for quiet CPUs lasts just past `PROBE_REUSE`, so that
+/// no round takes the probe after the round before it: which probe a round reads then depends on the
+/// order of the rounds alone, not on how long the harness took between them.
+pub(super) struct FakeProbes {
+    pub(super) server_cpu: usize,
+    pub(super) client_cpu: usize,
+    pub(super) cross_per_ms: Vec<f64>,
+    pub(super) taken: Cell<usize>,
+}
+
+impl CpuProbes for FakeProbes {
+    fn probe(&self) -> Speeds {
+        let n = self.taken.get();
+        self.taken.set(n + 1);
+        let speed = |cpu| CpuSpeed { cpu, user_per_ms: 1000.0, syscall_per_ms: 100.0 };
+        Speeds {
+            server: vec![speed(self.server_cpu)],
+            client: vec![speed(self.client_cpu)],
+            cross_per_ms: Some(self.cross_per_ms[n % self.cross_per_ms.len()]),
+            reused: false,
+        }
+    }
+
+    fn wait_quiet(&self) -> Option<f64> {
+        std::thread::sleep(PROBE_REUSE + Duration::from_millis(10));
+        Some(0.0)
+    }
+}

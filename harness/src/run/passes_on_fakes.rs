@@ -1,0 +1,121 @@
+//! A scenario's whole passes of rounds, warm-up to profile, on fakes (`run/fakes.rs`): two servers with no
+//! process behind them, the load given, and probes of the CPUs that read a series of cross-CPU rates in
+//! turn, so that a round's figures depend on the order of every probe taken before it. With `--profile`,
+//! the profiled rounds between the measurements change no other figure of the run.
+
+use std::cell::Cell;
+use std::path::Path;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::time::Instant;
+
+use crate::catalog::{Catalog, Contestant};
+use crate::model::{Flag, RunResult};
+use crate::ui::{Ui, Verbosity};
+
+use super::fakes::{quiet_round, FakeLoad, FakeProbes, FakeServer};
+use super::machine::MachineWatch;
+use super::measure::Measuring;
+use super::options::BenchOptions;
+use super::probed::Prober;
+use super::runner::{Context, Hosts, Live, Record};
+use super::{control, new_run, records};
+
+/// Cross-CPU rates of a machine whose regime moves, one a probe in turn.
+const CROSS_PER_MS: [f64; 7] = [10_000.0, 3_000.0, 11_000.0, 9_500.0, 2_800.0, 12_500.0, 10_500.0];
+
+/// Two connection counts, so that measured rounds follow the first one's profiled rounds; no system calls
+/// counted (the counting round reads real counters).
+fn options(extra: &[&str]) -> BenchOptions {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    let mut args = vec!["-c", "8,16", "--warmup", "1", "--rounds", "4", "--syscall-counts", "off", "--server-cpus", "1", "--client-cpus", "0", "-d", "500ms"];
+    args.extend_from_slice(extra);
+    crate::cli::bench::BenchArgs::parse(&args).unwrap().options(root, Vec::new()).unwrap()
+}
+
+/// The run after the hello scenario's passes of two fake servers (the control and a namesake of it).
+fn measured(opts: &BenchOptions) -> RunResult {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    let found = Catalog::discover(&repo.join(control::CONTROL_DIR)).unwrap();
+    let first = found.contestants.into_iter().find(|c| c.name == control::CONTROL_NAME).unwrap();
+    let second = Contestant { name: "second".into(), ..first.clone() };
+    let servers = [&first, &second];
+    let dir = tempfile::tempdir().unwrap();
+    let mut run = new_run(opts, "fake", records(&servers, None), Vec::new(), Default::default());
+    // The same order of servers in both runs' passes (a run seeds it from the clock).
+    run.config.shuffle_seed = Some(7);
+    let ui = Ui::new(Verbosity::Quiet);
+    let stop = Arc::new(AtomicBool::new(false));
+    let ctx = Context { opts, run_dir: dir.path(), ui: &ui, stop: &stop, hosts: Hosts::default() };
+    let mut keep = |_: &RunResult| -> anyhow::Result<()> { Ok(()) };
+    let mut record = Record::new(&mut run, &mut keep);
+    let mut measuring = Measuring::new(&ctx, &mut record, Instant::now());
+    let probes = FakeProbes { server_cpu: 1, client_cpu: 0, cross_per_ms: CROSS_PER_MS.to_vec(), taken: Cell::new(0) };
+    let (load, side) = quiet_round(opts);
+    measuring.prober = Prober::with(&ctx, MachineWatch::with_probes(Box::new(probes)), Box::new(FakeLoad(load)));
+    let mut live: Vec<Live<FakeServer>> = servers
+        .iter()
+        .map(|c| Live {
+            contestant: c,
+            server: FakeServer(side.clone()),
+            measurements: measuring.new_measurements(c, "hello", 1),
+            response_bytes: 100,
+            failed: false,
+            workers: 1,
+        })
+        .collect();
+    measuring.rounds("hello", &mut live).unwrap();
+    drop(measuring);
+    run
+}
+
+/// The run's measurements and fitted model as run.json holds them, without what the clock says (when each
+/// round started, how long it and its probes took) and without the profiles.
+fn figures(run: &RunResult) -> serde_json::Value {
+    let mut measurements = serde_json::to_value(&run.measurements).unwrap();
+    for m in measurements.as_array_mut().unwrap() {
+        let m = m.as_object_mut().unwrap();
+        m.remove("profile");
+        for kind in ["rounds", "counting_rounds"] {
+            for r in m.get_mut(kind).and_then(|r| r.as_array_mut()).into_iter().flatten() {
+                let round = r.as_object_mut().unwrap();
+                for clock in ["started_s", "quiet_wait_ms", "probes_ms", "round_s"] {
+                    round.remove(clock);
+                }
+            }
+        }
+    }
+    rounded(serde_json::json!({ "measurements": measurements, "machine_model": run.machine_model }))
+}
+
+/// Every number to nine significant digits: the drift factor reads the rounds near in time, and the last
+/// bit of a sum moves with which ones those are.
+fn rounded(v: serde_json::Value) -> serde_json::Value {
+    use serde_json::Value;
+    match v {
+        Value::Number(n) if n.is_f64() => {
+            let x = n.as_f64().unwrap();
+            serde_json::json!(format!("{x:.8e}"))
+        }
+        Value::Array(a) => Value::Array(a.into_iter().map(rounded).collect()),
+        Value::Object(o) => Value::Object(o.into_iter().map(|(k, v)| (k, rounded(v))).collect()),
+        v => v,
+    }
+}
+
+#[test]
+fn the_profiled_rounds_change_no_other_figure() {
+    let without = measured(&options(&[]));
+    let with = measured(&options(&["--profile"]));
+    // The rounds read the moving regime: some were flagged for it, so that a probe taken out of turn would
+    // show in them.
+    let measured_rounds: Vec<_> = without.measurements.iter().flat_map(|m| m.rounds.iter().filter(|r| !r.warmup)).collect();
+    assert!(measured_rounds.len() >= 2 * 2 * 4, "two servers, two connection counts, four rounds each at least");
+    assert!(measured_rounds.iter().any(|r| r.has_flag(&Flag::CpuDrift)), "no round saw the regime move");
+    assert!(measured_rounds.iter().any(|r| !r.has_flag(&Flag::CpuDrift)));
+    assert!(without.measurements.iter().all(|m| m.profile.is_none()));
+    assert!(with.measurements.iter().all(|m| m.profile.is_some()), "a profile, or why there is none, for every measurement");
+    assert_eq!(figures(&with), figures(&without));
+    let medians = |r: &RunResult| -> Vec<Option<f64>> { r.measurements.iter().map(|m| m.requests_per_s().map(|s| s.median)).collect() };
+    assert_eq!(medians(&with), medians(&without));
+}
