@@ -119,3 +119,47 @@ fn the_profiled_rounds_change_no_other_figure() {
     let medians = |r: &RunResult| -> Vec<Option<f64>> { r.measurements.iter().map(|m| m.requests_per_s().map(|s| s.median)).collect() };
     assert_eq!(medians(&with), medians(&without));
 }
+
+/// The passes' figures on fakes, pinned: each round's flags and what the probes and the machine model made
+/// of it, each measurement's medians with their intervals, and the model's fit. A change of how a round is
+/// judged, probed or adjusted shows here (`cargo insta review` takes a change that was meant).
+#[test]
+fn the_figures_of_passes_on_fakes_are_unchanged() {
+    use std::fmt::Write;
+    let run = measured(&options(&[]));
+    let g = |x: Option<f64>| x.map_or("-".to_string(), |x| format!("{x:.6}"));
+    let summary = |s: Option<crate::model::RoundsSummary>| match s {
+        Some(s) => format!("median {:.6} ci95 {:?}", s.median, s.ci95.map(|(lo, hi)| (format!("{lo:.6}"), format!("{hi:.6}")))),
+        None => "-".into(),
+    };
+    let mut text = String::new();
+    for m in &run.measurements {
+        writeln!(text, "{} c{}: {:?}", m.contestant, m.connections, m.status).unwrap();
+        for r in &m.rounds {
+            let factors = r.machine.machine_factors.as_ref().map(|f| [f.requests_per_s, f.p99, f.cpu_per_request].map(|x| format!("{x:.6}")).join(" "));
+            let flags: Vec<String> = r.flags.iter().map(ToString::to_string).collect();
+            let kind = if r.warmup { "warm-up" } else { "round" };
+            writeln!(
+                text,
+                "  {kind} {}: cross {} index {} speed {} drift {} factors [{}] flags [{}]",
+                r.index,
+                g(r.machine.cross_cpu_per_ms),
+                g(r.machine.cross_cpu_index),
+                g(r.machine.speed_index),
+                g(r.machine.drift_factor),
+                factors.unwrap_or_default(),
+                flags.join(", ")
+            )
+            .unwrap();
+        }
+        writeln!(text, "  req/s {}", summary(m.requests_per_s())).unwrap();
+        writeln!(text, "  CPU/req {}", summary(crate::model::ranks::cpu_us_per_request(m))).unwrap();
+    }
+    for fit in &run.machine_model {
+        writeln!(text, "model {}: reference {:.1}, {} rounds ({} without cross-CPU)", fit.load, fit.reference_cross_cpu_per_ms, fit.rounds, fit.rounds_without_cross_cpu).unwrap();
+        for f in &fit.metrics {
+            writeln!(text, "  {}: slope {:.6} ({}), scatter {} -> {}", f.metric, f.slope, f.slope_from, g(f.scatter_pct), g(f.scatter_adjusted_pct)).unwrap();
+        }
+    }
+    insta::assert_snapshot!(text);
+}
