@@ -3,6 +3,9 @@
 
 use serde::{Deserialize, Serialize};
 
+/// One function's change in an A/B run's profiles: declared where the stacks are read against each other.
+pub use crate::profile::diff::FrameChange;
+
 /// What the profiled round found, or why there is no profile.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Profile {
@@ -96,21 +99,3 @@ pub struct ProfileChange {
     pub frames: Vec<FrameChange>,
 }
 
-/// One function's samples of its own per 1,000 requests in A and in B.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct FrameChange {
-    pub frame: String,
-    pub a_per_1000_requests: f64,
-    pub b_per_1000_requests: f64,
-    /// The change in standard errors of the sampling noise (positive where B has more).
-    pub z: f64,
-    /// The callers of the stack whose change was the largest, outermost first, without the task.
-    pub via: String,
-}
-
-impl FrameChange {
-    /// B's samples per 1,000 requests less A's.
-    pub fn per_1000_requests(&self) -> f64 {
-        self.b_per_1000_requests - self.a_per_1000_requests
-    }
-}

@@ -13,9 +13,10 @@ use super::folded::Folded;
 /// functions reach it by chance).
 pub const BEYOND_NOISE: f64 = 3.0;
 
-/// One function's samples of its own on both sides, and where the most of its change came from.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Change {
+/// One function's samples of its own per 1,000 requests in A and in B, and where the most of its change
+/// came from. run.json keeps these (`ab.profile_change.frames`, through `model::profile`).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct FrameChange {
     pub frame: String,
     pub a_per_1000_requests: f64,
     pub b_per_1000_requests: f64,
@@ -26,7 +27,7 @@ pub struct Change {
     pub via: String,
 }
 
-impl Change {
+impl FrameChange {
     pub fn per_1000_requests(&self) -> f64 {
         self.b_per_1000_requests - self.a_per_1000_requests
     }
@@ -58,11 +59,11 @@ impl Side<'_> {
 
 /// Every function with samples of its own on either side, the largest change beyond the noise first,
 /// then the rest by the size of their change.
-pub fn changes(a: Side, b: Side) -> Vec<Change> {
+pub fn changes(a: Side, b: Side) -> Vec<FrameChange> {
     let (la, lb) = (a.by_leaf(), b.by_leaf());
     let frames: std::collections::BTreeSet<&str> = la.keys().chain(lb.keys()).copied().collect();
     let empty = BTreeMap::new();
-    let mut changes: Vec<Change> = frames
+    let mut changes: Vec<FrameChange> = frames
         .into_iter()
         .map(|frame| {
             let (sa, sb) = (la.get(frame).unwrap_or(&empty), lb.get(frame).unwrap_or(&empty));
@@ -71,11 +72,11 @@ pub fn changes(a: Side, b: Side) -> Vec<Change> {
             let se = (na as f64 / (ra * ra) + nb as f64 / (rb * rb)).sqrt() * 1000.0;
             let (pa, pb) = (a.per_1000(na), b.per_1000(nb));
             let z = if se > 0.0 { (pb - pa) / se } else { 0.0 };
-            Change { frame: frame.to_string(), a_per_1000_requests: pa, b_per_1000_requests: pb, z, via: largest_path(a, sa, b, sb, frame) }
+            FrameChange { frame: frame.to_string(), a_per_1000_requests: pa, b_per_1000_requests: pb, z, via: largest_path(a, sa, b, sb, frame) }
         })
         .collect();
     changes.sort_by(|x, y| {
-        let beyond = |c: &Change| c.z.abs() >= BEYOND_NOISE;
+        let beyond = |c: &FrameChange| c.z.abs() >= BEYOND_NOISE;
         beyond(y).cmp(&beyond(x)).then(y.per_1000_requests().abs().total_cmp(&x.per_1000_requests().abs())).then_with(|| x.frame.cmp(&y.frame))
     });
     changes

@@ -7,7 +7,7 @@
 //! other figure: they take no probe of the machine (`Prober::unprobed_round`), whose history judges the
 //! rounds that count.
 
-use crate::model::profile::{FrameChange, FrameCost, OffCpu, Profile, ProfileChange};
+use crate::model::profile::{FrameCost, OffCpu, Profile, ProfileChange};
 use crate::model::Measurement;
 use crate::os::perf::{Events, NotSampled, Sampling, FREQUENCY_HZ};
 use crate::profile::diff::{self, BEYOND_NOISE};
@@ -146,7 +146,6 @@ fn change_of(a: &Sampled, b: &Sampled) -> ProfileChange {
         .into_iter()
         .filter(|c| c.z.abs() >= BEYOND_NOISE)
         .take(TOP_FRAMES)
-        .map(|c| FrameChange { frame: c.frame, a_per_1000_requests: c.a_per_1000_requests, b_per_1000_requests: c.b_per_1000_requests, z: c.z, via: c.via })
         .collect();
     ProfileChange { a_samples: a.folded.samples, b_samples: b.folded.samples, frames }
 }
