@@ -60,8 +60,24 @@ pub(super) fn quiet_round(opts: &BenchOptions) -> (LoadReport, ServerSide) {
     (load, side)
 }
 
-/// A load source that marks the window's edges, as the engine does, and reports what it was given.
-pub(super) struct FakeLoad(pub(super) LoadReport);
+/// A load source that marks the window's edges, as the engine does, and reports what it was given: the
+/// reports in turn, one a round.
+pub(super) struct FakeLoad {
+    reports: Vec<LoadReport>,
+    driven: Cell<usize>,
+}
+
+impl FakeLoad {
+    /// The same report every round.
+    pub(super) fn of(report: LoadReport) -> FakeLoad {
+        FakeLoad::cycling(vec![report])
+    }
+
+    /// `reports` in turn, from the first again after the last.
+    pub(super) fn cycling(reports: Vec<LoadReport>) -> FakeLoad {
+        FakeLoad { reports, driven: Cell::new(0) }
+    }
+}
 
 impl LoadSource for FakeLoad {
     fn here(&self) -> bool {
@@ -71,7 +87,9 @@ impl LoadSource for FakeLoad {
     fn drive(&self, _: SocketAddr, _: &RoundPlan, watch: WindowWatch, _: Option<&ClientCount>, _: &Arc<AtomicBool>) -> anyhow::Result<Driven> {
         watch(Edge::Open);
         watch(Edge::Close);
-        Ok(Driven { report: self.0.clone(), tool_latency_ns: None, hosts: Vec::new() })
+        let n = self.driven.get();
+        self.driven.set(n + 1);
+        Ok(Driven { report: self.reports[n % self.reports.len()].clone(), tool_latency_ns: None, hosts: Vec::new() })
     }
 }
 

@@ -10,13 +10,14 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use crate::catalog::{Catalog, Contestant};
+use crate::load::LoadReport;
 use crate::model::{Flag, RunResult};
 use crate::ui::{Ui, Verbosity};
 
 use super::fakes::{quiet_round, FakeLoad, FakeProbes, FakeServer};
 use super::machine::MachineWatch;
 use super::measure::Measuring;
-use super::options::BenchOptions;
+use super::options::{BenchOptions, Rounds};
 use super::probed::Prober;
 use super::runner::{Context, Hosts, Live, Record};
 use super::{control, new_run, records};
@@ -24,17 +25,23 @@ use super::{control, new_run, records};
 /// Cross-CPU rates of a machine whose regime moves, one a probe in turn.
 const CROSS_PER_MS: [f64; 7] = [10_000.0, 3_000.0, 11_000.0, 9_500.0, 2_800.0, 12_500.0, 10_500.0];
 
-/// Two connection counts, so that measured rounds follow the first one's profiled rounds; no system calls
-/// counted (the counting round reads real counters).
-fn options(extra: &[&str]) -> BenchOptions {
+/// A run's options on the fakes' CPUs, with `load` (the connections and rounds); no system calls counted
+/// (the counting round reads real counters).
+fn options(load: &[&str]) -> BenchOptions {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
-    let mut args = vec!["-c", "8,16", "--warmup", "1", "--rounds", "4", "--syscall-counts", "off", "--server-cpus", "1", "--client-cpus", "0", "-d", "500ms"];
-    args.extend_from_slice(extra);
+    let mut args = vec!["--warmup", "1", "--syscall-counts", "off", "--server-cpus", "1", "--client-cpus", "0", "-d", "500ms"];
+    args.extend_from_slice(load);
     crate::cli::bench::BenchArgs::parse(&args).unwrap().options(root, Vec::new()).unwrap()
 }
 
-/// The run after the hello scenario's passes of two fake servers (the control and a namesake of it).
-fn measured(opts: &BenchOptions) -> RunResult {
+/// Two connection counts, so that measured rounds follow the first one's profiled rounds, four rounds each.
+fn two_loads(extra: &[&str]) -> BenchOptions {
+    options(&[&["-c", "8,16", "--rounds", "4"], extra].concat())
+}
+
+/// The run after the hello scenario's passes of two fake servers (the control and a namesake of it), their
+/// load from `load`.
+fn measured(opts: &BenchOptions, load: FakeLoad) -> RunResult {
     let repo = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
     let found = Catalog::discover(&repo.join(control::CONTROL_DIR)).unwrap();
     let first = found.contestants.into_iter().find(|c| c.name == control::CONTROL_NAME).unwrap();
@@ -51,8 +58,8 @@ fn measured(opts: &BenchOptions) -> RunResult {
     let mut record = Record::new(&mut run, &mut keep);
     let mut measuring = Measuring::new(&ctx, &mut record, Instant::now());
     let probes = FakeProbes { server_cpu: 1, client_cpu: 0, cross_per_ms: CROSS_PER_MS.to_vec(), taken: Cell::new(0) };
-    let (load, side) = quiet_round(opts);
-    measuring.prober = Prober::with(&ctx, MachineWatch::with_probes(Box::new(probes)), Box::new(FakeLoad(load)));
+    let side = quiet_round(opts).1;
+    measuring.prober = Prober::with(&ctx, MachineWatch::with_probes(Box::new(probes)), Box::new(load));
     let mut live: Vec<Live<FakeServer>> = servers
         .iter()
         .map(|c| Live {
@@ -105,8 +112,10 @@ fn rounded(v: serde_json::Value) -> serde_json::Value {
 
 #[test]
 fn the_profiled_rounds_change_no_other_figure() {
-    let without = measured(&options(&[]));
-    let with = measured(&options(&["--profile"]));
+    let quiet = |o: &BenchOptions| FakeLoad::of(quiet_round(o).0);
+    let (plain, profiled) = (two_loads(&[]), two_loads(&["--profile"]));
+    let without = measured(&plain, quiet(&plain));
+    let with = measured(&profiled, quiet(&profiled));
     // The rounds read the moving regime: some were flagged for it, so that a probe taken out of turn would
     // show in them.
     let measured_rounds: Vec<_> = without.measurements.iter().flat_map(|m| m.rounds.iter().filter(|r| !r.warmup)).collect();
@@ -126,7 +135,8 @@ fn the_profiled_rounds_change_no_other_figure() {
 #[test]
 fn the_figures_of_passes_on_fakes_are_unchanged() {
     use std::fmt::Write;
-    let run = measured(&options(&[]));
+    let opts = two_loads(&[]);
+    let run = measured(&opts, FakeLoad::of(quiet_round(&opts).0));
     let g = |x: Option<f64>| x.map_or("-".to_string(), |x| format!("{x:.6}"));
     let summary = |s: Option<crate::model::RoundsSummary>| match s {
         Some(s) => format!("median {:.6} ci95 {:?}", s.median, s.ci95.map(|(lo, hi)| (format!("{lo:.6}"), format!("{hi:.6}")))),
@@ -162,4 +172,33 @@ fn the_figures_of_passes_on_fakes_are_unchanged() {
         }
     }
     insta::assert_snapshot!(text);
+}
+
+/// `--rounds auto` on a load whose req/s moves round to round (±4%): a measurement whose interval is within
+/// the target after the fewest rounds with an interval (6) stops there; one that cannot reach it runs to
+/// `--max-rounds`, or, once the run's time budget holds no further pass, stops at the fewest rounds that
+/// count and says the budget ended it.
+#[test]
+fn auto_rounds_stop_at_the_target_or_the_bound_or_the_budget() {
+    let spent = Some(std::time::Duration::from_millis(1));
+    for (target_pct, max_rounds, budget, expected) in [(50.0, "20", None, 6), (1e-9, "8", None, 8), (1e-9, "20", spent, 6)] {
+        let mut opts = options(&["-c", "8", "--rounds", "auto", "--max-rounds", max_rounds]);
+        opts.rounds = Rounds::Auto { target_ci_pct: target_pct };
+        opts.budget = budget;
+        let (quiet, _) = quiet_round(&opts);
+        let moving = [50_000, 51_900, 48_300, 50_800, 49_200, 52_000, 48_700].map(|requests| LoadReport { requests, ..quiet.clone() });
+        let run = measured(&opts, FakeLoad::cycling(moving.to_vec()));
+        for m in &run.measurements {
+            let measured = m.rounds.iter().filter(|r| !r.warmup).count();
+            let ci = m.requests_per_s().and_then(|s| s.ci95_relative_pct());
+            assert_eq!(measured, expected, "{}: target ±{target_pct}%, budget {budget:?}: interval ±{ci:?}%", m.contestant);
+            assert_eq!(m.measured_rounds().count(), expected, "every round counts on fakes");
+            assert_eq!(m.ended_by_budget, budget.is_some(), "target ±{target_pct}%, budget {budget:?}");
+        }
+        if budget.is_some() {
+            let words = run.budget_words().unwrap();
+            assert!(words.contains("ended the rounds of 2 of 2 measurements"), "{words}");
+            assert!(crate::report::markdown::render(&run).contains(&words), "the summary's rules say what the budget did");
+        }
+    }
 }

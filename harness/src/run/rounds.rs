@@ -285,7 +285,7 @@ mod tests {
             count_syscalls: false,
             ramp_served: None,
         };
-        run_round(&mut FakeServer(side), &FakeLoad(load), &plan, 1, false, &Arc::new(AtomicBool::new(false))).expect("a fake round runs")
+        run_round(&mut FakeServer(side), &FakeLoad::of(load), &plan, 1, false, &Arc::new(AtomicBool::new(false))).expect("a fake round runs")
     }
 
     fn options() -> BenchOptions {
