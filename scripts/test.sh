@@ -89,7 +89,8 @@ test_log="$out/cargo-test.log"
 # counted as skipped, not passed; with CI=true it fails instead.
 export SB_TEST_SKIPS="$out/skipped-tests.tsv"
 rm -f "$SB_TEST_SKIPS"
-cargo test --locked --release -p serverbench 2>&1 | tee "$test_log"
+# Every test binary runs even after one fails, so that a red run lists all its failures at once.
+cargo test --locked --release --no-fail-fast -p serverbench 2>&1 | tee "$test_log"
 passed=$(awk '/^test result:/ {n += $4} END {print n + 0}' "$test_log")
 failed=$(awk '/^test result:/ {n += $6} END {print n + 0}' "$test_log")
 # cargo reports a skipped test as passed: take them out here; the conformance step may add skips below.

@@ -119,24 +119,37 @@ fn an_ab_runs_profile_names_the_function_that_grew_per_request() {
     let tmp = tempfile::tempdir().unwrap();
     let (repo, _) = repo_at(tmp.path(), &control_source(), &manifest_spinning("0"));
     std::fs::write(repo.join("c/reference/contestant.toml"), manifest_spinning("2000")).unwrap();
-    common::steal::wait_for_quiet(std::time::Duration::from_secs(120));
-    let (run, dir) = profiled(&["reference", "--baseline", "HEAD", "--contestants", repo.to_str().unwrap()], &tmp.path().join("results"), None);
-    let ab = run.ab.as_ref().expect("an A/B run");
-    let sides: Vec<_> = run.measurements.iter().map(|m| m.profile.as_ref().expect("each side profiled")).collect();
-    if let Some(why) = sides.iter().find_map(|p| p.unavailable.as_ref()) {
-        common::skip("an_ab_runs_profile_names_the_function_that_grew_per_request", why);
-        return;
-    }
-    let change = ab.profile_change.as_ref().expect("B against A");
-    assert!(change.a_samples >= 200 && change.b_samples >= 200, "two rounds of a second a side: {change:?}");
-    let top = change.frames.first().expect("a function that grew");
-    assert!(top.frame == "now_ns" || top.via.split(';').any(|f| f == "now_ns"), "{change:#?}");
-    assert!(top.per_1000_requests() > 0.0 && top.z >= 3.0, "{top:?}");
-    let summary = std::fs::read_to_string(dir.join("summary.md")).unwrap();
-    assert!(summary.contains(&format!("### {} against {}", ab.b.name, ab.a.name)) && summary.contains(&top.frame), "{summary}");
-    let html = std::fs::read_to_string(dir.join("report.html")).unwrap();
-    assert!(html.contains("profile-change-table") && html.contains("red grew, blue shrank"), "the differential graph and its table");
-    assert!(html.matches(r#"<svg class="flame""#).count() >= 3, "a graph a side and B against A");
+    // The VM's steal thins the samples (cpu-clock counts only while the server runs): a run whose profiles
+    // did not show the change is taken again after waiting for quiet (`common::steal`).
+    let mut attempt = 0;
+    common::steal::tries_past_steal(|last| {
+        attempt += 1;
+        let (run, dir) = profiled(&["reference", "--baseline", "HEAD", "--contestants", repo.to_str().unwrap()], &tmp.path().join(format!("results-{attempt}")), None);
+        let ab = run.ab.as_ref().expect("an A/B run");
+        let sides: Vec<_> = run.measurements.iter().map(|m| m.profile.as_ref().expect("each side profiled")).collect();
+        if let Some(why) = sides.iter().find_map(|p| p.unavailable.as_ref()) {
+            common::skip("an_ab_runs_profile_names_the_function_that_grew_per_request", why);
+            return true;
+        }
+        let change = ab.profile_change.as_ref().expect("B against A");
+        let grew = |top: &serverbench::model::profile::FrameChange| (top.frame == "now_ns" || top.via.split(';').any(|f| f == "now_ns")) && top.per_1000_requests() > 0.0 && top.z >= 3.0;
+        let shown = change.a_samples >= 200 && change.b_samples >= 200 && change.frames.first().is_some_and(grew);
+        if !shown && !last {
+            let top: Vec<_> = change.frames.iter().take(3).map(|f| (&f.frame, f.z, &f.via)).collect();
+            eprintln!("the profiles did not show the spin ({} and {} samples, first grown {top:?}); again after waiting for quiet", change.a_samples, change.b_samples);
+            return false;
+        }
+        assert!(change.a_samples >= 200 && change.b_samples >= 200, "two rounds of a second a side: {change:?}");
+        let top = change.frames.first().expect("a function that grew");
+        assert!(top.frame == "now_ns" || top.via.split(';').any(|f| f == "now_ns"), "{change:#?}");
+        assert!(top.per_1000_requests() > 0.0 && top.z >= 3.0, "{top:?}");
+        let summary = std::fs::read_to_string(dir.join("summary.md")).unwrap();
+        assert!(summary.contains(&format!("### {} against {}", ab.b.name, ab.a.name)) && summary.contains(&top.frame), "{summary}");
+        let html = std::fs::read_to_string(dir.join("report.html")).unwrap();
+        assert!(html.contains("profile-change-table") && html.contains("red grew, blue shrank"), "the differential graph and its table");
+        assert!(html.matches(r#"<svg class="flame""#).count() >= 3, "a graph a side and B against A");
+        true
+    });
 }
 
 /// A server whose threads block (c-threads, a thread per connection): a second profiled round records
