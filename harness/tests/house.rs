@@ -1,5 +1,5 @@
-//! The shape of the harness's sources, checked: no folder of `harness/src` holds a circle of files (file A
-//! uses file B ... uses file A), and no file is over `SHAPE_MAX_LINES` lines without its tests. A circle
+//! The shape of the harness's sources, checked: no two rooms (the folders of `harness/src`) use each other,
+//! tests included, no folder holds a circle of files (file A uses file B ... uses file A), and no file is over `SHAPE_MAX_LINES` lines without its tests. A circle
 //! makes a folder one piece that can only be read, changed and tested whole; a long file is read least.
 //! In `run/`, which every benchmark goes through, no function is over `RUN_MAX_FN_LINES` lines either: a
 //! long one there did three jobs at once. Every type of `run/` has all its `impl` blocks in one file, so
@@ -21,6 +21,39 @@ fn no_circle_of_files_in_a_folder() {
         circles.extend(shape_circles(&graph).into_iter().map(|c| format!("src/{}: {}", shape_module_path(&folder).join("/"), c.join(" -> "))));
     }
     assert!(circles.is_empty(), "files that use each other in a circle (break it by moving what both need into a file of its own):\n{}", circles.join("\n"));
+}
+
+/// The rooms of the harness (the folders of `harness/src`, docs/architecture.md) use each other one way
+/// only, their tests included: a room's test that needs a room above it lives in that room, or builds what
+/// it needs from its own room and those below.
+#[test]
+fn no_circle_between_rooms() {
+    let graph = shape_rooms();
+    assert!(graph.len() > 10, "the rooms were read: {:?}", graph.keys());
+    let circles: Vec<String> = shape_circles(&graph).into_iter().map(|c| c.join(" -> ")).collect();
+    assert!(circles.is_empty(), "rooms that use each other in a circle, tests included:\n{}", circles.join("\n"));
+}
+
+/// Room → the other rooms its files name as `crate::room`, in code and tests alike.
+fn shape_rooms() -> BTreeMap<String, BTreeSet<String>> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let rooms: BTreeSet<String> =
+        std::fs::read_dir(&src).unwrap().flatten().filter(|e| e.path().is_dir()).map(|e| e.file_name().to_string_lossy().into_owned()).collect();
+    let mut graph = BTreeMap::new();
+    for (folder, files) in shape_folders() {
+        let Some(room) = shape_module_path(&folder).first().cloned() else { continue };
+        let uses: &mut BTreeSet<String> = graph.entry(room.clone()).or_default();
+        for f in files {
+            let code = shape_code(&std::fs::read_to_string(folder.join(format!("{f}.rs"))).unwrap());
+            let mut rest = code.as_str();
+            while let Some(at) = rest.find("crate::") {
+                rest = &rest[at + "crate::".len()..];
+                let heads = if let Some(group) = rest.strip_prefix('{') { shape_group_heads(group) } else { vec![shape_ident(rest)] };
+                uses.extend(heads.into_iter().filter(|h| *h != room && rooms.contains(*h)).map(str::to_string));
+            }
+        }
+    }
+    graph
 }
 
 #[test]

@@ -414,3 +414,77 @@ mod tests {
         assert_eq!(unescape("a\\r\\nb\\\\"), b"a\r\nb\\");
     }
 }
+
+/// A client host's worker runs `serverbench load` with the arguments `remote::load_args` makes of a round's
+/// config: parsed here, they give back that config exactly.
+#[cfg(test)]
+mod worker_arguments {
+    use std::time::Duration;
+
+    use clap::Parser;
+
+    use crate::load::{IoBackend, LoadConfig, Mix, Mode, Poll, Stop, Workload};
+
+    /// What `load` makes of the arguments, as the worker parses them.
+    fn parsed(args: &[String]) -> LoadConfig {
+        let cli = crate::cli::Cli::try_parse_from(["serverbench", "load"].iter().map(|s| s.to_string()).chain(args.iter().cloned())).unwrap();
+        let crate::cli::Command::Load(l) = cli.command else { panic!("load") };
+        l.to_config().unwrap()
+    }
+
+    #[test]
+    fn a_worker_runs_exactly_the_rounds_config() {
+        let target = "198.18.1.1:10001".parse().unwrap();
+        let mut base = LoadConfig::new(target);
+        base.threads = 2;
+        base.connections = 33;
+        base.cpus = Some(vec![0, 1]);
+        base.ramp = Some(Duration::from_millis(1500));
+        base.timeout = Duration::from_millis(2500);
+        base.io = IoBackend::Epoll;
+        base.seed = 7;
+        base.interval = Duration::from_millis(25);
+        let cases: Vec<(&str, bool, LoadConfig)> = vec![
+            ("hello", true, base.clone()),
+            ("hello", false, LoadConfig { workload: Workload::for_scenario("hello", 1, false).unwrap(), ..base.clone() }),
+            (
+                "plaintext",
+                true,
+                LoadConfig {
+                    workload: Workload::for_scenario("plaintext", 8, true).unwrap(),
+                    mode: Mode::Rate { requests_per_s: 1234.5 },
+                    stop: Stop::Duration { warmup: Duration::from_millis(300), measure: Duration::from_micros(700_001) },
+                    ..base.clone()
+                },
+            ),
+            ("echo", true, LoadConfig { workload: Workload::for_scenario("echo", 1, true).unwrap(), stop: Stop::RequestsPerConnection(40), ..base.clone() }),
+            (
+                "work",
+                true,
+                LoadConfig {
+                    workload: match Workload::for_scenario("work", 1, true).unwrap() {
+                        Workload::Http { request, pipeline, expect, .. } => Workload::Http {
+                            request,
+                            pipeline,
+                            expect,
+                            mix: Mix::Work {
+                                base_us: 250,
+                                heavy_connections: Some(crate::load::Skew { fraction: 0.125, factor: 8 }),
+                                heavy_requests: Some(crate::load::Skew { fraction: 0.3, factor: 3 }),
+                            },
+                        },
+                        other => other,
+                    },
+                    mode: Mode::Latency { think_time: Duration::from_micros(1500) },
+                    poll: Poll::Busy,
+                    connection_per_request: true,
+                    ..base.clone()
+                },
+            ),
+        ];
+        for (scenario, micro, config) in cases {
+            let args = crate::remote::load_args(&config, scenario, micro);
+            assert_eq!(parsed(&args), config, "{scenario}: {}", args.join(" "));
+        }
+    }
+}

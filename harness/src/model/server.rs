@@ -164,3 +164,19 @@ impl CostBreakdown {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn system_calls_per_request_are_grouped_by_kind_and_the_rest_is_other() {
+        // Per request: a read, a write, an epoll_wait per 50, and an accept4 per 100 (of no kind: other).
+        let counts = SyscallCounts {
+            total: Some(20_300),
+            by_name: [("read", 10_000), ("write", 10_000), ("epoll_wait", 200), ("accept4", 100)].map(|(n, c)| (n.to_string(), c)).into(),
+        };
+        let per = SyscallsPerRequest::of(&counts, 10_000).unwrap();
+        assert_eq!(per.by_kind(), vec![1.0, 1.0, 0.02, 0.0, 0.01]);
+    }
+}

@@ -326,13 +326,6 @@ mod tests {
                 assert!(seen.insert(*name), "{name} is of two kinds");
             }
         }
-        // Per request: a read, a write, an epoll_wait per 50, and an accept4 per 100 (of no kind: other).
-        let counts = crate::model::SyscallCounts {
-            total: Some(20_300),
-            by_name: [("read", 10_000), ("write", 10_000), ("epoll_wait", 200), ("accept4", 100)].map(|(n, c)| (n.to_string(), c)).into(),
-        };
-        let per = crate::model::SyscallsPerRequest::of(&counts, 10_000).unwrap();
-        assert_eq!(per.by_kind(), vec![1.0, 1.0, 0.02, 0.0, 0.01]);
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! The `serverbench load` arguments that make a client host's worker run exactly a given `LoadConfig` of
 //! a benchmark round: the round's workload comes from its scenario, so the scenario and whether responses
-//! are held byte for byte (micro contestants) are given with it. A test holds the round trip exact.
+//! are held byte for byte (micro contestants) are given with it. A test in `cli::load`, whose parser the worker uses, holds the round trip exact.
 
 use std::time::Duration;
 
@@ -72,73 +72,4 @@ pub fn load_args(c: &LoadConfig, scenario: &str, micro: bool) -> Vec<String> {
 /// A duration to the nanosecond, as `parse_duration` reads it back.
 fn nanos(d: Duration) -> String {
     format!("{}ns", d.as_nanos())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use clap::Parser;
-
-    /// What `load` makes of the arguments, as the worker parses them.
-    fn parsed(args: &[String]) -> LoadConfig {
-        let cli = crate::cli::Cli::try_parse_from(["serverbench", "load"].iter().map(|s| s.to_string()).chain(args.iter().cloned())).unwrap();
-        let crate::cli::Command::Load(l) = cli.command else { panic!("load") };
-        l.to_config().unwrap()
-    }
-
-    #[test]
-    fn a_worker_runs_exactly_the_rounds_config() {
-        let target = "198.18.1.1:10001".parse().unwrap();
-        let mut base = LoadConfig::new(target);
-        base.threads = 2;
-        base.connections = 33;
-        base.cpus = Some(vec![0, 1]);
-        base.ramp = Some(Duration::from_millis(1500));
-        base.timeout = Duration::from_millis(2500);
-        base.io = IoBackend::Epoll;
-        base.seed = 7;
-        base.interval = Duration::from_millis(25);
-        let cases: Vec<(&str, bool, LoadConfig)> = vec![
-            ("hello", true, base.clone()),
-            ("hello", false, LoadConfig { workload: Workload::for_scenario("hello", 1, false).unwrap(), ..base.clone() }),
-            (
-                "plaintext",
-                true,
-                LoadConfig {
-                    workload: Workload::for_scenario("plaintext", 8, true).unwrap(),
-                    mode: Mode::Rate { requests_per_s: 1234.5 },
-                    stop: Stop::Duration { warmup: Duration::from_millis(300), measure: Duration::from_micros(700_001) },
-                    ..base.clone()
-                },
-            ),
-            ("echo", true, LoadConfig { workload: Workload::for_scenario("echo", 1, true).unwrap(), stop: Stop::RequestsPerConnection(40), ..base.clone() }),
-            (
-                "work",
-                true,
-                LoadConfig {
-                    workload: match Workload::for_scenario("work", 1, true).unwrap() {
-                        Workload::Http { request, pipeline, expect, .. } => Workload::Http {
-                            request,
-                            pipeline,
-                            expect,
-                            mix: Mix::Work {
-                                base_us: 250,
-                                heavy_connections: Some(crate::load::Skew { fraction: 0.125, factor: 8 }),
-                                heavy_requests: Some(crate::load::Skew { fraction: 0.3, factor: 3 }),
-                            },
-                        },
-                        other => other,
-                    },
-                    mode: Mode::Latency { think_time: Duration::from_micros(1500) },
-                    poll: Poll::Busy,
-                    connection_per_request: true,
-                    ..base.clone()
-                },
-            ),
-        ];
-        for (scenario, micro, config) in cases {
-            let args = load_args(&config, scenario, micro);
-            assert_eq!(parsed(&args), config, "{scenario}: {}", args.join(" "));
-        }
-    }
 }

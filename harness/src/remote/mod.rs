@@ -21,6 +21,7 @@ mod server_host;
 mod setup;
 pub mod worker;
 
+pub use args::load_args;
 pub use drive::{shares, Merged};
 pub use host::{BadHost, HostSpec};
 pub use merge::merge;

@@ -318,6 +318,61 @@ impl Rounds {
 }
 
 impl BenchOptions {
+    /// Options for run/'s own tests, which sit below the command line (`cli/` uses this room, never the
+    /// reverse): a throughput load of hello at 64 connections, rounds of `DEFAULT_ROUND`, servers on CPU 1
+    /// and the client on CPU 0, one warm-up, `--rounds auto`, system calls counted in an extra round, the
+    /// catalog of this checkout. A test sets the fields it is about.
+    #[cfg(test)]
+    pub(crate) fn for_tests() -> BenchOptions {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("the harness is in a checkout");
+        BenchOptions {
+            catalog_root: root.join("contestants"),
+            repo_root: root.to_path_buf(),
+            selection: Selection::default(),
+            scenarios: vec!["hello".into()],
+            mode: ModeKind::Throughput,
+            think_time: Duration::from_millis(1),
+            rate_per_s: None,
+            load_fractions: Vec::new(),
+            search: None,
+            connections: vec![64],
+            pipeline: 1,
+            connection_per_request: false,
+            echo: crate::load::EchoKind::PingPong,
+            control: true,
+            mix: crate::load::mix::MixOptions::default(),
+            run_type: RunType::SingleCore,
+            server_cpus: CpuSet::parse("1").expect("a CPU list"),
+            client_cpus: CpuSet::parse("0").expect("a CPU list"),
+            workers: 1,
+            workers_sweep: Vec::new(),
+            client_threads: 1,
+            warmup: 1,
+            rounds: Rounds::Auto { target_ci_pct: DEFAULT_TARGET_CI_PCT },
+            max_rounds: DEFAULT_MAX_ROUNDS,
+            budget: Some(DEFAULT_BUDGET),
+            stop: StopRule::Duration(DEFAULT_ROUND),
+            tool: Tool::Builtin,
+            client_io: crate::load::IoBackend::Epoll,
+            client_io_name: "epoll".into(),
+            client_poll: crate::load::Poll::Sleep,
+            interval: crate::load::DEFAULT_INTERVAL,
+            out_dir: root.join("results"),
+            timeout: Duration::from_secs(5),
+            start_timeout: Duration::from_secs(30),
+            stop_grace: crate::launch::server::STOP_GRACE,
+            rebuild: false,
+            install: false,
+            check: false,
+            syscall_counts: SyscallCounting::Extra,
+            profile: false,
+            command_line: Vec::new(),
+            notes: Vec::new(),
+            remote: Remote::default(),
+            ab: None,
+        }
+    }
+
     /// What run.json records of the options: the one place each option is given its key in the file.
     pub fn record(&self) -> RunConfig {
         let o = self;

@@ -17,7 +17,7 @@ use crate::ui::{Ui, Verbosity};
 use super::fakes::{quiet_round, FakeLoad, FakeProbes, FakeServer};
 use super::machine::MachineWatch;
 use super::measure::Measuring;
-use super::options::{BenchOptions, Rounds};
+use super::options::{BenchOptions, Rounds, SyscallCounting};
 use super::probed::Prober;
 use super::runner::{Context, Hosts, Live, Record};
 use super::{control, new_run, records};
@@ -25,18 +25,17 @@ use super::{control, new_run, records};
 /// Cross-CPU rates of a machine whose regime moves, one a probe in turn.
 const CROSS_PER_MS: [f64; 7] = [10_000.0, 3_000.0, 11_000.0, 9_500.0, 2_800.0, 12_500.0, 10_500.0];
 
-/// A run's options on the fakes' CPUs, with `load` (the connections and rounds); no system calls counted
-/// (the counting round reads real counters).
-fn options(load: &[&str]) -> BenchOptions {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
-    let mut args = vec!["--warmup", "1", "--syscall-counts", "off", "--server-cpus", "1", "--client-cpus", "0", "-d", "500ms"];
-    args.extend_from_slice(load);
-    crate::cli::bench::BenchArgs::parse(&args).unwrap().options(root, Vec::new()).unwrap()
+/// A run's options on the fakes' CPUs (server 1, client 0) at `connections`, with `rounds` and at most
+/// `max_rounds`, one warm-up; no system calls counted (the counting round reads real counters), no budget.
+fn options(connections: &[usize], rounds: Rounds, max_rounds: u32) -> BenchOptions {
+    let connections = connections.to_vec();
+    BenchOptions { connections, rounds, max_rounds, budget: None, syscall_counts: SyscallCounting::Off, ..BenchOptions::for_tests() }
 }
 
-/// Two connection counts, so that measured rounds follow the first one's profiled rounds, four rounds each.
-fn two_loads(extra: &[&str]) -> BenchOptions {
-    options(&[&["-c", "8,16", "--rounds", "4"], extra].concat())
+/// Two connection counts, so that measured rounds follow the first one's profiled rounds, four rounds each
+/// (at most eight), profiled or not.
+fn two_loads(profile: bool) -> BenchOptions {
+    BenchOptions { profile, ..options(&[8, 16], Rounds::Fixed(4), 8) }
 }
 
 /// The run after the hello scenario's passes of two fake servers (the control and a namesake of it), their
@@ -113,7 +112,7 @@ fn rounded(v: serde_json::Value) -> serde_json::Value {
 #[test]
 fn the_profiled_rounds_change_no_other_figure() {
     let quiet = |o: &BenchOptions| FakeLoad::of(quiet_round(o).0);
-    let (plain, profiled) = (two_loads(&[]), two_loads(&["--profile"]));
+    let (plain, profiled) = (two_loads(false), two_loads(true));
     let without = measured(&plain, quiet(&plain));
     let with = measured(&profiled, quiet(&profiled));
     // The rounds read the moving regime: some were flagged for it, so that a probe taken out of turn would
@@ -135,7 +134,7 @@ fn the_profiled_rounds_change_no_other_figure() {
 #[test]
 fn the_figures_of_passes_on_fakes_are_unchanged() {
     use std::fmt::Write;
-    let opts = two_loads(&[]);
+    let opts = two_loads(false);
     let run = measured(&opts, FakeLoad::of(quiet_round(&opts).0));
     let g = |x: Option<f64>| x.map_or("-".to_string(), |x| format!("{x:.6}"));
     let summary = |s: Option<crate::model::RoundsSummary>| match s {
@@ -181,10 +180,8 @@ fn the_figures_of_passes_on_fakes_are_unchanged() {
 #[test]
 fn auto_rounds_stop_at_the_target_or_the_bound_or_the_budget() {
     let spent = Some(std::time::Duration::from_millis(1));
-    for (target_pct, max_rounds, budget, expected) in [(50.0, "20", None, 6), (1e-9, "8", None, 8), (1e-9, "20", spent, 6)] {
-        let mut opts = options(&["-c", "8", "--rounds", "auto", "--max-rounds", max_rounds]);
-        opts.rounds = Rounds::Auto { target_ci_pct: target_pct };
-        opts.budget = budget;
+    for (target_pct, max_rounds, budget, expected) in [(50.0, 20, None, 6), (1e-9, 8, None, 8), (1e-9, 20, spent, 6)] {
+        let opts = BenchOptions { budget, ..options(&[8], Rounds::Auto { target_ci_pct: target_pct }, max_rounds) };
         let (quiet, _) = quiet_round(&opts);
         let moving = [50_000, 51_900, 48_300, 50_800, 49_200, 52_000, 48_700].map(|requests| LoadReport { requests, ..quiet.clone() });
         let run = measured(&opts, FakeLoad::cycling(moving.to_vec()));

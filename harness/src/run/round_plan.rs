@@ -114,11 +114,9 @@ mod tests {
 
     #[test]
     fn only_the_extra_counting_round_is_cut_to_a_quarter_second() {
-        let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
-        let opts = |args: &[&str]| crate::cli::bench::BenchArgs::parse(args).unwrap().options(root, Vec::new()).unwrap();
-        let extra = opts(&["-d", "2s"]);
-        let every = opts(&["-d", "2s", "--syscall-counts", "rounds"]);
         let two = std::time::Duration::from_secs(2);
+        let extra = BenchOptions { stop: StopRule::Duration(two), syscall_counts: SyscallCounting::Extra, ..BenchOptions::for_tests() };
+        let every = BenchOptions { syscall_counts: SyscallCounting::Rounds, ..extra.clone() };
         assert_eq!(window(&plan(&extra, true), two), COUNTING_WINDOW, "the extra round counts calls per request");
         assert_eq!(window(&plan(&extra, false), two), two, "a measured round keeps the run's window");
         assert_eq!(window(&plan(&every, true), two), two, "with --syscall-counts rounds every measured round counts, at full length");

@@ -289,8 +289,7 @@ mod tests {
     }
 
     fn options() -> BenchOptions {
-        let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
-        crate::cli::bench::BenchArgs::parse(&["-d", "500ms", "--server-cpus", "1", "--client-cpus", "0"]).unwrap().options(root, Vec::new()).unwrap()
+        BenchOptions::for_tests()
     }
 
     #[test]

@@ -197,6 +197,9 @@ pub fn short(rev: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::catalog::Selection;
+    use crate::model::ab::Bands;
+    use crate::run::options::AbOptions;
 
     #[test]
     fn a_revision_names_its_commit_and_the_catalogs_place() {
@@ -223,9 +226,11 @@ mod tests {
         std::fs::write(dir.join("contestant.toml"), manifest).unwrap();
     }
 
-    fn sides(args: &[&str], catalog: &Path) -> anyhow::Result<Sides> {
-        let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
-        let opts = crate::cli::bench::BenchArgs::parse(args).unwrap().options(root, Vec::new())?;
+    /// The sides of `--ab A B` with `terms` selecting the contestant.
+    fn sides(terms: &[&str], (a, b): (&Path, &Path), catalog: &Path) -> anyhow::Result<Sides> {
+        let ab = AbOptions { source: AbSource::Folders(a.to_path_buf(), b.to_path_buf()), bands: Bands::default(), fail_on: None };
+        let selection = Selection { terms: terms.iter().map(|t| t.to_string()).collect(), ..Selection::default() };
+        let opts = BenchOptions { selection, control: false, ab: Some(ab), ..BenchOptions::for_tests() };
         Sides::resolve(&opts, &Catalog::discover(catalog)?, &catalog.join("area"))
     }
 
@@ -235,19 +240,19 @@ mod tests {
         let (old, new) = (tmp.path().join("old"), tmp.path().join("cat/new"));
         contestant_in(&old, "ref");
         contestant_in(&new, "ref");
-        let (o, n) = (old.to_str().unwrap(), new.to_str().unwrap());
+        let (o, n) = (old.as_path(), new.as_path());
         let catalog = tmp.path().join("cat");
-        let s = sides(&["ref", "--ab", o, n], &catalog).unwrap();
+        let s = sides(&["ref"], (o, n), &catalog).unwrap();
         assert_eq!((s.a.contestant.name.as_str(), s.b.contestant.name.as_str()), ("ref@old", "ref"));
         assert_eq!(s.a.record.from, format!("folder {}", std::fs::canonicalize(&old).unwrap().display()));
         // B inside the run's catalog builds against it; A outside, against its own folder.
         assert_eq!((s.a.catalog.root.clone(), s.b.catalog.root.clone()), (std::fs::canonicalize(&old).unwrap(), std::fs::canonicalize(&catalog).unwrap()));
-        let s = sides(&["ref-edge", "--ab", o, n], &catalog).unwrap();
+        let s = sides(&["ref-edge"], (o, n), &catalog).unwrap();
         assert_eq!((s.a.contestant.name.as_str(), s.b.contestant.name.as_str()), ("ref-edge@old", "ref-edge"));
         // The family's name matches both variants: the one named exactly is taken.
-        let e = sides(&["--ab", o, n], &catalog).unwrap_err().to_string();
+        let e = sides(&[], (o, n), &catalog).unwrap_err().to_string();
         assert!(e.contains("an A/B run measures one contestant, and the selection matches 2") && e.contains("ref, ref-edge"), "{e}");
-        let same = sides(&["ref", "--ab", o, o], &catalog).unwrap();
+        let same = sides(&["ref"], (o, o), &catalog).unwrap();
         assert_eq!(same.a.contestant.name, "ref@a", "one folder twice: A is NAME@a");
     }
 }
