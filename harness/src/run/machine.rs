@@ -120,19 +120,15 @@ impl<'a> MachineWatch<'a> {
     fn probe_before_at(&mut self, now: Instant) -> Speeds {
         match self.last_after.take() {
             Some((at, speeds)) if now.saturating_duration_since(at) <= PROBE_REUSE => Speeds { reused: true, ..speeds },
-            _ => self.probe(),
+            _ => self.probes.probe(),
         }
     }
 
     /// The probe after a round, kept for the next round's `probe_before`.
     pub(super) fn probe_after(&mut self) -> Speeds {
-        let speeds = self.probe();
+        let speeds = self.probes.probe();
         self.last_after = Some((Instant::now(), speeds.clone()));
         speeds
-    }
-
-    fn probe(&self) -> Speeds {
-        self.probes.probe()
     }
 
     pub(super) fn wait_quiet(&self) -> Option<f64> {

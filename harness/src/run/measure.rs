@@ -239,13 +239,12 @@ impl<'m, 'a, 's> Measuring<'m, 'a, 's> {
     }
 
     /// `--profile`: the profiled round of each live server that took measured rounds at `slot` (counted or
-    /// left out as disturbed: the server answered), in a random order of its own (`run/profiling.rs`), so
-    /// that the passes after it run their servers in the order they would without `--profile`. False when
-    /// the run was interrupted.
+    /// left out as disturbed: the server answered), in the servers' order (`run/profiling.rs`). It draws
+    /// nothing from the passes' shuffle, so that the passes after it run their servers in the order they
+    /// would without `--profile`; one round a server compares with nothing of another's. False when the
+    /// run was interrupted.
     fn profile<S: LiveServer>(&mut self, scenario: &str, live: &mut [Live<S>], slot: Slot) -> bool {
-        let mut order: Vec<usize> = (0..live.len()).filter(|&k| !live[k].failed).collect();
-        let seed = self.record.run.config.shuffle_seed.unwrap_or_default();
-        fastrand::Rng::with_seed(seed ^ (slot.ci * 1_000 + slot.li + 1) as u64).shuffle(&mut order);
+        let order: Vec<usize> = (0..live.len()).filter(|&k| !live[k].failed).collect();
         for k in order {
             if self.ctx.stopped() {
                 return false;

@@ -288,13 +288,9 @@ mod tests {
         run_round(&mut FakeServer(side), &FakeLoad::of(load), &plan, 1, false, &Arc::new(AtomicBool::new(false))).expect("a fake round runs")
     }
 
-    fn options() -> BenchOptions {
-        BenchOptions::for_tests()
-    }
-
     #[test]
     fn a_quiet_server_bound_round_raises_no_flag() {
-        let r = round(&options(), None, |_, _| {});
+        let r = round(&BenchOptions::for_tests(), None, |_, _| {});
         assert_eq!(r.flags, [] as [Flag; 0]);
         assert_eq!(r.saturation.as_deref(), Some("server-bound"));
         assert_eq!(r.machine.foreign_pct, Some(0.0));
@@ -302,7 +298,7 @@ mod tests {
 
     #[test]
     fn each_flag_is_raised_by_the_figures_that_raise_it() {
-        let o = options();
+        let o = BenchOptions::for_tests();
         let tps = ticks_per_s();
         // The server busy for `share` of the window, its CPU idle for the rest.
         let server = |share: f64| {
@@ -353,11 +349,11 @@ mod tests {
         let mut watch = MachineWatch::new(ServerCpus::Here(vec![1]), &[0]);
         let at = |cross: f64| Speeds { server: vec![speed(1)], client: vec![speed(0)], cross_per_ms: Some(cross), reused: false };
         for _ in 0..5 {
-            let mut usual = round(&options(), None, |_, _| {});
+            let mut usual = round(&BenchOptions::for_tests(), None, |_, _| {});
             judged_by_probes(&mut usual, watch.judge(&at(10_000.0), &at(10_000.0)));
             assert!(!usual.has_flag(&Flag::CpuDrift), "{:?}", usual.flags);
         }
-        let mut slow = round(&options(), None, |_, _| {});
+        let mut slow = round(&BenchOptions::for_tests(), None, |_, _| {});
         judged_by_probes(&mut slow, watch.judge(&at(10_000.0), &at(3_000.0)));
         assert_eq!(slow.flags, [Flag::CpuDrift]);
         assert_eq!(slow.machine.cross_cpu_per_ms, Some(6_500.0));
