@@ -1,16 +1,23 @@
-//! Stand-ins for what a round touches, so that rounds, and whole passes of them, run in tests with no
-//! process and no probe: a load source that reports what it is given, a server whose side of the round is
-//! given, and probes of the CPUs that read a given series. A round of them goes through the same code as a
-//! real round (`rounds::run_round`, `Prober`, `MachineWatch`).
+//! Stand-ins for what a round touches, so that rounds, whole passes of them and whole benchmarks run in
+//! tests with no process and no probe: a load source that reports what it is given, a server whose side of
+//! the round is given, probes of the CPUs that read a given series, and a stand of them all
+//! (`FakeStand`) on which nothing is built. A round of them goes through the same code as a real round
+//! (`rounds::run_round`, `Prober`, `MachineWatch`).
 
 use std::cell::Cell;
 use std::collections::HashMap;
 use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
+use crate::catalog::build::{BuildOutcome, BuildResult, Builder};
+use crate::catalog::{Catalog, Contestant};
 use crate::launch::probe::Usage;
+use crate::launch::server::StopReport;
+use crate::launch::verify::Sample;
+use crate::launch::{Prepared, ServerSetup, Started};
 use crate::launch::round_watch::ServerSide;
 use crate::load::report::ConnectionSpread;
 use crate::load::{Edge, LoadReport, WindowWatch};
@@ -19,10 +26,13 @@ use crate::os::speed::CpuSpeed;
 
 use super::client_syscalls::ClientCount;
 use super::load_source::{Driven, LoadSource};
-use super::machine::{CpuProbes, Speeds, PROBE_REUSE};
+use super::machine::{CpuProbes, MachineWatch, Speeds, PROBE_REUSE};
 use super::options::BenchOptions;
+use super::probed::Prober;
 use super::round_plan::RoundPlan;
+use super::runner::Context;
 use super::served::{LiveServer, NotCounted, RoundMarks, RoundServer};
+use super::stand::Stand;
 
 /// The window of every fake round, in seconds.
 pub(super) const WALL_S: f64 = 0.5;
@@ -136,23 +146,47 @@ impl LiveServer for FakeServer {
     fn explain(&self, what: &str) -> String {
         what.to_string()
     }
+
+    fn stop(self, _: Duration) -> anyhow::Result<StopReport> {
+        Ok(StopReport::default())
+    }
 }
 
 /// Probes of a server CPU and a client CPU that read the cross-CPU rates of `cross_per_ms` in turn, one a
-/// probe, and the CPUs' loops at one speed. Each wait for quiet CPUs lasts just past `PROBE_REUSE`, so that
-/// no round takes the probe after the round before it: which probe a round reads then depends on the
-/// order of the rounds alone, not on how long the harness took between them.
+/// probe, and the CPUs' loops at one speed, on a clock of their own that moves only as they do: a probe
+/// takes `PROBE_S`, a wait for quiet CPUs `QUIET_WAIT` (longer than `PROBE_REUSE`, so that no round takes
+/// the probe after the round before it). Which probe a round reads, and when the rounds began, then
+/// depend on the order of the rounds alone, not on how long the harness took between them.
 pub(super) struct FakeProbes {
     pub(super) server_cpu: usize,
     pub(super) client_cpu: usize,
     pub(super) cross_per_ms: Vec<f64>,
-    pub(super) taken: Cell<usize>,
+    taken: Cell<usize>,
+    began: Instant,
+    passed: Cell<Duration>,
+}
+
+/// How long a fake probe takes on the fakes' clock.
+const PROBE_S: Duration = Duration::from_millis(20);
+/// How long a fake wait for quiet CPUs takes on the fakes' clock: a round's window and a little more.
+const QUIET_WAIT: Duration = Duration::from_millis(600);
+const _: () = assert!(QUIET_WAIT.as_millis() > PROBE_REUSE.as_millis(), "a round never takes the probe after the round before it");
+
+impl FakeProbes {
+    pub(super) fn new(server_cpu: usize, client_cpu: usize, cross_per_ms: Vec<f64>) -> FakeProbes {
+        FakeProbes { server_cpu, client_cpu, cross_per_ms, taken: Cell::new(0), began: Instant::now(), passed: Cell::new(Duration::ZERO) }
+    }
+
+    fn pass(&self, d: Duration) {
+        self.passed.set(self.passed.get() + d);
+    }
 }
 
 impl CpuProbes for FakeProbes {
     fn probe(&self) -> Speeds {
         let n = self.taken.get();
         self.taken.set(n + 1);
+        self.pass(PROBE_S);
         let speed = |cpu| CpuSpeed { cpu, user_per_ms: 1000.0, syscall_per_ms: 100.0 };
         Speeds {
             server: vec![speed(self.server_cpu)],
@@ -163,7 +197,71 @@ impl CpuProbes for FakeProbes {
     }
 
     fn wait_quiet(&self) -> Option<f64> {
-        std::thread::sleep(PROBE_REUSE + Duration::from_millis(10));
+        self.pass(QUIET_WAIT);
         Some(0.0)
+    }
+
+    fn now(&self) -> Instant {
+        self.began + self.passed.get()
+    }
+}
+
+/// A stand of fakes: every contestant ready at once (its build cached, no version reported), every server a
+/// `FakeServer` of `side` that answers `RESPONSE_BYTES`, the load `reports` in turn, the probes' cross-CPU
+/// rates `cross_per_ms` in turn, the harness left where it runs, and the servers' order seeded.
+pub(super) struct FakeStand {
+    pub(super) reports: Vec<LoadReport>,
+    pub(super) side: ServerSide,
+    pub(super) cross_per_ms: Vec<f64>,
+}
+
+/// Cross-CPU rates of a machine whose regime moves, one a probe in turn.
+pub(super) const CROSS_PER_MS: [f64; 7] = [10_000.0, 3_000.0, 11_000.0, 9_500.0, 2_800.0, 12_500.0, 10_500.0];
+
+/// The bytes of a fake server's answer as its verification read them.
+pub(super) const RESPONSE_BYTES: usize = 100;
+
+/// The seed of the servers' order on the fakes.
+const SEED: u64 = 7;
+
+impl Stand for FakeStand {
+    type Server = FakeServer;
+
+    fn make_ready(&self, ctx: &Context, _: &Catalog, _: &mut Builder, c: &Contestant) -> anyhow::Result<(Prepared, Option<String>)> {
+        let log: PathBuf = ctx.run_dir.join("logs").join(format!("{}.build.log", c.name));
+        Ok((Prepared::Ready(BuildOutcome { result: BuildResult::Cached, log, seconds: 0.0 }), None))
+    }
+
+    fn start(&self, _: &Context, _: &Contestant, _: &str, _: &ServerSetup, _: PathBuf) -> Started<FakeServer> {
+        Started::Verified(FakeServer(self.side.clone()), Sample { bytes: vec![b'x'; RESPONSE_BYTES] })
+    }
+
+    fn prober<'p, 'a>(&self, ctx: &'p Context<'a>) -> Prober<'p, 'a> {
+        let o = ctx.opts;
+        let probes = FakeProbes::new(o.server_cpus.cpus()[0], o.client_cpus.cpus()[0], self.cross_per_ms.clone());
+        Prober::with(ctx, MachineWatch::with_probes(Box::new(probes)), Box::new(FakeLoad::cycling(self.reports.clone())))
+    }
+
+    fn pins_the_harness(&self) -> bool {
+        false
+    }
+
+    fn fixed_seed(&self) -> Option<u64> {
+        Some(SEED)
+    }
+}
+
+/// Every number to nine significant digits: the drift factor reads the rounds near in time, and the last
+/// bit of a sum moves with which ones those are.
+pub(super) fn rounded(v: serde_json::Value) -> serde_json::Value {
+    use serde_json::Value;
+    match v {
+        Value::Number(n) if n.is_f64() => {
+            let x = n.as_f64().unwrap();
+            serde_json::json!(format!("{x:.8e}"))
+        }
+        Value::Array(a) => Value::Array(a.into_iter().map(rounded).collect()),
+        Value::Object(o) => Value::Object(o.into_iter().map(|(k, v)| (k, rounded(v))).collect()),
+        v => v,
     }
 }

@@ -74,6 +74,11 @@ pub(super) trait CpuProbes {
     /// Waits until the server's CPUs are quiet, at most `QUIET_LIMIT`; the time waited in ms, absent
     /// when it cannot be read.
     fn wait_quiet(&self) -> Option<f64>;
+    /// The clock the rounds are timed by and a probe is reused by (`PROBE_REUSE`): the real one, or a
+    /// test's, which moves only as its fakes say.
+    fn now(&self) -> Instant {
+        Instant::now()
+    }
 }
 
 /// The CPUs themselves: the server's, here or on the server host, and this machine's client CPUs.
@@ -102,18 +107,19 @@ impl<'a> MachineWatch<'a> {
 
     /// A watch whose probes are `probes`.
     pub(super) fn with_probes(probes: Box<dyn CpuProbes + 'a>) -> MachineWatch<'a> {
-        MachineWatch { probes, history: HashMap::new(), cross_history: Vec::new(), began: Instant::now(), last_after: None }
+        let began = probes.now();
+        MachineWatch { probes, history: HashMap::new(), cross_history: Vec::new(), began, last_after: None }
     }
 
     /// Seconds since measuring began.
     pub(super) fn elapsed_s(&self) -> f64 {
-        self.began.elapsed().as_secs_f64()
+        self.probes.now().saturating_duration_since(self.began).as_secs_f64()
     }
 
     /// The probe before a round: the last round's probe after it when that ended within `PROBE_REUSE`,
     /// else a new one.
     pub(super) fn probe_before(&mut self) -> Speeds {
-        self.probe_before_at(Instant::now())
+        self.probe_before_at(self.probes.now())
     }
 
     /// `probe_before` at the instant `now`.
@@ -127,7 +133,7 @@ impl<'a> MachineWatch<'a> {
     /// The probe after a round, kept for the next round's `probe_before`.
     pub(super) fn probe_after(&mut self) -> Speeds {
         let speeds = self.probes.probe();
-        self.last_after = Some((Instant::now(), speeds.clone()));
+        self.last_after = Some((self.probes.now(), speeds.clone()));
         speeds
     }
 

@@ -16,7 +16,8 @@ use super::options::{Rounds, SyscallCounting};
 use super::probed::{Coordinates, Prober};
 use super::runner::{Context, Live, Record};
 use super::search::search_capacities;
-use super::served::{LiveServer, Served};
+use super::served::LiveServer;
+use super::stand::Stand;
 
 /// The measuring phase: what it reads, the record it keeps every round in, the probes around the rounds
 /// and the order of the servers in each pass.
@@ -31,23 +32,25 @@ pub(super) struct Measuring<'m, 'a, 's> {
 }
 
 impl<'m, 'a, 's> Measuring<'m, 'a, 's> {
-    /// The measuring phase of a run that began at `began` (its budget counts from then).
-    pub(super) fn new(ctx: &'m Context<'a>, record: &'m mut Record<'a, 's>, began: std::time::Instant) -> Measuring<'m, 'a, 's> {
+    /// The measuring phase of a run that began at `began` (its budget counts from then), its rounds read
+    /// by `prober`.
+    pub(super) fn new(ctx: &'m Context<'a>, record: &'m mut Record<'a, 's>, began: std::time::Instant, prober: Prober<'m, 'a>) -> Measuring<'m, 'a, 's> {
         let seed = record.run.config.shuffle_seed.unwrap_or_default();
         let o = ctx.opts;
         let sweep = o.workers_sweep.len().max(1);
         let loads = o.scenarios.len() * sweep * o.connections.len() * levels(o).len();
         let budget = Budget::new(began, o.budget, loads);
-        Measuring { ctx, record, prober: Prober::new(ctx), shuffle: fastrand::Rng::with_seed(seed), budget }
+        Measuring { ctx, record, prober, shuffle: fastrand::Rng::with_seed(seed), budget }
     }
 
-    pub(super) fn measure(&mut self, ready: &[&Contestant]) -> anyhow::Result<()> {
+    /// Every scenario's servers, started by `stand`, measured.
+    pub(super) fn measure<T: Stand>(&mut self, stand: &T, ready: &[&Contestant]) -> anyhow::Result<()> {
         let o = self.ctx.opts;
         // With --rounds auto the count is not known ahead: the bar counts up to max_rounds and drops what
         // a measurement did not need.
         let rounds_each = u64::from(o.warmup + (o.max_rounds + extra_rounds(o)) * levels(o).len() as u32) * o.connections.len() as u64;
-        let _pinned = self.pin_harness();
-        self.measure_scenarios(ready, rounds_each)
+        let _pinned = stand.pins_the_harness().then(|| self.pin_harness()).flatten();
+        self.measure_scenarios(stand, ready, rounds_each)
     }
 
     /// The harness's own threads (this one, probes, log readers, the progress display) kept off the
@@ -63,7 +66,7 @@ impl<'m, 'a, 's> Measuring<'m, 'a, 's> {
         pinned
     }
 
-    fn measure_scenarios(&mut self, ready: &[&Contestant], rounds_each: u64) -> anyhow::Result<()> {
+    fn measure_scenarios<T: Stand>(&mut self, stand: &T, ready: &[&Contestant], rounds_each: u64) -> anyhow::Result<()> {
         let o = self.ctx.opts;
         // Without a sweep, every server runs with the run's workers.
         let sweep: &[usize] = if o.workers_sweep.is_empty() { std::slice::from_ref(&o.workers) } else { &o.workers_sweep };
@@ -80,7 +83,7 @@ impl<'m, 'a, 's> Measuring<'m, 'a, 's> {
                     self.ctx.ui.emit(Bar::Dropped(rounds_each));
                     continue;
                 }
-                match self.launch(c, scenario, workers) {
+                match self.launch(stand, c, scenario, workers) {
                     Some(l) => live.push(l),
                     None => self.ctx.ui.emit(Bar::Dropped(rounds_each)),
                 }
@@ -100,9 +103,9 @@ impl<'m, 'a, 's> Measuring<'m, 'a, 's> {
         Ok(())
     }
 
-    /// Starts, waits for and verifies one server, creating its measurements. None when it failed (the
-    /// measurements say why).
-    pub(super) fn launch<'c>(&mut self, c: &'c Contestant, scenario: &str, workers: usize) -> Option<Live<'c>> {
+    /// Starts, waits for and verifies one server on `stand`, creating its measurements. None when it failed
+    /// (the measurements say why).
+    pub(super) fn launch<'c, T: Stand>(&mut self, stand: &T, c: &'c Contestant, scenario: &str, workers: usize) -> Option<Live<'c, T::Server>> {
         let o = self.ctx.opts;
         let measurements = self.new_measurements(c, scenario, workers);
         let flat: Vec<usize> = measurements.iter().flatten().copied().collect();
@@ -121,7 +124,7 @@ impl<'m, 'a, 's> Measuring<'m, 'a, 's> {
             start_timeout: o.start_timeout,
             timeout: o.timeout,
         };
-        match Served::start(self.ctx.hosts.server, c, scenario, &setup, log, self.ctx.ui, self.ctx.stop) {
+        match stand.start(self.ctx, c, scenario, &setup, log) {
             Started::Verified(server, sample) => {
                 let bytes = sample.bytes.len() as u64;
                 for &i in &flat {

@@ -1,4 +1,5 @@
-//! The runner: a benchmark from its folder to its final model. It prepares contestants (`prepare`), with
+//! The runner: a benchmark from its folder to its final model, on a stand chosen once (`stand`: the real
+//! machine, or a test's fakes, which start no process). It prepares contestants (`prepare`), with
 //! `--check` runs the conformance suite on them (`conformance`), starts and verifies their servers through
 //! `launch`, runs warm-up and measured rounds interleaved across contestants while probing each server's
 //! process tree (`measure`, `rounds`), stops the servers, and keeps the result model current. It knows
@@ -12,6 +13,8 @@
 //! nothing of theirs runs on the server's CPUs during another's round (`machine` says what else did).
 
 pub mod ab;
+#[cfg(test)]
+mod bench_on_fakes;
 mod budget;
 mod client_syscalls;
 mod conformance;
@@ -35,6 +38,7 @@ pub mod rounds;
 mod runner;
 pub mod search;
 pub mod served;
+mod stand;
 pub mod tools;
 mod to_model;
 
@@ -59,6 +63,7 @@ use record::record;
 use measure::Measuring;
 use prepare::Preparing;
 use runner::{Context, Hosts, Record};
+use stand::{Real, Stand};
 
 /// Receives the model after every change worth keeping (the exporters write it to disk).
 pub type Save<'a> = dyn FnMut(&RunResult) -> anyhow::Result<()> + 'a;
@@ -105,6 +110,22 @@ pub fn bench(
     suite: Option<&dyn Suite>,
     save: &mut Save,
 ) -> anyhow::Result<RunResult> {
+    bench_on(&Real, Where { run_id, run_dir, ui, stop }, opts, catalog, suite, save)
+}
+
+/// Where a run goes: its name and folder, the person watching, the flag that stops it.
+#[derive(Clone, Copy)]
+struct Where<'w> {
+    run_id: &'w str,
+    run_dir: &'w Path,
+    ui: &'w Ui,
+    stop: &'w Arc<AtomicBool>,
+}
+
+/// A whole benchmark on `stand`: the runner's own (`Real`), or a test's fakes. An A/B run, whose versions are
+/// checked out and built in worktrees, is the real stand's alone.
+fn bench_on<T: Stand>(stand: &T, at: Where, opts: &BenchOptions, catalog: &Catalog, suite: Option<&dyn Suite>, save: &mut Save) -> anyhow::Result<RunResult> {
+    let Where { run_id, run_dir, ui, stop } = at;
     anyhow::ensure!(!opts.check || suite.is_some(), "--check needs the conformance suite, and none was given");
     let began = std::time::Instant::now();
     // Each save is timed: writing every file after every pass is part of where a run's time goes.
@@ -132,6 +153,9 @@ pub fn bench(
     // An A/B run reads two manifests only, which either parse or end it.
     let catalog_errors = if sides.is_some() { Vec::new() } else { catalog.errors.iter().map(ToString::to_string).collect() };
     let mut run = new_run(opts, run_id, contestants, catalog_errors, tools);
+    if let Some(seed) = stand.fixed_seed() {
+        run.config.shuffle_seed = Some(seed);
+    }
     let (server_host, hosts) = prepare_hosts(opts, ui, &mut run)?;
     announce(ui, &run, sides.as_ref(), &opts.notes);
     save(&run)?;
@@ -141,7 +165,7 @@ pub fn bench(
     // An A/B run that failed still ends its record (and removes its baseline's worktree) before it says why.
     let outcome = match &sides {
         Some(sides) => ab::measure::ab(&ctx, &mut record, sides, suite),
-        None => catalog_run(&ctx, &mut record, catalog, &selected, suite, began),
+        None => catalog_run(stand, &ctx, &mut record, catalog, &selected, suite, began),
     };
     let interrupted = ctx.stopped();
     finish(&mut run, interrupted, began.elapsed().as_secs_f64(), saves_s.get());
@@ -177,9 +201,10 @@ fn announce(ui: &Ui, run: &RunResult, sides: Option<&ab::sides::Sides>, notes: &
     }
 }
 
-/// A catalog run's phases: the contestants prepared, checked with `--check`, then measured within the
-/// time budget that counts from `began`, the run's start.
-fn catalog_run<'a>(
+/// A catalog run's phases on `stand`: the contestants prepared, checked with `--check`, then measured
+/// within the time budget that counts from `began`, the run's start.
+fn catalog_run<'a, T: Stand>(
+    stand: &T,
     ctx: &Context<'a>,
     record: &mut Record<'a, '_>,
     catalog: &Catalog,
@@ -187,12 +212,12 @@ fn catalog_run<'a>(
     suite: Option<&dyn Suite>,
     began: std::time::Instant,
 ) -> anyhow::Result<()> {
-    let ready = Preparing { ctx, record: &mut *record, catalog }.prepare(selected)?;
+    let ready = Preparing { ctx, record: &mut *record, catalog, stand }.prepare(selected)?;
     if let Some(suite) = suite.filter(|_| ctx.opts.check && !ctx.stopped()) {
         conformance::check(ctx, record, suite, &ready)?;
     }
     if !ctx.stopped() {
-        Measuring::new(ctx, record, began).measure(&ready)?;
+        Measuring::new(ctx, record, began, stand.prober(ctx)).measure(stand, &ready)?;
     }
     Ok(())
 }

@@ -3,7 +3,6 @@
 //! turn, so that a round's figures depend on the order of every probe taken before it. With `--profile`,
 //! the profiled rounds between the measurements change no other figure of the run.
 
-use std::cell::Cell;
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
@@ -14,16 +13,13 @@ use crate::load::LoadReport;
 use crate::model::{Flag, RunResult};
 use crate::ui::{Ui, Verbosity};
 
-use super::fakes::{quiet_round, FakeLoad, FakeProbes, FakeServer};
-use super::machine::MachineWatch;
+use super::fakes::{quiet_round, rounded, FakeServer, FakeStand, CROSS_PER_MS, RESPONSE_BYTES};
 use super::measure::Measuring;
 use super::options::{BenchOptions, Rounds, SyscallCounting};
-use super::probed::Prober;
 use super::runner::{Context, Hosts, Live, Record};
+use super::stand::Stand;
 use super::{control, new_run, records};
 
-/// Cross-CPU rates of a machine whose regime moves, one a probe in turn.
-const CROSS_PER_MS: [f64; 7] = [10_000.0, 3_000.0, 11_000.0, 9_500.0, 2_800.0, 12_500.0, 10_500.0];
 
 /// A run's options on the fakes' CPUs (server 1, client 0) at `connections`, with `rounds` and at most
 /// `max_rounds`, one warm-up; no system calls counted (the counting round reads real counters), no budget.
@@ -39,33 +35,31 @@ fn two_loads(profile: bool) -> BenchOptions {
 }
 
 /// The run after the hello scenario's passes of two fake servers (the control and a namesake of it), their
-/// load from `load`.
-fn measured(opts: &BenchOptions, load: FakeLoad) -> RunResult {
+/// load `reports` in turn.
+fn measured(opts: &BenchOptions, reports: Vec<LoadReport>) -> RunResult {
     let repo = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
     let found = Catalog::discover(&repo.join(control::CONTROL_DIR)).unwrap();
     let first = found.contestants.into_iter().find(|c| c.name == control::CONTROL_NAME).unwrap();
     let second = Contestant { name: "second".into(), ..first.clone() };
     let servers = [&first, &second];
     let dir = tempfile::tempdir().unwrap();
+    let stand = FakeStand { reports, side: quiet_round(opts).1, cross_per_ms: CROSS_PER_MS.to_vec() };
     let mut run = new_run(opts, "fake", records(&servers, None), Vec::new(), Default::default());
     // The same order of servers in both runs' passes (a run seeds it from the clock).
-    run.config.shuffle_seed = Some(7);
+    run.config.shuffle_seed = stand.fixed_seed();
     let ui = Ui::new(Verbosity::Quiet);
     let stop = Arc::new(AtomicBool::new(false));
     let ctx = Context { opts, run_dir: dir.path(), ui: &ui, stop: &stop, hosts: Hosts::default() };
     let mut keep = |_: &RunResult| -> anyhow::Result<()> { Ok(()) };
     let mut record = Record::new(&mut run, &mut keep);
-    let mut measuring = Measuring::new(&ctx, &mut record, Instant::now());
-    let probes = FakeProbes { server_cpu: 1, client_cpu: 0, cross_per_ms: CROSS_PER_MS.to_vec(), taken: Cell::new(0) };
-    let side = quiet_round(opts).1;
-    measuring.prober = Prober::with(&ctx, MachineWatch::with_probes(Box::new(probes)), Box::new(load));
+    let mut measuring = Measuring::new(&ctx, &mut record, Instant::now(), stand.prober(&ctx));
     let mut live: Vec<Live<FakeServer>> = servers
         .iter()
         .map(|c| Live {
             contestant: c,
-            server: FakeServer(side.clone()),
+            server: FakeServer(stand.side.clone()),
             measurements: measuring.new_measurements(c, "hello", 1),
-            response_bytes: 100,
+            response_bytes: RESPONSE_BYTES as u64,
             failed: false,
             workers: 1,
         })
@@ -94,24 +88,9 @@ fn figures(run: &RunResult) -> serde_json::Value {
     rounded(serde_json::json!({ "measurements": measurements, "machine_model": run.machine_model }))
 }
 
-/// Every number to nine significant digits: the drift factor reads the rounds near in time, and the last
-/// bit of a sum moves with which ones those are.
-fn rounded(v: serde_json::Value) -> serde_json::Value {
-    use serde_json::Value;
-    match v {
-        Value::Number(n) if n.is_f64() => {
-            let x = n.as_f64().unwrap();
-            serde_json::json!(format!("{x:.8e}"))
-        }
-        Value::Array(a) => Value::Array(a.into_iter().map(rounded).collect()),
-        Value::Object(o) => Value::Object(o.into_iter().map(|(k, v)| (k, rounded(v))).collect()),
-        v => v,
-    }
-}
-
 #[test]
 fn the_profiled_rounds_change_no_other_figure() {
-    let quiet = |o: &BenchOptions| FakeLoad::of(quiet_round(o).0);
+    let quiet = |o: &BenchOptions| vec![quiet_round(o).0];
     let (plain, profiled) = (two_loads(false), two_loads(true));
     let without = measured(&plain, quiet(&plain));
     let with = measured(&profiled, quiet(&profiled));
@@ -135,7 +114,7 @@ fn the_profiled_rounds_change_no_other_figure() {
 fn the_figures_of_passes_on_fakes_are_unchanged() {
     use std::fmt::Write;
     let opts = two_loads(false);
-    let run = measured(&opts, FakeLoad::of(quiet_round(&opts).0));
+    let run = measured(&opts, vec![quiet_round(&opts).0]);
     let g = |x: Option<f64>| x.map_or("-".to_string(), |x| format!("{x:.6}"));
     let summary = |s: Option<crate::model::RoundsSummary>| match s {
         Some(s) => format!("median {:.6} ci95 {:?}", s.median, s.ci95.map(|(lo, hi)| (format!("{lo:.6}"), format!("{hi:.6}")))),
@@ -184,7 +163,7 @@ fn auto_rounds_stop_at_the_target_or_the_bound_or_the_budget() {
         let opts = BenchOptions { budget, ..options(&[8], Rounds::Auto { target_ci_pct: target_pct }, max_rounds) };
         let (quiet, _) = quiet_round(&opts);
         let moving = [50_000, 51_900, 48_300, 50_800, 49_200, 52_000, 48_700].map(|requests| LoadReport { requests, ..quiet.clone() });
-        let run = measured(&opts, FakeLoad::cycling(moving.to_vec()));
+        let run = measured(&opts, moving.to_vec());
         for m in &run.measurements {
             let measured = m.rounds.iter().filter(|r| !r.warmup).count();
             let ci = m.requests_per_s().and_then(|s| s.ci95_relative_pct());

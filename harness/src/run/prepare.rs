@@ -1,20 +1,18 @@
-//! The first phase of a benchmark: each selected contestant's dependencies and build (here, or by the
-//! agent on the server host, whose build log is copied here), recorded as they finish; only contestants
-//! that are ready go on.
+//! The first phase of a benchmark: each selected contestant's dependencies and build (as the run's stand
+//! makes them: here, or by the agent on the server host, whose build log is copied here), recorded as they
+//! finish; only contestants that are ready go on.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use crate::catalog::build::{BuildOutcome, BuildResult, Builder};
-use crate::catalog::requires::System;
+use crate::catalog::build::{BuildResult, Builder};
 use crate::catalog::{Catalog, Contestant};
-use crate::launch::{make_ready, stamp_dir, version, Prepared};
+use crate::launch::{stamp_dir, Prepared};
 use crate::model::ContestantStatus;
-use crate::remote::agent_protocol::BuildOutcomeThere;
-use crate::remote::ServerHost;
 
 use crate::ui::event::{Bar, BuildEvent, Phase};
 
 use super::runner::{Context, Record};
+use super::stand::Stand;
 
 /// How one contestant came out of `prepare_one`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -25,15 +23,16 @@ pub(super) enum Readiness {
     Interrupted,
 }
 
-/// The preparing phase: what it reads (the context, the catalog whose shared files the builds use) and the
-/// record it keeps each contestant's outcome in.
-pub(super) struct Preparing<'p, 'a, 's> {
+/// The preparing phase: what it reads (the context, the catalog whose shared files the builds use, the stand
+/// that makes a contestant ready) and the record it keeps each contestant's outcome in.
+pub(super) struct Preparing<'p, 'a, 's, T> {
     pub(super) ctx: &'p Context<'a>,
     pub(super) record: &'p mut Record<'a, 's>,
     pub(super) catalog: &'p Catalog,
+    pub(super) stand: &'p T,
 }
 
-impl Preparing<'_, '_, '_> {
+impl<T: Stand> Preparing<'_, '_, '_, T> {
     /// Dependencies and builds; returns the contestants that are ready to run.
     pub(super) fn prepare<'c>(&mut self, selected: &[&'c Contestant]) -> anyhow::Result<Vec<&'c Contestant>> {
         let mut builder = Builder::new(stamp_dir(&self.ctx.opts.out_dir), self.ctx.run_dir.join("logs"), self.ctx.opts.rebuild);
@@ -56,17 +55,12 @@ impl Preparing<'_, '_, '_> {
     /// One contestant's dependencies and build (with the shared files of the catalog), recorded in its
     /// record and saved.
     pub(super) fn prepare_one(&mut self, c: &Contestant, builder: &mut Builder) -> anyhow::Result<Readiness> {
-        let logs = self.ctx.run_dir.join("logs");
         self.ctx.ui.emit(BuildEvent::Preparing { contestant: &c.name });
         let wanted = self.ctx.opts.scenarios.iter().any(|s| c.supports(s));
-        let (prepared, version) = match self.ctx.hosts.server {
-            _ if !wanted => (Prepared::Skipped(not_answered(c, &self.ctx.opts.scenarios)), None),
-            Some(host) => self.prepare_there(host, c, &logs)?,
-            None => {
-                let prepared = make_ready(c, self.catalog, builder, System::detect(), self.ctx.opts.install, &logs, self.ctx.ui, self.ctx.stop)?;
-                let version = matches!(prepared, Prepared::Ready(_)).then(|| version(c, self.ctx.opts.workers)).flatten();
-                (prepared, version)
-            }
+        let (prepared, version) = if wanted {
+            self.stand.make_ready(self.ctx, self.catalog, builder, c)?
+        } else {
+            (Prepared::Skipped(not_answered(c, &self.ctx.opts.scenarios)), None)
         };
         let build_log = match &prepared {
             Prepared::Ready(o) | Prepared::Failed(_, o) => Some(self.ctx.relative(&o.log)),
@@ -102,31 +96,6 @@ impl Preparing<'_, '_, '_> {
             self.record.save()?;
         }
         Ok(readiness)
-    }
-
-    /// A contestant made ready by the agent on the server host, and the version it reports there. A host
-    /// that is lost is an error, naming it.
-    fn prepare_there(&self, host: &ServerHost, c: &Contestant, logs: &Path) -> anyhow::Result<(Prepared, Option<String>)> {
-        self.ctx.ui.emit(BuildEvent::BuildingThere { contestant: &c.name, host: &host.name() });
-        let built = host.build(&c.name, self.ctx.opts.install, self.ctx.opts.workers)?;
-        let log = logs.join(format!("{}.build.log", c.name));
-        if let Some(text) = &built.log {
-            std::fs::create_dir_all(logs)?;
-            std::fs::write(&log, text)?;
-        }
-        let there = |reason: String| format!("{reason} (on {})", host.name());
-        let outcome = |result, seconds| BuildOutcome { result, log: log.clone(), seconds };
-        let prepared = match built.outcome {
-            BuildOutcomeThere::Ready { result, seconds } => Prepared::Ready(outcome(result, seconds)),
-            BuildOutcomeThere::Skipped { reason } => Prepared::Skipped(there(reason)),
-            BuildOutcomeThere::Failed { reason, seconds } => Prepared::Failed(there(reason.clone()), outcome(BuildResult::Failed(reason), seconds)),
-            BuildOutcomeThere::Interrupted => Prepared::Interrupted,
-        };
-        match &prepared {
-            Prepared::Skipped(reason) | Prepared::Failed(reason, _) => self.ctx.ui.emit(BuildEvent::NotReadyThere { contestant: &c.name, reason }),
-            _ => {}
-        }
-        Ok((prepared, built.version))
     }
 }
 

@@ -15,7 +15,7 @@ use crate::ui::warning::Warning;
 use crate::ui::Ui;
 
 use super::options::BenchOptions;
-use super::served::Served;
+use super::served::{LiveServer, Served};
 use super::Save;
 
 /// A server that passed verification and is being measured: the runner's own (`Served`), or a test's fake.
@@ -93,8 +93,8 @@ impl<'a, 's> Record<'a, 's> {
 
     /// Stops a contestant's server; what its stop revealed (a process left behind, a port still held) is
     /// said and kept among the contestant's warnings.
-    pub(super) fn stop_server(&mut self, ctx: &Context, c: &Contestant, server: Served) {
-        let port = server.port();
+    pub(super) fn stop_server<S: LiveServer>(&mut self, ctx: &Context, c: &Contestant, server: S) {
+        let port = server.addr().port();
         let report = match server.stop(ctx.opts.stop_grace) {
             Ok(r) => r,
             Err(e) => {

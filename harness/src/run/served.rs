@@ -135,6 +135,10 @@ pub trait LiveServer: RoundServer {
     fn thaw(&self);
     fn exited(&mut self) -> Option<String>;
     fn explain(&self, what: &str) -> String;
+    /// Stops it (SIGTERM, SIGKILL after `grace`) and says what the stop found.
+    fn stop(self, grace: Duration) -> anyhow::Result<StopReport>
+    where
+        Self: Sized;
 }
 
 impl LiveServer for Served {
@@ -174,6 +178,18 @@ impl LiveServer for Served {
             Served::There { server, .. } => server.explain(what),
         }
     }
+
+    /// A server there has its log copied here.
+    fn stop(self, grace: Duration) -> anyhow::Result<StopReport> {
+        match self {
+            Served::Here(s) => Ok(s.stop(grace)),
+            Served::There { server, log } => {
+                let (report, text) = server.stop(grace)?;
+                let _ = std::fs::write(&log, text);
+                Ok(report)
+            }
+        }
+    }
 }
 
 impl Served {
@@ -197,23 +213,6 @@ impl Served {
                 Started::Verified(server, sample) => Started::Verified(Served::There { server, log }, sample),
                 Started::Failed(server, reason, sample) => Started::Failed(server.map(|server| Served::There { server, log }), reason, sample),
             },
-        }
-    }
-
-    pub fn port(&self) -> u16 {
-        self.addr().port()
-    }
-
-    /// Stops it (SIGTERM, SIGKILL after `grace`) and says what the stop found; a server there has its log
-    /// copied here.
-    pub fn stop(self, grace: Duration) -> anyhow::Result<StopReport> {
-        match self {
-            Served::Here(s) => Ok(s.stop(grace)),
-            Served::There { server, log } => {
-                let (report, text) = server.stop(grace)?;
-                let _ = std::fs::write(&log, text);
-                Ok(report)
-            }
         }
     }
 }

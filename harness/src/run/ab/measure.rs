@@ -24,6 +24,7 @@ use crate::run::prepare::Preparing;
 use crate::run::profiling::profiled_pairs;
 use crate::run::runner::{Context, Live, Record};
 use crate::run::served::LiveServer;
+use crate::run::stand::{Real, Stand};
 
 use super::pairs::{first_of, run_pairs, Measured, PairPlan, PairedRounds};
 use super::sides::{Sides, Version};
@@ -46,7 +47,7 @@ pub(in crate::run) fn ab<'a>(ctx: &Context<'a>, record: &mut Record<'a, '_>, sid
     for side in [Side::A, Side::B] {
         let v = sides.side(side);
         let mut builder = Builder::new(v.stamps.clone(), ctx.run_dir.join("logs"), o.rebuild);
-        match (Preparing { ctx, record: &mut *record, catalog: &v.catalog }).prepare_one(&v.contestant, &mut builder)? {
+        match (Preparing { ctx, record: &mut *record, catalog: &v.catalog, stand: &Real }).prepare_one(&v.contestant, &mut builder)? {
             Readiness::Ready => ctx.ui.emit(Bar::Step),
             Readiness::Interrupted => return Ok(()),
             Readiness::NotReady(reason, log) => return Err(failed(v, side, "could not be made ready", &reason, log.as_deref())),
@@ -67,13 +68,14 @@ pub(in crate::run) fn ab<'a>(ctx: &Context<'a>, record: &mut Record<'a, '_>, sid
     if ctx.stopped() {
         return Ok(());
     }
-    let mut m = Measuring::new(ctx, record, std::time::Instant::now()); // an A/B run has no time budget
+    // An A/B run has no time budget.
+    let mut m = Measuring::new(ctx, record, std::time::Instant::now(), Real.prober(ctx));
     let _pinned = m.pin_harness();
     let scenario = o.scenarios.first().cloned().unwrap_or_default();
     let mut live: Vec<Live> = Vec::new();
     for side in [Side::A, Side::B] {
         let v = sides.side(side);
-        match m.launch(&v.contestant, &scenario, o.workers) {
+        match m.launch(&Real, &v.contestant, &scenario, o.workers) {
             Some(l) => live.push(l),
             None => {
                 let gone = m.record.run.measurements.iter().rev().find(|g| g.contestant == v.contestant.name);
