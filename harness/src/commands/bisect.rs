@@ -94,7 +94,8 @@ pub fn run(args: BisectArgs, ui: &Ui) -> anyhow::Result<()> {
 }
 
 /// One step's A/B run: `bench --ab A B` with the bisection's bench options, more pairs on a later attempt,
-/// and the search's bands where it gives them and the options name none.
+/// the search's bands where it gives them and the options name none, and pairs until the bisected figure
+/// is decided.
 #[allow(clippy::too_many_arguments)]
 fn step_run(
     args: &BisectArgs,
@@ -106,6 +107,18 @@ fn step_run(
     history: &mut Recorder,
     ui: &Ui,
 ) -> anyhow::Result<RunResult> {
+    let bench = step_args(args, (a, b), out, (attempt, bands))?;
+    let opts = bench.options(root, std::env::args().collect())?;
+    let catalog = Catalog::discover(&opts.catalog_root)?;
+    let (id, dir) = crate::run::create_run_dir(&opts.out_dir)?;
+    let mut save = |r: &RunResult| save_run(r, &dir, history, ui);
+    crate::run::bench(&opts, &catalog, &id, &dir, ui, stop, None, &mut save).with_context(|| format!("the A/B run in {}", dir.display()))
+}
+
+/// A step's `bench` arguments: `NAME --ab A B -o OUT` with the options after `--`, `attempt` times the
+/// pairs, the search's bands where it gives them and the options name none, and pairs until the bisected
+/// figure is decided (the A/B run's own rule waits for req/s) unless the options name the figures.
+fn step_args(args: &BisectArgs, (a, b): (&Path, &Path), out: &Path, (attempt, bands): (u32, Option<Bands>)) -> anyhow::Result<BenchArgs> {
     let (a, b, out) = (a.display().to_string(), b.display().to_string(), out.display().to_string());
     // The contestant by name: a folder may hold variants of it (c-epoll's holds c-epoll-edge too).
     let mut words: Vec<&str> = vec![&args.name, "--ab", &a, &b, "-o", &out];
@@ -116,11 +129,10 @@ fn step_run(
     if let Some(bands) = bands.filter(|_| bench.ab.same_band.is_none() && bench.ab.change_band.is_none()) {
         (bench.ab.same_band, bench.ab.change_band) = (Some(bands.same_pct), Some(bands.change_pct));
     }
-    let opts = bench.options(root, std::env::args().collect())?;
-    let catalog = Catalog::discover(&opts.catalog_root)?;
-    let (id, dir) = crate::run::create_run_dir(&opts.out_dir)?;
-    let mut save = |r: &RunResult| save_run(r, &dir, history, ui);
-    crate::run::bench(&opts, &catalog, &id, &dir, ui, stop, None, &mut save).with_context(|| format!("the A/B run in {}", dir.display()))
+    if bench.ab.fail_on.is_none() {
+        bench.ab.fail_on = Some(crate::compare::FailOn { unclear: false, metrics: vec![args.metric] });
+    }
+    Ok(bench)
 }
 
 /// The step's verdict on `metric`, with B/A and its interval, its pairs and seconds.
@@ -262,4 +274,39 @@ impl Drop for Worktrees {
 fn git_top(dir: &Path) -> anyhow::Result<PathBuf> {
     let top = git(dir, &["rev-parse", "--show-toplevel"]).with_context(|| format!("{} is not in a git repository: bisect walks its commits", dir.display()))?;
     Ok(PathBuf::from(top).canonicalize()?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bisecting(metric: Metric, bench: &[&str]) -> BisectArgs {
+        let bench = bench.iter().map(|w| w.to_string()).collect();
+        BisectArgs { name: "c-epoll".into(), good: "v1".into(), bad: "v2".into(), metric, attempts: 2, contestants: None, out: None, bench }
+    }
+
+    fn step(args: &BisectArgs, attempt: u32, bands: Option<Bands>) -> BenchArgs {
+        step_args(args, (Path::new("/a"), Path::new("/b")), Path::new("/out"), (attempt, bands)).unwrap()
+    }
+
+    #[test]
+    fn a_step_decides_the_bisected_figure_within_the_search_s_bands() {
+        let args = bisecting(Metric::CpuPerRequest, &[]);
+        let first = step(&args, 1, Some(Bands::one(3.0)));
+        let fail_on = first.ab.fail_on.as_ref().expect("the step's pairs wait for the bisected figure");
+        assert_eq!((fail_on.metrics.as_slice(), fail_on.unclear), ([Metric::CpuPerRequest].as_slice(), false));
+        assert_eq!((first.ab.same_band, first.ab.change_band), (Some(3.0), Some(3.0)));
+        assert_eq!(first.max_rounds, Some(crate::run::options::DEFAULT_MAX_PAIRS));
+        assert_eq!(step(&args, 2, None).max_rounds, Some(2 * crate::run::options::DEFAULT_MAX_PAIRS), "a second attempt, twice the pairs");
+        assert_eq!(step(&args, 1, None).ab.same_band, None, "the ends: the A/B run's own bands");
+    }
+
+    #[test]
+    fn options_after_the_double_dash_are_kept() {
+        let given = step(&bisecting(Metric::CpuPerRequest, &["--same-band", "5%", "--fail-on", "worse:rps", "--max-rounds", "10"]), 2, Some(Bands::one(3.0)));
+        assert_eq!(given.ab.same_band, Some(5.0));
+        assert_eq!(given.ab.change_band, None, "bands given are kept whole: the search's are not mixed in");
+        assert_eq!(given.ab.fail_on.unwrap().metrics, [Metric::RequestsPerS]);
+        assert_eq!(given.max_rounds, Some(20));
+    }
 }
