@@ -41,11 +41,6 @@ fn masked(mut run_json: Value) -> Value {
                 for clock in ["started_s", "quiet_wait_ms", "probes_ms", "round_s"] {
                     round.remove(clock);
                 }
-                if let Some(machine) = round.get_mut("machine").and_then(Value::as_object_mut) {
-                    for clock in ["started_s", "quiet_wait_ms", "probes_ms"] {
-                        machine.remove(clock);
-                    }
-                }
             }
         }
     }

@@ -219,7 +219,7 @@ pub(super) struct FakeStand {
 pub(super) const CROSS_PER_MS: [f64; 7] = [10_000.0, 3_000.0, 11_000.0, 9_500.0, 2_800.0, 12_500.0, 10_500.0];
 
 /// The bytes of a fake server's answer as its verification read them.
-pub(super) const RESPONSE_BYTES: usize = 100;
+const RESPONSE_BYTES: usize = 100;
 
 /// The seed of the servers' order on the fakes.
 const SEED: u64 = 7;

@@ -74,8 +74,8 @@ pub(super) trait CpuProbes {
     /// Waits until the server's CPUs are quiet, at most `QUIET_LIMIT`; the time waited in ms, absent
     /// when it cannot be read.
     fn wait_quiet(&self) -> Option<f64>;
-    /// The clock the rounds are timed by and a probe is reused by (`PROBE_REUSE`): the real one, or a
-    /// test's, which moves only as its fakes say.
+    /// The clock the rounds are timed by, a probe is reused by (`PROBE_REUSE`) and the time budget is spent
+    /// by: the real one, or a test's, which moves only as its fakes say.
     fn now(&self) -> Instant {
         Instant::now()
     }
@@ -111,15 +111,20 @@ impl<'a> MachineWatch<'a> {
         MachineWatch { probes, history: HashMap::new(), cross_history: Vec::new(), began, last_after: None }
     }
 
+    /// The instant on the probes' clock (`CpuProbes::now`).
+    pub(super) fn now(&self) -> Instant {
+        self.probes.now()
+    }
+
     /// Seconds since measuring began.
     pub(super) fn elapsed_s(&self) -> f64 {
-        self.probes.now().saturating_duration_since(self.began).as_secs_f64()
+        self.now().saturating_duration_since(self.began).as_secs_f64()
     }
 
     /// The probe before a round: the last round's probe after it when that ended within `PROBE_REUSE`,
     /// else a new one.
     pub(super) fn probe_before(&mut self) -> Speeds {
-        self.probe_before_at(self.probes.now())
+        self.probe_before_at(self.now())
     }
 
     /// `probe_before` at the instant `now`.
@@ -133,7 +138,7 @@ impl<'a> MachineWatch<'a> {
     /// The probe after a round, kept for the next round's `probe_before`.
     pub(super) fn probe_after(&mut self) -> Speeds {
         let speeds = self.probes.probe();
-        self.last_after = Some((self.probes.now(), speeds.clone()));
+        self.last_after = Some((self.now(), speeds.clone()));
         speeds
     }
 

@@ -198,7 +198,7 @@ impl<'m, 'a, 's> Measuring<'m, 'a, 's> {
                 if let Level::Share(share) = level {
                     set_rates(self.record.run, live, ci, li, share);
                 }
-                self.budget.begin_load(std::time::Instant::now());
+                self.budget.begin_load(self.prober.now());
                 for pass in 1..=o.max_rounds {
                     self.look_at_the_budget(live, slot);
                     if !(0..live.len()).any(|k| self.needs_round(&live[k], slot)) {
@@ -287,7 +287,7 @@ impl<'m, 'a, 's> Measuring<'m, 'a, 's> {
     fn look_at_the_budget<S>(&mut self, live: &[Live<S>], slot: Slot) {
         let wanting: Vec<usize> = live.iter().filter(|l| self.wants_round(l, l.measurements[slot.ci][slot.li])).map(|l| l.measurements[slot.ci][slot.li]).collect();
         let counting = extra_rounds(self.ctx.opts) as usize * live.iter().filter(|l| !l.failed).count();
-        if let (Some(budget), true) = (self.ctx.opts.budget, self.budget.spends(std::time::Instant::now(), wanting.len() + counting)) {
+        if let (Some(budget), true) = (self.ctx.opts.budget, self.budget.spends(self.prober.now(), wanting.len() + counting)) {
             let below_fewest = wanting.iter().filter(|&&mi| self.below_fewest(mi)).count();
             self.ctx.ui.emit(RoundEvent::BudgetSpent { budget, short: wanting.len(), below_fewest });
         }
@@ -344,7 +344,7 @@ impl<'m, 'a, 's> Measuring<'m, 'a, 's> {
             self.ctx.ui.emit(RoundEvent::PassBegun { scenario, connections: slot.connections, load: &load, pass: kind, servers: order.len() });
         }
         let measured = order.first().filter(|_| matches!(pass, Pass::Measured(_))).map(|&k| live[k].measurements[slot.ci][slot.li]);
-        let (began, rounds) = (std::time::Instant::now(), order.len());
+        let (began, rounds) = (self.prober.now(), order.len());
         for k in order {
             if self.ctx.stopped() {
                 break;
@@ -362,7 +362,7 @@ impl<'m, 'a, 's> Measuring<'m, 'a, 's> {
         if self.record.save().is_err() {
             self.ctx.ui.emit(Warning::NotSaved(SavedAfter::Pass));
         }
-        self.budget.passed(rounds, began.elapsed());
+        self.budget.passed(rounds, self.prober.now().saturating_duration_since(began));
         !self.ctx.stopped()
     }
 

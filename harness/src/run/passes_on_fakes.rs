@@ -13,7 +13,7 @@ use crate::load::LoadReport;
 use crate::model::{Flag, RunResult};
 use crate::ui::{Ui, Verbosity};
 
-use super::fakes::{quiet_round, rounded, FakeServer, FakeStand, CROSS_PER_MS, RESPONSE_BYTES};
+use super::fakes::{quiet_round, rounded, FakeServer, FakeStand, CROSS_PER_MS};
 use super::measure::Measuring;
 use super::options::{BenchOptions, Rounds, SyscallCounting};
 use super::runner::{Context, Hosts, Live, Record};
@@ -53,17 +53,7 @@ fn measured(opts: &BenchOptions, reports: Vec<LoadReport>) -> RunResult {
     let mut keep = |_: &RunResult| -> anyhow::Result<()> { Ok(()) };
     let mut record = Record::new(&mut run, &mut keep);
     let mut measuring = Measuring::new(&ctx, &mut record, Instant::now(), stand.prober(&ctx));
-    let mut live: Vec<Live<FakeServer>> = servers
-        .iter()
-        .map(|c| Live {
-            contestant: c,
-            server: FakeServer(stand.side.clone()),
-            measurements: measuring.new_measurements(c, "hello", 1),
-            response_bytes: RESPONSE_BYTES as u64,
-            failed: false,
-            workers: 1,
-        })
-        .collect();
+    let mut live: Vec<Live<FakeServer>> = servers.iter().map(|c| measuring.launch(&stand, c, "hello", 1).expect("a fake server starts")).collect();
     measuring.rounds("hello", &mut live).unwrap();
     drop(measuring);
     run
@@ -158,9 +148,8 @@ fn the_figures_of_passes_on_fakes_are_unchanged() {
 /// count and says the budget ended it.
 #[test]
 fn auto_rounds_stop_at_the_target_or_the_bound_or_the_budget() {
-    // A budget of nothing: spent after the first pass whatever the harness's speed (the rounds on fakes take
-    // microseconds, so that a millisecond could hold nine of them).
-    let spent = Some(std::time::Duration::ZERO);
+    // A millisecond, on the fakes' clock: a probe alone takes longer, so the first pass spends it.
+    let spent = Some(std::time::Duration::from_millis(1));
     for (target_pct, max_rounds, budget, expected) in [(50.0, 20, None, 6), (1e-9, 8, None, 8), (1e-9, 20, spent, 6)] {
         let opts = BenchOptions { budget, ..options(&[8], Rounds::Auto { target_ci_pct: target_pct }, max_rounds) };
         let (quiet, _) = quiet_round(&opts);

@@ -39,6 +39,11 @@ impl<'p, 'a> Prober<'p, 'a> {
         Prober { ctx, machine, source }
     }
 
+    /// The instant on the clock the rounds are timed by: the machine's, or a test's fakes' own.
+    pub(super) fn now(&self) -> std::time::Instant {
+        self.machine.now()
+    }
+
     /// A round of one server between probes: its CPUs waited on until quiet and probed, the server
     /// thawed, the load (open-loop at `at.rate` when given), the server frozen, the CPUs probed again.
     pub(super) fn round<S: LiveServer>(&mut self, l: &mut Live<S>, at: Coordinates) -> anyhow::Result<Round> {
