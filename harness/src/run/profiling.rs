@@ -13,17 +13,31 @@ use crate::os::perf::{Events, NotSampled, Sampling, FREQUENCY_HZ};
 use crate::profile::diff::{self, BEYOND_NOISE};
 use crate::profile::folded::Folded;
 
+use super::options::StopRule;
 use super::probed::Prober;
 use super::runner::{Context, Live};
 use super::served::LiveServer;
 
 /// Functions listed with their samples (or their change) in run.json and the summaries.
 const TOP_FRAMES: usize = 12;
-/// Profiled rounds of each version in an A/B run, in the order A B B A A B...: a drift of the machine
-/// during them weighs on both alike. Six a side: with the two of a first try, c-epoll's `epoll_wait` that
-/// grew 58% per request (`MAX_EVENTS` 256 → 4, docs/ab.md) stood 2.2 standard errors of the sampling
-/// noise from none, short of the 3 that list it; six rounds give √3 times that.
-const AB_ROUNDS: usize = 6;
+/// Seconds of profiled load each version of an A/B run gets, in rounds of the run's length taken in the
+/// order A B B A A B...: a drift of the machine during them weighs on both alike. c-epoll's `epoll_wait`
+/// that grew 58% per request (`MAX_EVENTS` 256 → 4, docs/ab.md) stood 2.2 standard errors of the sampling
+/// noise from none with 1 s a side and within the noise with 3 s (about 2,800 samples a side); with 12 s
+/// (about 11,600 samples a side at 999 Hz) it stands out.
+const AB_PROFILED_S: f64 = 12.0;
+/// The fewest profiled rounds a side, however long the rounds: enough turns for the order to even out drift.
+const AB_ROUNDS_LEAST: usize = 6;
+
+/// Profiled rounds each version of an A/B run takes: `AB_PROFILED_S` of load in rounds of the run's length
+/// (24 of the default 0.5 s), at least `AB_ROUNDS_LEAST`; rounds that stop after a number of requests
+/// take the least.
+fn ab_rounds(stop: &StopRule) -> usize {
+    match stop {
+        StopRule::Duration(d) if !d.is_zero() => ((AB_PROFILED_S / d.as_secs_f64()).ceil() as usize).max(AB_ROUNDS_LEAST),
+        _ => AB_ROUNDS_LEAST,
+    }
+}
 
 /// Why a profiled round left no profile, in the words a person reads.
 #[derive(Debug, thiserror::Error)]
@@ -75,7 +89,7 @@ pub(super) fn profiled_round<S: LiveServer>(ctx: &Context, prober: &mut Prober, 
 pub(super) fn profiled_pairs(ctx: &Context, prober: &mut Prober, scenario: &str, live: &mut [Live], connections: usize, ms: [&Measurement; 2]) -> ([Profile; 2], Option<ProfileChange>) {
     let mut sampled = [Sampled::default(), Sampled::default()];
     let mut failed: [Option<String>; 2] = [None, None];
-    for k in (0..AB_ROUNDS).flat_map(|r| if r % 2 == 0 { [0, 1] } else { [1, 0] }) {
+    for k in (0..ab_rounds(&ctx.opts.stop)).flat_map(|r| if r % 2 == 0 { [0, 1] } else { [1, 0] }) {
         if failed[k].is_none() && !ctx.stopped() {
             failed[k] = sample(ctx, prober, scenario, &mut live[k], connections, ms[k], Events::OnCpu, &mut sampled[k]).err().map(|e| e.to_string());
         }
@@ -166,4 +180,20 @@ fn profiles_dir(ctx: &Context) -> Result<std::path::PathBuf, NoProfile> {
 /// A measurement's files in profiles/: `NAME.SCENARIO.cCONNECTIONS`.
 fn stem(m: &Measurement) -> String {
     format!("{}.{}.c{}", m.contestant, m.scenario, m.connections)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn an_ab_run_profiles_each_side_for_twelve_seconds_in_rounds_of_its_length() {
+        assert_eq!(ab_rounds(&StopRule::Duration(Duration::from_millis(500))), 24);
+        assert_eq!(ab_rounds(&StopRule::Duration(Duration::from_millis(700))), 18, "17.1 rounds, rounded up");
+        assert_eq!(ab_rounds(&StopRule::Duration(Duration::from_secs(2))), 6);
+        assert_eq!(ab_rounds(&StopRule::Duration(Duration::from_secs(10))), AB_ROUNDS_LEAST, "never fewer turns than the least");
+        assert_eq!(ab_rounds(&StopRule::Requests(1000)), AB_ROUNDS_LEAST);
+        assert_eq!(ab_rounds(&StopRule::Duration(Duration::ZERO)), AB_ROUNDS_LEAST);
+    }
 }
