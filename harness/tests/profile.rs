@@ -139,7 +139,7 @@ fn an_ab_runs_profile_names_the_function_that_grew_per_request() {
             eprintln!("the profiles did not show the spin ({} and {} samples, first grown {top:?}); again after waiting for quiet", change.a_samples, change.b_samples);
             return false;
         }
-        assert!(change.a_samples >= 200 && change.b_samples >= 200, "two rounds of a second a side: {change:?}");
+        assert!(change.a_samples >= 200 && change.b_samples >= 200, "12 s of profiled load a side: {change:?}");
         let top = change.frames.first().expect("a function that grew");
         assert!(top.frame == "now_ns" || top.via.split(';').any(|f| f == "now_ns"), "{change:#?}");
         assert!(top.per_1000_requests() > 0.0 && top.z >= 3.0, "{top:?}");
