@@ -507,7 +507,7 @@ fn fail_on_worse_exits_with_its_own_status() {
     let out = compare_cli("uneven-move-A", "uneven-move-B", &["--fail-on", "worse"]);
     assert_eq!(out.status.code(), Some(3), "{}", String::from_utf8_lossy(&out.stderr));
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("3 tripped the gate (--fail-on worse:rps,p99,cpu): ref-epoll · hello · throughput · 64 connections: req/s 0.684× worse"), "{stderr}");
+    assert!(stderr.contains("3 tripped the gate (--fail-on worse:rps,p99,cpu): ref-epoll · hello · throughput · 64 connections: req/s 0.681× worse"), "{stderr}");
     assert!(String::from_utf8_lossy(&out.stdout).contains("▼ worse ref-epoll"), "the comparison is printed first");
 
     // Where no p99 is worse, a gate on p99 alone passes.

@@ -9,7 +9,7 @@
 mod synthetic;
 
 use serverbench::model::machine_model::{refit, REFERENCE_CROSS_CPU_PER_MS};
-use serverbench::model::{ranks, RunResult};
+use serverbench::model::{ranks, RoundCpuSpeed, RunResult};
 
 /// Planted req/s of each server: two pairs of equals, and others 10%, 20% and 50% apart.
 const LEVELS: [(&str, f64); 6] =
@@ -23,8 +23,17 @@ fn noise(i: usize) -> f64 {
     1.0 + ((i * 7919 + 13) % 101) as f64 / 100.0 * 0.04 - 0.02
 }
 
-/// The fake machine's run: `regime(t)` is the cross-CPU rate at second t.
+/// How req/s moves with the server CPUs' speed (their system calls a ms against the run's median).
+const SPEED_SLOPE: f64 = 0.5;
+
+/// The fake machine's run: `regime(t)` is the cross-CPU rate at second t, the server CPUs at full speed.
 fn fake_run(regime: impl Fn(f64) -> f64) -> RunResult {
+    fake_run_at(regime, |_| 1.0)
+}
+
+/// The fake machine's run: `regime(t)` is the cross-CPU rate at second t, `speed(t)` the server CPUs'
+/// speed (1 = full).
+fn fake_run_at(regime: impl Fn(f64) -> f64, speed: impl Fn(f64) -> f64) -> RunResult {
     let configs: Vec<synthetic::Config> = LEVELS
         .iter()
         .map(|(name, rps)| synthetic::Config { factors: vec![1.0; ROUNDS], ..synthetic::Config::new(name, "hello", 64, *rps) })
@@ -38,11 +47,12 @@ fn fake_run(regime: impl Fn(f64) -> f64) -> RunResult {
             // Pass p, this server's place in the pass shuffled: ((s + 3p) mod 6); 0.7 s a round.
             let t = (p * LEVELS.len() + (s + 3 * p) % LEVELS.len()) as f64 * 0.7;
             let cross = regime(t);
-            let machine = (cross / REFERENCE_CROSS_CPU_PER_MS).powf(SLOPE);
+            let machine = (cross / REFERENCE_CROSS_CPU_PER_MS).powf(SLOPE) * speed(t).powf(SPEED_SLOPE);
             let n = noise(s * 31 + p);
             r.load.requests = (level * machine * n * r.load.duration_s).round() as u64;
             r.server.cpu_us_per_request = Some(2e6 / level / machine / n);
             r.machine.cross_cpu_per_ms = Some(cross);
+            r.machine.cpu_speed = vec![RoundCpuSpeed { cpu: 1, role: "server".into(), user_per_ms: 500_000.0 * speed(t), syscall_per_ms: 5_000.0 * speed(t) }];
             r.machine.started_s = Some(t);
             r.machine.drift_factor = None;
             r.machine.machine_factors = None;
@@ -95,6 +105,30 @@ fn the_adjusted_figures_recover_the_planted_differences_with_narrower_intervals(
     assert!(rps.explained_pct().is_some_and(|e| e > 80.0), "{rps:?}");
     let cpu = fit.metrics.iter().find(|m| m.metric == "cpu_per_request").unwrap();
     assert!((cpu.slope + SLOPE).abs() < 0.02, "{cpu:?}");
+}
+
+/// The server CPUs slow to 0.55x for stretches of about 5 s while the regime stays at the reference: what
+/// their speed probe reads is taken out (stage 2), the planted differences recovered with intervals less
+/// than half the raw ones, and the slope found near the planted one.
+#[test]
+fn slow_stretches_of_the_server_cpus_are_taken_out() {
+    let slow = |t: f64| if ((t / 5.0) as usize).is_multiple_of(3) { 0.55 } else { 1.0 };
+    let raw = fake_run_at(|_| REFERENCE_CROSS_CPU_PER_MS, slow);
+    let mut adjusted = raw.clone();
+    refit(&mut adjusted);
+    let (before, after) = (medians(&raw), medians(&adjusted));
+    for (name, level) in LEVELS {
+        let planted = level / LEVELS[0].1;
+        let found = median_of(&after, name) / median_of(&after, LEVELS[0].0);
+        assert!((found / planted - 1.0).abs() < 0.03, "{name}: planted {planted:.3}, adjusted {found:.3}");
+    }
+    let width = |v: &[(String, f64, f64)]| serverbench::stats::rounds::median(&v.iter().map(|(_, _, w)| *w).collect::<Vec<_>>());
+    assert!(width(&after) < width(&before) / 2.0, "intervals: raw ±{:.1}%, adjusted ±{:.1}%", width(&before), width(&after));
+    let rps = adjusted.machine_model[0].metrics.iter().find(|m| m.metric == "requests_per_s").unwrap();
+    assert_eq!(rps.speed_slope_from.as_deref(), Some("fitted"), "{rps:?}");
+    assert!((rps.speed_slope.unwrap() - SPEED_SLOPE).abs() < 0.05, "{rps:?}");
+    let cpu = adjusted.machine_model[0].metrics.iter().find(|m| m.metric == "cpu_per_request").unwrap();
+    assert!((cpu.speed_slope.unwrap() + SPEED_SLOPE).abs() < 0.05, "{cpu:?}");
 }
 
 #[test]

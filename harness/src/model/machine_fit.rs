@@ -18,7 +18,7 @@ pub struct MachineFit {
     pub load: String,
     pub reference_cross_cpu_per_ms: f64,
     /// Rounds that count, and those of them without a cross-CPU probe, or with one beyond
-    /// `machine_model::CROSS_CPU_RANGE` of the reference (adjusted by the drift stage alone).
+    /// `machine_model::CROSS_CPU_RANGE` of the reference (adjusted by the speed and drift stages alone).
     pub rounds: usize,
     pub rounds_without_cross_cpu: usize,
     pub metrics: Vec<MetricFit>,
@@ -33,6 +33,13 @@ pub struct MetricFit {
     pub slope: f64,
     /// `fitted` on this run's rounds, or `default` (they spanned too little of the rate).
     pub slope_from: String,
+    /// The pooled slope of what the rate left on the log of the server CPUs' system-call speed against the
+    /// load's median: `fitted`, or `default` (0, none: the speed varied too little to fit one); absent for
+    /// p99, which the speed does not adjust, where no round had a speed probe, and in an older run.json.
+    #[serde(default)]
+    pub speed_slope: Option<f64>,
+    #[serde(default)]
+    pub speed_slope_from: Option<String>,
     /// Each server's round-to-round scatter (standard deviation of the log), the median over servers, as
     /// measured and as adjusted, in percent; absent without a server of three rounds.
     pub scatter_pct: Option<f64>,

@@ -2,7 +2,7 @@
 //! state of the machine, from what was measured around the round, so that a row's median no longer depends
 //! on when its rounds fell, and two runs compare across a change of the machine's regime.
 //!
-//! Two stages, fitted over a run's rounds of one kind of load (every server measured at the same
+//! Three stages, fitted over a run's rounds of one kind of load (every server measured at the same
 //! connections and level, interleaved in the same passes):
 //! 1. **The cross-CPU rate.** On the 2-CPU VM the cost of passing a cache line between the client's and
 //!    the server's CPUs switches between regimes up to 10x apart, and it alone explains most of a server's
@@ -10,13 +10,19 @@
 //!    log of the round's `cross_cpu_per_ms` against `REFERENCE_CROSS_CPU_PER_MS`: one slope pooled over the
 //!    servers, each server's own deviation kept only as far as its rounds show it (`stats::slope`). A run
 //!    whose rounds span too little of the rate takes the default slope, measured here, and says so.
-//! 2. **The drift of the rest.** What the rate does not explain, the other servers' rounds near in time
-//!    still see (`stats::drift`): the drift factor of each round is taken from the figures of stage 1.
+//! 2. **The server CPUs' speed.** The VM's CPUs run slower for stretches of seconds; the probe around each
+//!    round that times a cheap system call on the server's CPUs (`syscall_per_ms`) reads it. What stage 1
+//!    left of req/s and CPU per request is fitted on the log of that speed against the load's median, the
+//!    same way (pooled, shrunk); a run whose speed varied too little for a slope takes none (0). Where it
+//!    varied, it took a further tenth to a fifth out of the round-to-round scatter (docs/methodology.md).
+//! 3. **The drift of the rest.** What the two do not explain, the other servers' rounds near in time
+//!    still see (`stats::drift`): the drift factor of each round is taken from the figures of stages 1–2.
 //!
-//! A round's factor is the product of both; its figure divided by it is the figure at the reference state.
+//! A round's factor is the product of the three; its figure divided by it is the figure at the reference state.
 //! The run's own probes are its covariates, so `report` and `compare` refit the model from any stored
 //! run.json, old ones included. Rounds without a cross-CPU probe (client hosts, a server host, shared
-//! CPUs) get the second stage alone, and the model says how many there were.
+//! CPUs) get the last two stages alone (without a speed probe, the last), and the model says how many
+//! there were.
 
 use crate::stats::drift::{factors, Point, WINDOW_S};
 use crate::stats::slope::{self, Observation};
@@ -34,7 +40,7 @@ pub const REFERENCE_CROSS_CPU_PER_MS: f64 = 10_000.0;
 /// VM's regimes lie up to 10x apart (about 1,300 to 36,000 round trips a ms in the shared data). A probe
 /// further out timed its own threads being descheduled (on a day of 50% steal, rates of 1 to 3 round trips
 /// a ms were read), not a regime; as a covariate its log would carry the fit and multiply the round's
-/// figures, so such a round is taken as one without a probe (the drift stage alone).
+/// figures, so such a round is taken as one without a probe (the speed and drift stages alone).
 pub const CROSS_CPU_RANGE: f64 = 10.0;
 
 /// The slope on log cross-CPU rate a run that spans too little of it takes: the fits of the eight real
@@ -46,6 +52,16 @@ pub fn default_slope(metric: Metric) -> f64 {
         Metric::P99 => -0.2,
         Metric::CpuPerRequest => -0.15,
     }
+}
+
+/// Whether a figure takes the server CPUs' speed into its factor (stage 2). Where the speed varied (a log
+/// spread of 0.1 or more) req/s and CPU per request moved with it alike in every run of ../shared/data and
+/// this VM's two default runs (slopes +0.36 to +0.61 and −0.17 to −0.61), while p99's slopes (−0.38 to
+/// −1.45) left its scatter larger in two runs of five: p99 is left to the other stages. A run whose speed
+/// varied less takes no slope (0): there the probe's own noise is most of what it reads, and a default
+/// slope widened the intervals it was meant to narrow (regime-change B: req/s scatter 3.6% → 4.8%).
+fn adjusted_for_speed(metric: Metric) -> bool {
+    metric != Metric::P99
 }
 
 /// Fits the model on the run's rounds as they are and sets every counted round's factors (and its
@@ -97,6 +113,8 @@ struct Figure {
     t: Option<f64>,
     value: f64,
     covariate: Option<f64>,
+    /// The server CPUs' log speed against the group's median.
+    speed: Option<f64>,
 }
 
 fn refit_group(measurements: &mut [Measurement], group: &[usize]) -> Option<MachineFit> {
@@ -114,6 +132,14 @@ fn refit_group(measurements: &mut [Measurement], group: &[usize]) -> Option<Mach
         round(s, ri).machine.cross_cpu_per_ms.filter(plausible).map(|c| (c / REFERENCE_CROSS_CPU_PER_MS).ln())
     };
     let without = counted.iter().filter(|(s, ri)| covariate(*s, *ri).is_none()).count();
+    let log_speed = |s: usize, ri: usize| {
+        let logs: Vec<f64> = round(s, ri).machine.cpu_speed.iter().filter(|c| c.role == "server" && c.syscall_per_ms > 0.0).map(|c| c.syscall_per_ms.ln()).collect();
+        (!logs.is_empty()).then(|| logs.iter().sum::<f64>() / logs.len() as f64)
+    };
+    let mut speeds: Vec<f64> = counted.iter().filter_map(|&(s, ri)| log_speed(s, ri)).collect();
+    speeds.sort_by(f64::total_cmp);
+    let median_speed = (!speeds.is_empty()).then(|| speeds[speeds.len() / 2]);
+    let speed = |s: usize, ri: usize| Some(log_speed(s, ri)? - median_speed?);
     let mut metrics = Vec::new();
     // factors[k][metric]: the factor of counted round k for each metric.
     let mut found = vec![[None::<f64>; 3]; counted.len()];
@@ -125,7 +151,7 @@ fn refit_group(measurements: &mut [Measurement], group: &[usize]) -> Option<Mach
             .filter_map(|(k, &(s, ri))| {
                 let r = round(s, ri);
                 let value = metric.as_measured(r).filter(|v| *v > 0.0)?;
-                Some((k, Figure { series: s, round: ri, t: r.machine.started_s, value, covariate: covariate(s, ri) }))
+                Some((k, Figure { series: s, round: ri, t: r.machine.started_s, value, covariate: covariate(s, ri), speed: speed(s, ri) }))
             })
             .collect();
         if figures.is_empty() {
@@ -136,10 +162,23 @@ fn refit_group(measurements: &mut [Measurement], group: &[usize]) -> Option<Mach
             .filter_map(|(_, f)| f.covariate.map(|x| Observation { series: f.series, value: f.value.ln(), covariate: x }))
             .collect();
         let slopes = slope::fit(&observations, default_slope(metric));
-        let stage1: Vec<f64> = figures
+        let mut stage1: Vec<f64> = figures
             .iter()
             .map(|(_, f)| f.covariate.map_or(1.0, |x| (slopes.by_series.get(f.series).copied().unwrap_or(slopes.pooled) * x).exp()))
             .collect();
+        let on_speed: Vec<Observation> = figures
+            .iter()
+            .zip(&stage1)
+            .filter_map(|((_, f), c)| f.speed.map(|x| Observation { series: f.series, value: (f.value / c).ln(), covariate: x }))
+            .collect();
+        let speed_slopes = (adjusted_for_speed(metric) && !on_speed.is_empty()).then(|| slope::fit(&on_speed, 0.0));
+        if let Some(b) = &speed_slopes {
+            for ((_, f), c) in figures.iter().zip(stage1.iter_mut()) {
+                if let Some(x) = f.speed {
+                    *c *= (b.by_series.get(f.series).copied().unwrap_or(b.pooled) * x).exp();
+                }
+            }
+        }
         let timed: Vec<(usize, Point)> = figures
             .iter()
             .zip(&stage1)
@@ -167,6 +206,8 @@ fn refit_group(measurements: &mut [Measurement], group: &[usize]) -> Option<Mach
             metric: metric.key().to_string(),
             slope: slopes.pooled,
             slope_from: if slopes.fitted { "fitted" } else { "default" }.to_string(),
+            speed_slope: speed_slopes.as_ref().map(|b| b.pooled),
+            speed_slope_from: speed_slopes.as_ref().map(|b| if b.fitted { "fitted" } else { "default" }.to_string()),
             scatter_pct: pct(slope::median_scatter(&before)),
             scatter_adjusted_pct: pct(slope::median_scatter(&after)),
         });

@@ -53,7 +53,8 @@ pub fn describe(run: &RunResult) -> String {
 }
 
 /// What the machine model took out of one kind of load: "machine model (hello, 64 connections, throughput;
-/// at 10000 round trips a ms): req/s slope +0.15 fitted, scatter 12.1% → 6.8% (68% explained), …".
+/// at 10000 round trips a ms): req/s slope +0.15 (fitted), on the server CPUs' speed +0.50 (fitted),
+/// round-to-round scatter 12.1% → 6.8% (68% explained), …".
 fn model_taken_out(fit: &crate::model::machine_model::MachineFit) -> String {
     let metrics: Vec<String> = fit
         .metrics
@@ -67,12 +68,17 @@ fn model_taken_out(fit: &crate::model::machine_model::MachineFit) -> String {
                 (Some(b), Some(a), Some(e)) => format!(", round-to-round scatter {b:.1}% → {a:.1}% ({e:.0}% explained)"),
                 _ => String::new(),
             };
-            format!("{name} slope {:+.2} ({}){scatter}", m.slope, m.slope_from)
+            let speed = match (m.speed_slope, m.speed_slope_from.as_deref()) {
+                (Some(_), Some("default")) => ", none on the server CPUs' speed (it varied too little)".to_string(),
+                (Some(b), Some(from)) => format!(", on the server CPUs' speed {b:+.2} ({from})"),
+                _ => String::new(),
+            };
+            format!("{name} slope {:+.2} ({}){speed}{scatter}", m.slope, m.slope_from)
         })
         .collect();
     let without = if fit.rounds_without_cross_cpu > 0 {
         format!(
-            ", {} of {} rounds without a cross-CPU probe within {}x of it (drift stage only)",
+            ", {} of {} rounds without a cross-CPU probe within {}x of it (speed and drift stages only)",
             fit.rounds_without_cross_cpu,
             fit.rounds,
             crate::model::machine_model::CROSS_CPU_RANGE

@@ -136,7 +136,8 @@ fn the_figures_of_passes_on_fakes_are_unchanged() {
     for fit in &run.machine_model {
         writeln!(text, "model {}: reference {:.1}, {} rounds ({} without cross-CPU)", fit.load, fit.reference_cross_cpu_per_ms, fit.rounds, fit.rounds_without_cross_cpu).unwrap();
         for f in &fit.metrics {
-            writeln!(text, "  {}: slope {:.6} ({}), scatter {} -> {}", f.metric, f.slope, f.slope_from, g(f.scatter_pct), g(f.scatter_adjusted_pct)).unwrap();
+            let speed = f.speed_slope.map_or("none".to_string(), |b| format!("{b:.6} ({})", f.speed_slope_from.as_deref().unwrap_or("?")));
+            writeln!(text, "  {}: slope {:.6} ({}), speed slope {speed}, scatter {} -> {}", f.metric, f.slope, f.slope_from, g(f.scatter_pct), g(f.scatter_adjusted_pct)).unwrap();
         }
     }
     insta::assert_snapshot!(text);
