@@ -13,7 +13,7 @@ use crate::load::search::Slo;
 use crate::launch::server::STOP_GRACE;
 use crate::os::cpus::CpuSet;
 use crate::run::options::{
-    BenchOptions, ModeKind, Remote, Rounds, RunType, StopRule, SyscallCounting, Tool, DEFAULT_LOAD_FRACTIONS, DEFAULT_ROUND,
+    BenchOptions, ModeKind, Remote, Rounds, RunType, StopRule, SyscallCounting, Tool, DEFAULT_AB_ROUND, DEFAULT_LOAD_FRACTIONS, DEFAULT_ROUND,
     DEFAULT_TARGET_CI_PCT,
 };
 use crate::run::tools::hey;
@@ -113,7 +113,7 @@ pub struct BenchArgs {
     /// (never below the fewest rounds with an interval): 330s, 10m, or off [default: 5m30s]
     #[arg(long, value_parser = parse_budget, value_name = "TIME|off")]
     pub budget: Option<Budget>,
-    /// Length of a round: 1, 1s, 500ms, 1m [default: 500ms]
+    /// Length of a round: 1, 1s, 500ms, 1m [default: 250ms; 500ms in an A/B run]
     #[arg(short, long, value_parser = parse_duration, value_name = "TIME")]
     pub duration: Option<Duration>,
     /// Requests per connection in a round, instead of a duration.
@@ -338,6 +338,7 @@ impl BenchArgs {
                 anyhow::ensure!(!d.is_zero(), "-d must be above 0");
                 StopRule::Duration(d)
             }
+            (None, None) if self.ab.is_ab() => StopRule::Duration(DEFAULT_AB_ROUND),
             (None, None) => StopRule::Duration(DEFAULT_ROUND),
         };
         anyhow::ensure!(!(rate_auto && rate_given.is_some()), "give --rate a number or auto, not both");
@@ -620,7 +621,8 @@ mod tests {
         let help = Cli::command().find_subcommand_mut("bench").expect("bench").render_long_help().to_string();
         let round = crate::run::options::DEFAULT_ROUND.as_millis();
         let max = crate::run::options::DEFAULT_MAX_ROUNDS;
-        assert!(help.contains(&format!("[default: {round}ms]")), "round length: {help}");
+        let ab_round = crate::run::options::DEFAULT_AB_ROUND.as_millis();
+        assert!(help.contains(&format!("[default: {round}ms; {ab_round}ms in an A/B run]")), "round length: {help}");
         assert!(help.contains(&format!("[default: {max} with auto")), "max rounds: {help}");
         let budget = crate::model::time_spent::min_s(crate::run::options::DEFAULT_BUDGET.as_secs_f64()).replace(" min ", "m").replace(" s", "s");
         assert!(help.contains(&format!("[default: {budget}]")), "budget {budget}: {help}");
@@ -658,6 +660,15 @@ mod tests {
         assert_eq!(profile(&[]), Ok(false));
         assert_eq!(profile(&["--profile"]), Ok(true));
         assert_eq!(profile(&["--baseline", "HEAD", "--profile", "c-epoll"]), Ok(true));
+    }
+
+    #[test]
+    fn a_catalog_run_takes_rounds_of_a_quarter_second_and_an_ab_run_of_half_a_second_by_default() {
+        let stop = |args: &[&str]| options(BenchArgs::parse(&[&["--no-install"], args].concat()).unwrap()).map(|o| o.stop).map_err(|e| e.to_string());
+        assert_eq!(stop(&[]), Ok(StopRule::Duration(Duration::from_millis(250))));
+        assert_eq!(stop(&["--baseline", "HEAD", "c-epoll"]), Ok(StopRule::Duration(Duration::from_millis(500))));
+        assert_eq!(stop(&["--baseline", "HEAD", "-d", "1s", "c-epoll"]), Ok(StopRule::Duration(Duration::from_secs(1))));
+        assert_eq!(stop(&["-d", "2s"]), Ok(StopRule::Duration(Duration::from_secs(2))));
     }
 
     #[test]

@@ -261,8 +261,14 @@ pub const DEFAULT_CLOCK_TOLERANCE: Duration = Duration::from_millis(100);
 
 /// Default length of a round: short, so that a slow stretch of the machine (5 to 20 s on a shared VM)
 /// spoils few rounds, and many rounds fit: on a 2-CPU VM 16 to 18 rounds of 0.5 s gave narrower intervals than
-/// 10 of 1 s in less time (docs/methodology.md, "Round length").
-pub const DEFAULT_ROUND: Duration = Duration::from_millis(500);
+/// 10 of 1 s in less time, and rounds of 0.25 s narrower ones than 0.5 s, in less time again, in two pairs
+/// of default runs taken in turn (docs/methodology.md, "Round length").
+pub const DEFAULT_ROUND: Duration = Duration::from_millis(250);
+/// Default length of a round in an A/B run (`--baseline`, `--ab`): the length its stop rule and verdicts
+/// were checked with, ten runs of a change of 3% and ten of none (docs/ab.md, "Checking the method, and the
+/// defaults"). In two A/B runs of each length taken in turn, rounds of 0.25 s gave no wider intervals, but
+/// that is not the check the verdicts rest on.
+pub const DEFAULT_AB_ROUND: Duration = Duration::from_millis(500);
 /// `--rate auto` without `--load-fraction`: half the capacity (a server with room to spare) and 90% (near
 /// its knee), the two loads at which latency is usually compared.
 pub const DEFAULT_LOAD_FRACTIONS: [f64; 2] = [0.5, 0.9];
@@ -276,7 +282,8 @@ pub const DEFAULT_MAX_ROUNDS: u32 = 16;
 /// (docs/methodology.md, "The time budget").
 pub const DEFAULT_BUDGET: Duration = Duration::from_secs(330);
 /// `--max-rounds` with `--rounds auto` in an A/B run, in pairs: about two minutes of pairs of 0.5 s rounds
-/// with their probes (1.4 s a pair on a 2-CPU VM; docs/ab.md, "Checking the method, and the defaults").
+/// (`DEFAULT_AB_ROUND`) with their probes (1.2 s a pair on a 2-CPU VM; docs/ab.md, "Checking the method,
+/// and the defaults").
 pub const DEFAULT_MAX_PAIRS: u32 = 80;
 
 /// How many measured rounds a measurement gets.

@@ -30,7 +30,7 @@ const AB_PROFILED_S: f64 = 12.0;
 const AB_ROUNDS_LEAST: usize = 6;
 
 /// Profiled rounds each version of an A/B run takes: `AB_PROFILED_S` of load in rounds of the run's length
-/// (24 of the default 0.5 s), at least `AB_ROUNDS_LEAST`; rounds that stop after a number of requests
+/// (24 of an A/B run's default 0.5 s), at least `AB_ROUNDS_LEAST`; rounds that stop after a number of requests
 /// take the least.
 fn ab_rounds(stop: &StopRule) -> usize {
     match stop {
