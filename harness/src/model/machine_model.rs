@@ -136,9 +136,8 @@ fn refit_group(measurements: &mut [Measurement], group: &[usize]) -> Option<Mach
         let logs: Vec<f64> = round(s, ri).machine.cpu_speed.iter().filter(|c| c.role == "server" && c.syscall_per_ms > 0.0).map(|c| c.syscall_per_ms.ln()).collect();
         (!logs.is_empty()).then(|| logs.iter().sum::<f64>() / logs.len() as f64)
     };
-    let mut speeds: Vec<f64> = counted.iter().filter_map(|&(s, ri)| log_speed(s, ri)).collect();
-    speeds.sort_by(f64::total_cmp);
-    let median_speed = (!speeds.is_empty()).then(|| speeds[speeds.len() / 2]);
+    let speeds: Vec<f64> = counted.iter().filter_map(|&(s, ri)| log_speed(s, ri)).collect();
+    let median_speed = (!speeds.is_empty()).then(|| crate::stats::rounds::median(&speeds));
     let speed = |s: usize, ri: usize| Some(log_speed(s, ri)? - median_speed?);
     let mut metrics = Vec::new();
     // factors[k][metric]: the factor of counted round k for each metric.
@@ -164,7 +163,7 @@ fn refit_group(measurements: &mut [Measurement], group: &[usize]) -> Option<Mach
         let slopes = slope::fit(&observations, default_slope(metric));
         let mut stage1: Vec<f64> = figures
             .iter()
-            .map(|(_, f)| f.covariate.map_or(1.0, |x| (slopes.by_series.get(f.series).copied().unwrap_or(slopes.pooled) * x).exp()))
+            .map(|(_, f)| f.covariate.map_or(1.0, |x| slopes.factor(f.series, x)))
             .collect();
         let on_speed: Vec<Observation> = figures
             .iter()
@@ -175,7 +174,7 @@ fn refit_group(measurements: &mut [Measurement], group: &[usize]) -> Option<Mach
         if let Some(b) = &speed_slopes {
             for ((_, f), c) in figures.iter().zip(stage1.iter_mut()) {
                 if let Some(x) = f.speed {
-                    *c *= (b.by_series.get(f.series).copied().unwrap_or(b.pooled) * x).exp();
+                    *c *= b.factor(f.series, x);
                 }
             }
         }

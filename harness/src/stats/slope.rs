@@ -29,6 +29,14 @@ pub struct Slopes {
     pub by_series: Vec<f64>,
 }
 
+impl Slopes {
+    /// The factor a point of `series` at `covariate` (log scale) takes: e^(slope × covariate), with the
+    /// series' own slope where it has one, else the pooled one.
+    pub fn factor(&self, series: usize, covariate: f64) -> f64 {
+        (self.by_series.get(series).copied().unwrap_or(self.pooled) * covariate).exp()
+    }
+}
+
 /// The fewest observations, over all series, whose pooled slope is fitted.
 pub const MIN_OBSERVATIONS: usize = 12;
 /// The least standard deviation of the covariate about its series' means (log scale) whose slope is fitted:
