@@ -109,8 +109,9 @@ pub struct BenchArgs {
     /// The most measured rounds per configuration, left-out ones included [default: 16 with auto, 2 x N; A/B pairs: 80 with auto]
     #[arg(long, value_name = "N")]
     pub max_rounds: Option<u32>,
-    /// With --rounds auto: the run's wall time, builds included, within which its measured passes stop
-    /// (never below the fewest rounds with an interval): 330s, 10m, or off [default: 5m30s]
+    /// With --rounds auto: the wall time of the run's measuring (from the first server's start; installs and
+    /// builds not counted), within which its measured passes stop (never below the fewest rounds with an
+    /// interval): 330s, 10m, or off [default: 5m]
     #[arg(long, value_parser = parse_budget, value_name = "TIME|off")]
     pub budget: Option<Budget>,
     /// Length of a round: 1, 1s, 500ms, 1m [default: 250ms; 500ms in an A/B run]
@@ -624,7 +625,10 @@ mod tests {
         let ab_round = crate::run::options::DEFAULT_AB_ROUND.as_millis();
         assert!(help.contains(&format!("[default: {round}ms; {ab_round}ms in an A/B run]")), "round length: {help}");
         assert!(help.contains(&format!("[default: {max} with auto")), "max rounds: {help}");
-        let budget = crate::model::time_spent::min_s(crate::run::options::DEFAULT_BUDGET.as_secs_f64()).replace(" min ", "m").replace(" s", "s");
+        let budget = match crate::run::options::DEFAULT_BUDGET.as_secs() {
+            s if s % 60 == 0 => format!("{}m", s / 60),
+            s => format!("{}m{}s", s / 60, s % 60),
+        };
         assert!(help.contains(&format!("[default: {budget}]")), "budget {budget}: {help}");
     }
 

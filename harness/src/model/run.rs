@@ -263,14 +263,14 @@ pub struct ContestantRecord {
 }
 
 impl RunResult {
-    /// "within the run's time budget of 5 min 30 s; it ended the rounds of 38 of 43 measurements before
+    /// "within a time budget of 5 min 00 s for measuring, which ended the rounds of 38 of 43 measurements before
     /// their interval reached the target", or None for a run without a budget.
     pub fn budget_words(&self) -> Option<String> {
         let budget = super::time_spent::min_s(self.config.budget_s?);
         let measured = self.measurements.iter().filter(|m| m.status == super::MeasurementStatus::Measured).count();
         Some(match self.measurements.iter().filter(|m| m.ended_by_budget).count() {
-            0 => format!("within the run's time budget of {budget}"),
-            n => format!("within the run's time budget of {budget}, which ended the rounds of {n} of {measured} measurements before their interval reached the target"),
+            0 => format!("within a time budget of {budget} for measuring"),
+            n => format!("within a time budget of {budget} for measuring, which ended the rounds of {n} of {measured} measurements before their interval reached the target"),
         })
     }
 

@@ -6,6 +6,7 @@
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
+use std::time::Duration;
 
 use serde_json::Value;
 
@@ -14,7 +15,7 @@ use crate::load::LoadReport;
 use crate::model::{ContestantStatus, MeasurementStatus, RunResult};
 use crate::ui::{Ui, Verbosity};
 
-use super::fakes::{quiet_round, rounded, FakeStand, CROSS_PER_MS};
+use super::fakes::{quiet_round, rounded, FakeStand};
 use super::options::{BenchOptions, Rounds, SyscallCounting};
 use super::{bench_on, control, Where};
 
@@ -47,21 +48,32 @@ fn masked(mut run_json: Value) -> Value {
     rounded(run_json)
 }
 
-#[test]
-fn a_bench_on_fakes_writes_the_run_json_of_its_snapshot() {
-    let opts = BenchOptions { rounds: Rounds::Fixed(6), max_rounds: 6, budget: None, syscall_counts: SyscallCounting::Off, ..BenchOptions::for_tests() };
-    let (quiet, side) = quiet_round(&opts);
-    let reports: Vec<LoadReport> = [50_000, 51_900, 48_300, 50_800, 49_200, 52_000, 48_700].map(|requests| LoadReport { requests, ..quiet.clone() }).to_vec();
-    let stand = FakeStand { reports, side, cross_per_ms: CROSS_PER_MS.to_vec() };
-    let dir = tempfile::tempdir().unwrap();
+/// A whole benchmark of `one_contestant` and the control on `stand`, its files written to `dir`, and how
+/// many times it saved.
+fn bench(stand: &FakeStand, opts: &BenchOptions, dir: &Path) -> (RunResult, usize) {
     let (ui, stop) = (Ui::new(Verbosity::Quiet), Arc::new(AtomicBool::new(false)));
     let mut saves = 0;
     let mut save = |run: &RunResult| -> anyhow::Result<()> {
         saves += 1;
-        crate::report::write_all(run, dir.path()).map(|_| ())
+        crate::report::write_all(run, dir).map(|_| ())
     };
-    let at = Where { run_id: "fake", run_dir: dir.path(), ui: &ui, stop: &stop };
-    let run = bench_on(&stand, at, &opts, &one_contestant(), None, &mut save).unwrap();
+    let at = Where { run_id: "fake", run_dir: dir, ui: &ui, stop: &stop };
+    let run = bench_on(stand, at, opts, &one_contestant(), None, &mut save).unwrap();
+    (run, saves)
+}
+
+/// The load's reports in turn: req/s moving by a few percent round to round.
+fn moving(quiet: &LoadReport) -> Vec<LoadReport> {
+    [50_000, 51_900, 48_300, 50_800, 49_200, 52_000, 48_700].map(|requests| LoadReport { requests, ..quiet.clone() }).to_vec()
+}
+
+#[test]
+fn a_bench_on_fakes_writes_the_run_json_of_its_snapshot() {
+    let opts = BenchOptions { rounds: Rounds::Fixed(6), max_rounds: 6, budget: None, syscall_counts: SyscallCounting::Off, ..BenchOptions::for_tests() };
+    let (quiet, side) = quiet_round(&opts);
+    let stand = FakeStand::new(moving(&quiet), side);
+    let dir = tempfile::tempdir().unwrap();
+    let (run, saves) = bench(&stand, &opts, dir.path());
 
     let names: Vec<(&str, ContestantStatus, bool)> = run.contestants.iter().map(|c| (c.name.as_str(), c.status, c.control)).collect();
     assert_eq!(names, [("second", ContestantStatus::Built, false), (control::CONTROL_NAME, ContestantStatus::Built, true)]);
@@ -74,4 +86,27 @@ fn a_bench_on_fakes_writes_the_run_json_of_its_snapshot() {
     }
     let written: Value = serde_json::from_slice(&std::fs::read(dir.path().join(crate::report::json::FILE_NAME)).unwrap()).unwrap();
     insta::assert_snapshot!(serde_json::to_string_pretty(&masked(written)).unwrap());
+}
+
+/// `--rounds auto` toward a target no round meets, with a minute's budget, on a stand whose builds take
+/// ten minutes a contestant on the fakes' clock: the budget counts the measuring alone, so both
+/// measurements run to `--max-rounds` (8) as on a warm machine, none ended by the budget. Counted from the
+/// run's start, the builds spent it and each measurement stopped at the fewest rounds with an interval (6).
+#[test]
+fn the_time_budget_counts_the_measuring_not_the_builds() {
+    let opts = BenchOptions {
+        rounds: Rounds::Auto { target_ci_pct: 1e-9 },
+        max_rounds: 8,
+        budget: Some(Duration::from_secs(60)),
+        syscall_counts: SyscallCounting::Off,
+        ..BenchOptions::for_tests()
+    };
+    let (quiet, side) = quiet_round(&opts);
+    let stand = FakeStand { build: Duration::from_secs(600), ..FakeStand::new(moving(&quiet), side) };
+    let dir = tempfile::tempdir().unwrap();
+    let (run, _) = bench(&stand, &opts, dir.path());
+    assert_eq!(run.contestants.iter().map(|c| c.build_s).collect::<Vec<_>>(), [600.0; 2], "the builds took their time");
+    for m in &run.measurements {
+        assert_eq!((m.measured_rounds().count(), m.ended_by_budget), (8, false), "{}", m.contestant);
+    }
 }

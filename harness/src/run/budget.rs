@@ -1,5 +1,7 @@
 //! The run's time budget (`--budget`): the measured passes of `--rounds auto` stop once the next one, with
-//! the rounds still to come after it, would end the run past the budget. Each load still to measure gets an
+//! the rounds still to come after it, would end the measuring past the budget. It counts from the start of
+//! the measuring (the first server's start), not the run's: installs and builds are a fresh machine's
+//! alone, and a fresh run measures as long as a warm one. Each load still to measure gets an
 //! equal share of what is left when its passes begin; a pass's cost is estimated from the passes so far
 //! (every round with its probes, waits and the save after it). A measurement with fewer rounds that count
 //! than an interval needs goes on regardless: the budget cuts rounds beyond the fewest, never below.

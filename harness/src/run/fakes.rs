@@ -6,6 +6,7 @@
 
 use std::cell::Cell;
 use std::collections::HashMap;
+use std::rc::Rc;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
@@ -152,18 +153,35 @@ impl LiveServer for FakeServer {
     }
 }
 
+/// The fakes' clock: it moves only as they do (a probe, a wait for quiet CPUs, a build), so that what a run
+/// on them does at a given moment depends on what it did before, not on how long the harness took.
+#[derive(Clone)]
+pub(super) struct FakeClock(Rc<(Instant, Cell<Duration>)>);
+
+impl FakeClock {
+    pub(super) fn new() -> FakeClock {
+        FakeClock(Rc::new((Instant::now(), Cell::new(Duration::ZERO))))
+    }
+
+    fn pass(&self, d: Duration) {
+        self.0 .1.set(self.0 .1.get() + d);
+    }
+
+    fn now(&self) -> Instant {
+        self.0 .0 + self.0 .1.get()
+    }
+}
+
 /// Probes of a server CPU and a client CPU that read the cross-CPU rates of `cross_per_ms` in turn, one a
-/// probe, and the CPUs' loops at one speed, on a clock of their own that moves only as they do: a probe
-/// takes `PROBE_S`, a wait for quiet CPUs `QUIET_WAIT` (longer than `PROBE_REUSE`, so that no round takes
-/// the probe after the round before it). Which probe a round reads, and when the rounds began, then
-/// depend on the order of the rounds alone, not on how long the harness took between them.
+/// probe, and the CPUs' loops at one speed, on the fakes' clock: a probe takes `PROBE_S`, a wait for quiet
+/// CPUs `QUIET_WAIT` (longer than `PROBE_REUSE`, so that no round takes the probe after the round before
+/// it). Which probe a round reads, and when the rounds began, then depend on the order of the rounds alone.
 pub(super) struct FakeProbes {
     pub(super) server_cpu: usize,
     pub(super) client_cpu: usize,
     pub(super) cross_per_ms: Vec<f64>,
     taken: Cell<usize>,
-    began: Instant,
-    passed: Cell<Duration>,
+    clock: FakeClock,
 }
 
 /// How long a fake probe takes on the fakes' clock.
@@ -173,12 +191,8 @@ const QUIET_WAIT: Duration = Duration::from_millis(600);
 const _: () = assert!(QUIET_WAIT.as_millis() > PROBE_REUSE.as_millis(), "a round never takes the probe after the round before it");
 
 impl FakeProbes {
-    pub(super) fn new(server_cpu: usize, client_cpu: usize, cross_per_ms: Vec<f64>) -> FakeProbes {
-        FakeProbes { server_cpu, client_cpu, cross_per_ms, taken: Cell::new(0), began: Instant::now(), passed: Cell::new(Duration::ZERO) }
-    }
-
-    fn pass(&self, d: Duration) {
-        self.passed.set(self.passed.get() + d);
+    pub(super) fn new(server_cpu: usize, client_cpu: usize, cross_per_ms: Vec<f64>, clock: FakeClock) -> FakeProbes {
+        FakeProbes { server_cpu, client_cpu, cross_per_ms, taken: Cell::new(0), clock }
     }
 }
 
@@ -186,7 +200,7 @@ impl CpuProbes for FakeProbes {
     fn probe(&self) -> Speeds {
         let n = self.taken.get();
         self.taken.set(n + 1);
-        self.pass(PROBE_S);
+        self.clock.pass(PROBE_S);
         let speed = |cpu| CpuSpeed { cpu, user_per_ms: 1000.0, syscall_per_ms: 100.0 };
         Speeds {
             server: vec![speed(self.server_cpu)],
@@ -197,26 +211,36 @@ impl CpuProbes for FakeProbes {
     }
 
     fn wait_quiet(&self) -> Option<f64> {
-        self.pass(QUIET_WAIT);
+        self.clock.pass(QUIET_WAIT);
         Some(0.0)
     }
 
     fn now(&self) -> Instant {
-        self.began + self.passed.get()
+        self.clock.now()
     }
 }
 
-/// A stand of fakes: every contestant ready at once (its build cached, no version reported), every server a
-/// `FakeServer` of `side` that answers `RESPONSE_BYTES`, the load `reports` in turn, the probes' cross-CPU
-/// rates `cross_per_ms` in turn, the harness left where it runs, and the servers' order seeded.
+/// A stand of fakes: every contestant ready after `build` on the fakes' clock (its build cached, no version
+/// reported), every server a `FakeServer` of `side` that answers `RESPONSE_BYTES`, the load `reports` in
+/// turn, the probes' cross-CPU rates `cross_per_ms` in turn, the harness left where it runs, and the
+/// servers' order seeded.
 pub(super) struct FakeStand {
     pub(super) reports: Vec<LoadReport>,
     pub(super) side: ServerSide,
     pub(super) cross_per_ms: Vec<f64>,
+    pub(super) build: Duration,
+    pub(super) clock: FakeClock,
+}
+
+impl FakeStand {
+    /// The stand of `reports` and `side`, the cross-CPU rates of `CROSS_PER_MS`, builds taking no time.
+    pub(super) fn new(reports: Vec<LoadReport>, side: ServerSide) -> FakeStand {
+        FakeStand { reports, side, cross_per_ms: CROSS_PER_MS.to_vec(), build: Duration::ZERO, clock: FakeClock::new() }
+    }
 }
 
 /// Cross-CPU rates of a machine whose regime moves, one a probe in turn.
-pub(super) const CROSS_PER_MS: [f64; 7] = [10_000.0, 3_000.0, 11_000.0, 9_500.0, 2_800.0, 12_500.0, 10_500.0];
+const CROSS_PER_MS: [f64; 7] = [10_000.0, 3_000.0, 11_000.0, 9_500.0, 2_800.0, 12_500.0, 10_500.0];
 
 /// The bytes of a fake server's answer as its verification read them.
 const RESPONSE_BYTES: usize = 100;
@@ -229,7 +253,8 @@ impl Stand for FakeStand {
 
     fn make_ready(&self, ctx: &Context, _: &Catalog, _: &mut Builder, c: &Contestant) -> anyhow::Result<(Prepared, Option<String>)> {
         let log: PathBuf = ctx.run_dir.join("logs").join(format!("{}.build.log", c.name));
-        Ok((Prepared::Ready(BuildOutcome { result: BuildResult::Cached, log, seconds: 0.0 }), None))
+        self.clock.pass(self.build);
+        Ok((Prepared::Ready(BuildOutcome { result: BuildResult::Cached, log, seconds: self.build.as_secs_f64() }), None))
     }
 
     fn start(&self, _: &Context, _: &Contestant, _: &str, _: &ServerSetup, _: PathBuf) -> Started<FakeServer> {
@@ -238,7 +263,7 @@ impl Stand for FakeStand {
 
     fn prober<'p, 'a>(&self, ctx: &'p Context<'a>) -> Prober<'p, 'a> {
         let o = ctx.opts;
-        let probes = FakeProbes::new(o.server_cpus.cpus()[0], o.client_cpus.cpus()[0], self.cross_per_ms.clone());
+        let probes = FakeProbes::new(o.server_cpus.cpus()[0], o.client_cpus.cpus()[0], self.cross_per_ms.clone(), self.clock.clone());
         Prober::with(ctx, MachineWatch::with_probes(Box::new(probes)), Box::new(FakeLoad::cycling(self.reports.clone())))
     }
 

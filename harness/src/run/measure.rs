@@ -32,14 +32,15 @@ pub(super) struct Measuring<'m, 'a, 's> {
 }
 
 impl<'m, 'a, 's> Measuring<'m, 'a, 's> {
-    /// The measuring phase of a run that began at `began` (its budget counts from then), its rounds read
-    /// by `prober`.
-    pub(super) fn new(ctx: &'m Context<'a>, record: &'m mut Record<'a, 's>, began: std::time::Instant, prober: Prober<'m, 'a>) -> Measuring<'m, 'a, 's> {
+    /// The measuring phase of a run, its rounds read by `prober`. Its time budget counts from now, on the
+    /// probes' clock: what came before (installs, builds, `--check`) is a fresh machine's alone, and a run
+    /// measures as long on one as on a warm one.
+    pub(super) fn new(ctx: &'m Context<'a>, record: &'m mut Record<'a, 's>, prober: Prober<'m, 'a>) -> Measuring<'m, 'a, 's> {
         let seed = record.run.config.shuffle_seed.unwrap_or_default();
         let o = ctx.opts;
         let sweep = o.workers_sweep.len().max(1);
         let loads = o.scenarios.len() * sweep * o.connections.len() * levels(o).len();
-        let budget = Budget::new(began, o.budget, loads);
+        let budget = Budget::new(prober.now(), o.budget, loads);
         Measuring { ctx, record, prober, shuffle: fastrand::Rng::with_seed(seed), budget }
     }
 

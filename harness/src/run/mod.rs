@@ -165,7 +165,7 @@ fn bench_on<T: Stand>(stand: &T, at: Where, opts: &BenchOptions, catalog: &Catal
     // An A/B run that failed still ends its record (and removes its baseline's worktree) before it says why.
     let outcome = match &sides {
         Some(sides) => ab::measure::ab(&ctx, &mut record, sides, suite),
-        None => catalog_run(stand, &ctx, &mut record, catalog, &selected, suite, began),
+        None => catalog_run(stand, &ctx, &mut record, catalog, &selected, suite),
     };
     let interrupted = ctx.stopped();
     finish(&mut run, interrupted, began.elapsed().as_secs_f64(), saves_s.get());
@@ -202,7 +202,7 @@ fn announce(ui: &Ui, run: &RunResult, sides: Option<&ab::sides::Sides>, notes: &
 }
 
 /// A catalog run's phases on `stand`: the contestants prepared, checked with `--check`, then measured
-/// within the time budget that counts from `began`, the run's start.
+/// within the time budget, which counts from there.
 fn catalog_run<'a, T: Stand>(
     stand: &T,
     ctx: &Context<'a>,
@@ -210,14 +210,13 @@ fn catalog_run<'a, T: Stand>(
     catalog: &Catalog,
     selected: &[&Contestant],
     suite: Option<&dyn Suite>,
-    began: std::time::Instant,
 ) -> anyhow::Result<()> {
     let ready = Preparing { ctx, record: &mut *record, catalog, stand }.prepare(selected)?;
     if let Some(suite) = suite.filter(|_| ctx.opts.check && !ctx.stopped()) {
         conformance::check(ctx, record, suite, &ready)?;
     }
     if !ctx.stopped() {
-        Measuring::new(ctx, record, began, stand.prober(ctx)).measure(stand, &ready)?;
+        Measuring::new(ctx, record, stand.prober(ctx)).measure(stand, &ready)?;
     }
     Ok(())
 }

@@ -6,14 +6,13 @@
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
-use std::time::Instant;
 
 use crate::catalog::{Catalog, Contestant};
 use crate::load::LoadReport;
 use crate::model::{Flag, RunResult};
 use crate::ui::{Ui, Verbosity};
 
-use super::fakes::{quiet_round, rounded, FakeServer, FakeStand, CROSS_PER_MS};
+use super::fakes::{quiet_round, rounded, FakeServer, FakeStand};
 use super::measure::Measuring;
 use super::options::{BenchOptions, Rounds, SyscallCounting};
 use super::runner::{Context, Hosts, Live, Record};
@@ -43,7 +42,7 @@ fn measured(opts: &BenchOptions, reports: Vec<LoadReport>) -> RunResult {
     let second = Contestant { name: "second".into(), ..first.clone() };
     let servers = [&first, &second];
     let dir = tempfile::tempdir().unwrap();
-    let stand = FakeStand { reports, side: quiet_round(opts).1, cross_per_ms: CROSS_PER_MS.to_vec() };
+    let stand = FakeStand::new(reports, quiet_round(opts).1);
     let mut run = new_run(opts, "fake", records(&servers, None), Vec::new(), Default::default());
     // The same order of servers in both runs' passes (a run seeds it from the clock).
     run.config.shuffle_seed = stand.fixed_seed();
@@ -52,7 +51,7 @@ fn measured(opts: &BenchOptions, reports: Vec<LoadReport>) -> RunResult {
     let ctx = Context { opts, run_dir: dir.path(), ui: &ui, stop: &stop, hosts: Hosts::default() };
     let mut keep = |_: &RunResult| -> anyhow::Result<()> { Ok(()) };
     let mut record = Record::new(&mut run, &mut keep);
-    let mut measuring = Measuring::new(&ctx, &mut record, Instant::now(), stand.prober(&ctx));
+    let mut measuring = Measuring::new(&ctx, &mut record, stand.prober(&ctx));
     let mut live: Vec<Live<FakeServer>> = servers.iter().map(|c| measuring.launch(&stand, c, "hello", 1).expect("a fake server starts")).collect();
     measuring.rounds("hello", &mut live).unwrap();
     drop(measuring);

@@ -136,7 +136,7 @@ fn round(e: &RoundEvent) -> Text {
                 0 => String::new(),
                 n => format!(", {n} of them after the rounds they still lack to have an interval"),
             };
-            Text::line(format!("the run's time budget ({budget}) holds no further pass: {short} measurement(s) end short of their target{below}"))
+            Text::line(format!("the time budget for measuring ({budget}) holds no further pass: {short} measurement(s) end short of their target{below}"))
         }
     }
 }
@@ -322,11 +322,11 @@ mod tests {
         );
         assert_eq!(
             said(RoundEvent::BudgetSpent { budget: Duration::from_secs(330), short: 3, below_fewest: 0 }),
-            "the run's time budget (5 min 30 s) holds no further pass: 3 measurement(s) end short of their target"
+            "the time budget for measuring (5 min 30 s) holds no further pass: 3 measurement(s) end short of their target"
         );
         assert_eq!(
             said(RoundEvent::BudgetSpent { budget: Duration::from_secs(30), short: 3, below_fewest: 1 }),
-            "the run's time budget (30.0 s) holds no further pass: 3 measurement(s) end short of their target, 1 of them after the rounds they still lack to have an interval"
+            "the time budget for measuring (30.0 s) holds no further pass: 3 measurement(s) end short of their target, 1 of them after the rounds they still lack to have an interval"
         );
     }
 

@@ -69,7 +69,7 @@ pub(in crate::run) fn ab<'a>(ctx: &Context<'a>, record: &mut Record<'a, '_>, sid
         return Ok(());
     }
     // An A/B run has no time budget.
-    let mut m = Measuring::new(ctx, record, std::time::Instant::now(), Real.prober(ctx));
+    let mut m = Measuring::new(ctx, record, Real.prober(ctx));
     let _pinned = m.pin_harness();
     let scenario = o.scenarios.first().cloned().unwrap_or_default();
     let mut live: Vec<Live> = Vec::new();
