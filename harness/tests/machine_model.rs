@@ -2,14 +2,15 @@
 //! levels in stretches of seconds, as the 2-CPU VM's does: servers with planted differences, rounds
 //! interleaved in passes in a shuffled order, each round's req/s and CPU per request moved by the regime it
 //! fell in. The adjusted figures recover the planted differences with narrower intervals than the raw ones,
-//! never separate two equal servers, and leave a run in one regime where it was.
+//! never separate two equal servers, and leave a run in one regime where it was; across two runs in
+//! different regimes, a server slowed by 10% is `worse`, never `machine`.
 
 #[path = "fixtures/runs/synthetic.rs"]
 #[allow(dead_code)] // the builder's planted configurations are for the compare tests
 mod synthetic;
 
 use serverbench::model::machine_model::{refit, REFERENCE_CROSS_CPU_PER_MS};
-use serverbench::model::{ranks, RoundCpuSpeed, RunResult};
+use serverbench::model::{ranks, LatencyPoints, RoundCpuSpeed, RunResult};
 
 /// Planted req/s of each server: two pairs of equals, and others 10%, 20% and 50% apart.
 const LEVELS: [(&str, f64); 6] =
@@ -18,7 +19,7 @@ const ROUNDS: usize = 12;
 /// How req/s moves with the cross-CPU rate on the VM (its fitted slope, docs/methodology.md).
 const SLOPE: f64 = 0.15;
 
-/// A small deterministic noise, ±2%.
+/// A small deterministic noise, ±2%: draw `i`.
 fn noise(i: usize) -> f64 {
     1.0 + ((i * 7919 + 13) % 101) as f64 / 100.0 * 0.04 - 0.02
 }
@@ -34,6 +35,11 @@ fn fake_run(regime: impl Fn(f64) -> f64) -> RunResult {
 /// The fake machine's run: `regime(t)` is the cross-CPU rate at second t, `speed(t)` the server CPUs'
 /// speed (1 = full).
 fn fake_run_at(regime: impl Fn(f64) -> f64, speed: impl Fn(f64) -> f64) -> RunResult {
+    fake_run_drawn(regime, speed, 0)
+}
+
+/// `fake_run_at` with the noise of another run: `draw` moves which noise each round takes.
+fn fake_run_drawn(regime: impl Fn(f64) -> f64, speed: impl Fn(f64) -> f64, draw: usize) -> RunResult {
     let configs: Vec<synthetic::Config> = LEVELS
         .iter()
         .map(|(name, rps)| synthetic::Config { factors: vec![1.0; ROUNDS], ..synthetic::Config::new(name, "hello", 64, *rps) })
@@ -48,9 +54,12 @@ fn fake_run_at(regime: impl Fn(f64) -> f64, speed: impl Fn(f64) -> f64) -> RunRe
             let t = (p * LEVELS.len() + (s + 3 * p) % LEVELS.len()) as f64 * 0.7;
             let cross = regime(t);
             let machine = (cross / REFERENCE_CROSS_CPU_PER_MS).powf(SLOPE) * speed(t).powf(SPEED_SLOPE);
-            let n = noise(s * 31 + p);
+            let n = noise(s * 31 + p + draw * 577);
             r.load.requests = (level * machine * n * r.load.duration_s).round() as u64;
             r.server.cpu_us_per_request = Some(2e6 / level / machine / n);
+            // p99 as a closed loop has it: twice the 64 connections' mean wait, 64 / req/s.
+            r.load.latency = serverbench::stats::histogram::new_latency_histogram();
+            r.tool_latency_ns = Some(LatencyPoints { p99: Some(2.0 * 64.0 * 1e9 / (level * machine * n)), ..LatencyPoints::default() });
             r.machine.cross_cpu_per_ms = Some(cross);
             r.machine.cpu_speed = vec![RoundCpuSpeed { cpu: 1, role: "server".into(), user_per_ms: 500_000.0 * speed(t), syscall_per_ms: 5_000.0 * speed(t) }];
             r.machine.started_s = Some(t);
@@ -180,3 +189,49 @@ fn a_probe_that_timed_its_own_descheduling_does_not_move_its_round() {
     assert!((rps.slope - SLOPE).abs() < 0.02, "the slope is the other rounds': {rps:?}");
 }
 
+
+/// Two runs of the fake machine across a change of regime: A in the slow one (3,000 round trips a ms), B in
+/// the fast one (15,000), each round's noise drawn afresh, and in B one server at a time 10% or 20% slower
+/// (req/s times 0.9 or 0.8, CPU per request and p99 over it). Both runs refitted, `compare` states every figure
+/// at the reference rate: the slowed server is `worse` on req/s and CPU per request, its p99 neither
+/// `machine` nor `same`, and no unchanged server is `better` or `worse`, nor `machine` on req/s or CPU per
+/// request. (Their p99 may read `machine`: it moves with the regime as 1/req/s does here, by a slope of
+/// −0.15, and the model takes out the default −0.2, which a run in one regime cannot fit: 5^0.05 ≈ 1.08
+/// is left, the same for every server.) Without the model (figures as measured, B 1.27x
+/// faster by the regime alone) the slowed server's req/s would read faster, not slower.
+#[test]
+fn a_server_slowed_across_a_regime_change_is_worse_on_the_fake_machine() {
+    use serverbench::compare::{compare, Rules, Verdict};
+    let mut a = fake_run_drawn(|_| 3_000.0, |_| 1.0, 1);
+    let a_as_measured = medians(&a);
+    refit(&mut a);
+    for (slowed, _) in LEVELS {
+        for speed in [0.9, 0.8] {
+            let mut b = fake_run_drawn(|_| 15_000.0, |_| 1.0, 2);
+            for m in b.measurements.iter_mut().filter(|m| m.contestant == slowed) {
+                for r in m.rounds.iter_mut() {
+                    r.load.requests = (r.load.requests as f64 * speed).round() as u64;
+                    r.server.cpu_us_per_request = r.server.cpu_us_per_request.map(|v| v / speed);
+                    if let Some(l) = r.tool_latency_ns.as_mut() {
+                        l.p99 = l.p99.map(|v| v / speed);
+                    }
+                }
+            }
+            let as_measured = median_of(&medians(&b), slowed) / median_of(&a_as_measured, slowed);
+            assert!(as_measured > 1.0, "{slowed} {speed}: as measured B/A {as_measured:.3}, the regime's gain hides the loss");
+            refit(&mut b);
+            let c = compare(&a, &b, Rules::default());
+            for row in &c.rows {
+                let v: Vec<Verdict> = row.changes.iter().map(|ch| ch.verdict).collect();
+                assert!(!v.contains(&Verdict::Better), "{} ({slowed} {speed}): {v:?}", row.key.contestant);
+                if row.key.contestant == slowed {
+                    assert_eq!((v[0], v[2]), (Verdict::Worse, Verdict::Worse), "{slowed} {speed}: {v:?}");
+                    assert!(!matches!(v[1], Verdict::Machine | Verdict::Same), "{slowed} {speed}: p99 {v:?}");
+                } else {
+                    assert!(!v.contains(&Verdict::Worse), "{} unchanged ({slowed} {speed}): {v:?}", row.key.contestant);
+                    assert!(v[0] != Verdict::Machine && v[2] != Verdict::Machine, "{} unchanged ({slowed} {speed}): {v:?}", row.key.contestant);
+                }
+            }
+        }
+    }
+}
