@@ -293,11 +293,15 @@ fn half_the_connections_starved_is_unfair(io: IoBackend) {
     let expected = (lo + hi).powi(2) / (4.0 * (lo * lo + hi * hi));
     assert!((jain - expected).abs() < 1e-9 && jain <= 0.5 + 1e-9, "Jain's index {jain}, expected {expected} from {s:?}");
 
+    // Every connection served: none starved, and the index above the 1/2 that two starved of four allow at
+    // most. Not above `UNFAIR_JAIN` (0.8): the fake's thread per connection shares two CPUs with the other
+    // tests of this binary, and a CI run saw one connection served 10,613 times to the others' 3,058 to
+    // 3,354 (0.71).
     let fair = hello_server();
     c.target = fair.addr;
     let s = run(&c).per_connection.unwrap();
     assert_eq!(s.starved, 0, "{s:?}");
-    assert!(s.jain.unwrap() > 0.8, "{s:?}");
+    assert!(s.jain.unwrap() > 0.5, "{s:?}");
 }
 
 /// A listener that never accepts: the kernel completes every handshake into its backlog, so the run goes on
