@@ -19,7 +19,7 @@ const ROUNDS: usize = 12;
 /// How req/s moves with the cross-CPU rate on the VM (its fitted slope, docs/methodology.md).
 const SLOPE: f64 = 0.15;
 
-/// A small deterministic noise, ±2%: draw `i`.
+/// A small deterministic noise, ±2%.
 fn noise(i: usize) -> f64 {
     1.0 + ((i * 7919 + 13) % 101) as f64 / 100.0 * 0.04 - 0.02
 }
@@ -29,17 +29,12 @@ const SPEED_SLOPE: f64 = 0.5;
 
 /// The fake machine's run: `regime(t)` is the cross-CPU rate at second t, the server CPUs at full speed.
 fn fake_run(regime: impl Fn(f64) -> f64) -> RunResult {
-    fake_run_at(regime, |_| 1.0)
+    fake_run_at(regime, |_| 1.0, 0)
 }
 
 /// The fake machine's run: `regime(t)` is the cross-CPU rate at second t, `speed(t)` the server CPUs'
-/// speed (1 = full).
-fn fake_run_at(regime: impl Fn(f64) -> f64, speed: impl Fn(f64) -> f64) -> RunResult {
-    fake_run_drawn(regime, speed, 0)
-}
-
-/// `fake_run_at` with the noise of another run: `draw` moves which noise each round takes.
-fn fake_run_drawn(regime: impl Fn(f64) -> f64, speed: impl Fn(f64) -> f64, draw: usize) -> RunResult {
+/// speed (1 = full); `draw` chooses the noise each round takes (another run's, with another draw).
+fn fake_run_at(regime: impl Fn(f64) -> f64, speed: impl Fn(f64) -> f64, draw: usize) -> RunResult {
     let configs: Vec<synthetic::Config> = LEVELS
         .iter()
         .map(|(name, rps)| synthetic::Config { factors: vec![1.0; ROUNDS], ..synthetic::Config::new(name, "hello", 64, *rps) })
@@ -128,7 +123,7 @@ fn the_adjusted_figures_recover_the_planted_differences_with_narrower_intervals(
 #[test]
 fn slow_stretches_of_the_server_cpus_are_taken_out() {
     let slow = |t: f64| if ((t / 5.0) as usize).is_multiple_of(3) { 0.55 } else { 1.0 };
-    let (adjusted, _) = recovered_with_narrower_intervals(&fake_run_at(|_| REFERENCE_CROSS_CPU_PER_MS, slow));
+    let (adjusted, _) = recovered_with_narrower_intervals(&fake_run_at(|_| REFERENCE_CROSS_CPU_PER_MS, slow, 0));
     let rps = adjusted.machine_model[0].metrics.iter().find(|m| m.metric == "requests_per_s").unwrap();
     assert_eq!(rps.speed_slope_from.as_deref(), Some("fitted"), "{rps:?}");
     assert!((rps.speed_slope.unwrap() - SPEED_SLOPE).abs() < 0.05, "{rps:?}");
@@ -189,7 +184,6 @@ fn a_probe_that_timed_its_own_descheduling_does_not_move_its_round() {
     assert!((rps.slope - SLOPE).abs() < 0.02, "the slope is the other rounds': {rps:?}");
 }
 
-
 /// Two runs of the fake machine across a change of regime: A in the slow one (3,000 round trips a ms), B in
 /// the fast one (15,000), each round's noise drawn afresh, and in B one server at a time 10% or 20% slower
 /// (req/s times 0.9 or 0.8, CPU per request and p99 over it). Both runs refitted, `compare` states every figure
@@ -202,21 +196,13 @@ fn a_probe_that_timed_its_own_descheduling_does_not_move_its_round() {
 #[test]
 fn a_server_slowed_across_a_regime_change_is_worse_on_the_fake_machine() {
     use serverbench::compare::{compare, Rules, Verdict};
-    let mut a = fake_run_drawn(|_| 3_000.0, |_| 1.0, 1);
+    let mut a = fake_run_at(|_| 3_000.0, |_| 1.0, 1);
     let a_as_measured = medians(&a);
     refit(&mut a);
     for (slowed, _) in LEVELS {
         for speed in [0.9, 0.8] {
-            let mut b = fake_run_drawn(|_| 15_000.0, |_| 1.0, 2);
-            for m in b.measurements.iter_mut().filter(|m| m.contestant == slowed) {
-                for r in m.rounds.iter_mut() {
-                    r.load.requests = (r.load.requests as f64 * speed).round() as u64;
-                    r.server.cpu_us_per_request = r.server.cpu_us_per_request.map(|v| v / speed);
-                    if let Some(l) = r.tool_latency_ns.as_mut() {
-                        l.p99 = l.p99.map(|v| v / speed);
-                    }
-                }
-            }
+            let mut b = fake_run_at(|_| 15_000.0, |_| 1.0, 2);
+            synthetic::slow(&mut b, slowed, speed);
             let as_measured = median_of(&medians(&b), slowed) / median_of(&a_as_measured, slowed);
             assert!(as_measured > 1.0, "{slowed} {speed}: as measured B/A {as_measured:.3}, the regime's gain hides the loss");
             refit(&mut b);

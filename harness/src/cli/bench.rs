@@ -625,11 +625,8 @@ mod tests {
         let ab_round = crate::run::options::DEFAULT_AB_ROUND.as_millis();
         assert!(help.contains(&format!("[default: {round}ms; {ab_round}ms in an A/B run]")), "round length: {help}");
         assert!(help.contains(&format!("[default: {max} with auto")), "max rounds: {help}");
-        let budget = match crate::run::options::DEFAULT_BUDGET.as_secs() {
-            s if s % 60 == 0 => format!("{}m", s / 60),
-            s => format!("{}m{}s", s / 60, s % 60),
-        };
-        assert!(help.contains(&format!("[default: {budget}]")), "budget {budget}: {help}");
+        let said = help.split("--budget").nth(1).and_then(|h| h.split("[default: ").nth(1)).and_then(|d| d.split(']').next());
+        assert_eq!(said.and_then(|d| parse_budget(d).ok()), Some(Budget::Within(crate::run::options::DEFAULT_BUDGET)), "budget {said:?}: {help}");
     }
 
     #[test]

@@ -32,7 +32,7 @@ pub(super) struct Budget {
 }
 
 impl Budget {
-    /// A budget of `total` from `began` (the run's start) for `loads` loads; `None`: no budget.
+    /// A budget of `total` from `began` (the measuring's start) for `loads` loads; `None`: no budget.
     pub(super) fn new(began: Instant, total: Option<Duration>, loads: usize) -> Budget {
         Budget { end: total.map(|t| began + t), loads_left: loads.max(1), load_end: None, passes: Spent::default(), spent: false }
     }

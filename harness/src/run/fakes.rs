@@ -154,21 +154,25 @@ impl LiveServer for FakeServer {
 }
 
 /// The fakes' clock: it moves only as they do (a probe, a wait for quiet CPUs, a build), so that what a run
-/// on them does at a given moment depends on what it did before, not on how long the harness took.
+/// on them does at a given moment depends on what it did before, not on how long the harness took. Its
+/// copies (the stand's, the probes') move together.
 #[derive(Clone)]
-pub(super) struct FakeClock(Rc<(Instant, Cell<Duration>)>);
+pub(super) struct FakeClock {
+    began: Instant,
+    passed: Rc<Cell<Duration>>,
+}
 
 impl FakeClock {
-    pub(super) fn new() -> FakeClock {
-        FakeClock(Rc::new((Instant::now(), Cell::new(Duration::ZERO))))
+    fn new() -> FakeClock {
+        FakeClock { began: Instant::now(), passed: Rc::new(Cell::new(Duration::ZERO)) }
     }
 
     fn pass(&self, d: Duration) {
-        self.0 .1.set(self.0 .1.get() + d);
+        self.passed.set(self.passed.get() + d);
     }
 
     fn now(&self) -> Instant {
-        self.0 .0 + self.0 .1.get()
+        self.began + self.passed.get()
     }
 }
 
@@ -222,20 +226,19 @@ impl CpuProbes for FakeProbes {
 
 /// A stand of fakes: every contestant ready after `build` on the fakes' clock (its build cached, no version
 /// reported), every server a `FakeServer` of `side` that answers `RESPONSE_BYTES`, the load `reports` in
-/// turn, the probes' cross-CPU rates `cross_per_ms` in turn, the harness left where it runs, and the
+/// turn, the probes' cross-CPU rates `CROSS_PER_MS` in turn, the harness left where it runs, and the
 /// servers' order seeded.
 pub(super) struct FakeStand {
     pub(super) reports: Vec<LoadReport>,
     pub(super) side: ServerSide,
-    pub(super) cross_per_ms: Vec<f64>,
     pub(super) build: Duration,
     pub(super) clock: FakeClock,
 }
 
 impl FakeStand {
-    /// The stand of `reports` and `side`, the cross-CPU rates of `CROSS_PER_MS`, builds taking no time.
+    /// The stand of `reports` and `side`, builds taking no time.
     pub(super) fn new(reports: Vec<LoadReport>, side: ServerSide) -> FakeStand {
-        FakeStand { reports, side, cross_per_ms: CROSS_PER_MS.to_vec(), build: Duration::ZERO, clock: FakeClock::new() }
+        FakeStand { reports, side, build: Duration::ZERO, clock: FakeClock::new() }
     }
 }
 
@@ -263,7 +266,7 @@ impl Stand for FakeStand {
 
     fn prober<'p, 'a>(&self, ctx: &'p Context<'a>) -> Prober<'p, 'a> {
         let o = ctx.opts;
-        let probes = FakeProbes::new(o.server_cpus.cpus()[0], o.client_cpus.cpus()[0], self.cross_per_ms.clone(), self.clock.clone());
+        let probes = FakeProbes::new(o.server_cpus.cpus()[0], o.client_cpus.cpus()[0], CROSS_PER_MS.to_vec(), self.clock.clone());
         Prober::with(ctx, MachineWatch::with_probes(Box::new(probes)), Box::new(FakeLoad::cycling(self.reports.clone())))
     }
 
